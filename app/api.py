@@ -1,0 +1,62 @@
+"""The embedding API: build the graph, or ask one question."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import fields
+from typing import Any
+
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph.state import CompiledStateGraph
+
+from prefrag.errors import ConfigurationError, EmptyQuestionError
+from prefrag.graphs.context import Context
+from prefrag.graphs.graph import build_graph
+from prefrag.reasoners.base import Reasoner
+from prefrag.sources.base import SourceRegistry
+
+__all__ = ["ask", "build_graph", "make_context"]
+
+_CONTEXT_FIELDS = {f.name for f in fields(Context)}
+
+
+def make_context(**overrides: Any) -> Context:
+    """A `Context` with `overrides`; unknown names raise `ConfigurationError`."""
+    unknown = sorted(set(overrides) - _CONTEXT_FIELDS)
+    if unknown:
+        known = ", ".join(sorted(_CONTEXT_FIELDS))
+        raise ConfigurationError(f"Unknown run setting(s) {unknown}; known: {known}.")
+    return Context(**overrides)
+
+
+def ask(
+    question: str,
+    *,
+    reasoner: Reasoner | None = None,
+    sources: SourceRegistry | None = None,
+    checkpointer: BaseCheckpointSaver | None = None,
+    thread_id: str | None = None,
+    graph: CompiledStateGraph | None = None,
+    **context: Any,
+) -> dict[str, Any]:
+    """Answer `question` with the PrefRAG process and return the output state.
+
+    Keyword arguments other than the named ones are run settings (`Context` fields), e.g.
+    `ask("...", top_k=3, preferred_source="demo")`. The result holds `answer`,
+    `citations`, `steps` (the route), `reflections`, `counters`, `model_calls`, `notes`.
+    """
+    if not question or not question.strip():
+        raise EmptyQuestionError("The question is empty; ask something.")
+    run_context = make_context(**context)
+    graph = graph or build_graph(reasoner=reasoner, sources=sources, checkpointer=checkpointer)
+    config: dict[str, Any] = {"recursion_limit": recursion_limit(run_context)}
+    if checkpointer is not None or graph.checkpointer is not None:
+        config["configurable"] = {"thread_id": thread_id or str(uuid.uuid4())}
+    return graph.invoke({"question": question.strip()}, config=config, context=run_context)
+
+
+def recursion_limit(context: Context) -> int:
+    """A super-step bound that the iteration caps can never reach, as a backstop."""
+    per_round = 6  # think, retrieve_local, mog_select, polyview_rerank, compare, switch
+    rounds = (context.max_iterations + 1) * (context.max_reflections + 1) + 2
+    return per_round * rounds + 10

@@ -1,0 +1,45 @@
+"""SQLite checkpoints for CLI runs, so `--thread ID` can show or resume a run."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph.graph.state import CompiledStateGraph
+
+from prefrag.config import get_settings
+
+
+@dataclass
+class StoredRun:
+    """A checkpointed run: its question, latest values, and whether it reached the end."""
+
+    question: str
+    values: dict[str, Any]
+    finished: bool
+
+
+@contextmanager
+def open_checkpointer() -> Iterator[Any]:
+    """A `SqliteSaver` on the data directory's checkpoint database."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = get_settings().checkpoint_db
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(str(path), check_same_thread=False)
+    try:
+        yield SqliteSaver(connection)
+    finally:
+        connection.close()
+
+
+def stored_run(graph: CompiledStateGraph, thread_id: str) -> StoredRun | None:
+    """The stored run of `thread_id`, or None when the thread is unknown."""
+    snapshot = graph.get_state({"configurable": {"thread_id": thread_id}})
+    if not snapshot.values:
+        return None
+    values = dict(snapshot.values)
+    return StoredRun(str(values.get("question", "")), values, finished=not snapshot.next)

@@ -1,0 +1,195 @@
+"""The `prefrag` command line: index documents, list sources, ask questions, evaluate."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from prefrag.errors import PrefRAGError
+
+app = typer.Typer(
+    name="prefrag",
+    help="Preference-driven multi-source RAG: local sources first, the web when needed.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+errors = Console(stderr=True)
+T = TypeVar("T")
+
+
+@contextmanager
+def _clear_errors() -> Iterator[None]:
+    """Every PrefRAG error becomes one sentence on stderr and exit code 2."""
+    try:
+        yield
+    except PrefRAGError as error:
+        errors.print(f"[bold red]error:[/] {error}")
+        raise typer.Exit(code=2) from None
+
+
+@app.command()
+def index(
+    paths: Annotated[list[Path], typer.Argument(help="JSONL, Markdown or text files.")],
+    source: Annotated[str, typer.Option("--source", "-s", help="Source name to index into.")],
+    authority: Annotated[
+        float | None, typer.Option(help="Authority of this source in [0, 1].")
+    ] = None,
+) -> None:
+    """Index documents into a local source (idempotent: known chunks are skipped)."""
+    from prefrag.index.ingest import index_paths
+
+    with _clear_errors():
+        report = index_paths(paths, source, progress=True, authority=authority)
+    console.print(
+        f"[green]{source}[/]: {report.added} chunks added, {report.skipped} already indexed."
+    )
+
+
+@app.command()
+def sources() -> None:
+    """List the indexed local sources."""
+    from prefrag.index.catalog import list_sources
+
+    with _clear_errors():
+        infos = list_sources()
+    if not infos:
+        console.print("No local sources yet. `prefrag ask` indexes the demo corpus on first use.")
+        return
+    table = Table("source", "documents", "chunks", "updated", "path")
+    for info in infos:
+        table.add_row(info.name, str(info.documents), str(info.chunks), info.updated, str(info.path))
+    console.print(table)
+
+
+@app.command()
+def ask(
+    question: Annotated[str | None, typer.Argument(help="The question.")] = None,
+    source: Annotated[
+        str | None, typer.Option("--source", "-s", help="Preferred local source.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    trace: Annotated[bool, typer.Option("--trace", help="Show the route of every step.")] = False,
+    thread: Annotated[
+        str | None, typer.Option("--thread", help="Checkpoint thread id: resume or show a run.")
+    ] = None,
+    top_k: Annotated[int, typer.Option(help="Documents per search.")] = 5,
+    no_web: Annotated[bool, typer.Option("--no-web", help="Never search the web.")] = False,
+) -> None:
+    """Answer a question: preferred local source first, the web only when it adds nothing."""
+    with _clear_errors():
+        result = _run_ask(question, source, thread, top_k=top_k, web=not no_web)
+    from prefrag.results import result_record
+
+    record = result_record(result)
+    if as_json:
+        sys.stdout.write(json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+        return
+    _print_answer(record, trace=trace)
+
+
+def _run_ask(
+    question: str | None, source: str | None, thread: str | None, *, top_k: int, web: bool
+) -> dict[str, Any]:
+    from prefrag.api import ask as ask_question
+    from prefrag.api import make_context, recursion_limit
+    from prefrag.checkpoints import open_checkpointer, stored_run
+    from prefrag.errors import EmptyQuestionError
+    from prefrag.graphs.graph import build_graph
+    from prefrag.sources.defaults import default_sources
+
+    if question is None and thread is None:
+        raise EmptyQuestionError("Give a question (or --thread ID to show a stored run).")
+    if question is not None and not question.strip():
+        raise EmptyQuestionError("The question is empty; ask something.")
+    registry = _with_status("Opening sources", lambda: default_sources(web=web))
+    context = make_context(top_k=top_k, preferred_source=source or None)
+    if source is not None:
+        registry.get(source)  # an unknown name fails here, with the known ones listed
+    with open_checkpointer() as checkpointer:
+        graph = build_graph(sources=registry, checkpointer=checkpointer)
+        if thread is not None:
+            stored = stored_run(graph, thread)
+            if stored is not None:
+                if question is not None and question.strip() != stored.question:
+                    raise PrefRAGError(
+                        f"Thread '{thread}' already holds another question; use a new id."
+                    )
+                if stored.finished:
+                    return stored.values
+                config = {"configurable": {"thread_id": thread}}
+                config["recursion_limit"] = recursion_limit(context)
+                return graph.invoke(None, config=config, context=context)
+            if question is None:
+                raise PrefRAGError(f"No stored run for thread '{thread}'.")
+        return ask_question(question or "", graph=graph, thread_id=thread, **_fields(context))
+
+
+def _fields(context: Any) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return asdict(context)
+
+
+def _with_status(message: str, work: Callable[[], T]) -> T:
+    if not sys.stderr.isatty():
+        return work()
+    with errors.status(message):
+        return work()
+
+
+def _print_answer(record: dict[str, Any], *, trace: bool) -> None:
+    console.print(f"[bold]Answer:[/] {record['answer'] or '(no answer)'}")
+    for i, cite in enumerate(record["citations"], 1):
+        where = cite.get("url") or cite.get("source", "")
+        date = f" ({cite['date']})" if cite.get("date") else ""
+        console.print(f"  [{i}] {cite.get('title') or cite['id']}{date} — {where}")
+    if record["reflections"]:
+        last = record["reflections"][-1]
+        console.print(f"[dim]Self-reflection: {last['label']}. {last['explanation']}[/]")
+    counters = record["counters"]
+    console.print(
+        f"[dim]Retrievals: local {counters.get('local_total', 0)} "
+        f"(used {counters.get('local_used', 0)}), web {counters.get('web_total', 0)}, "
+        f"used {counters.get('used', 0)}[/]"
+    )
+    for note in record["notes"]:
+        console.print(f"[yellow]note:[/] {note}")
+    if trace:
+        table = Table("step", "kind", "query", "searched", "verdict", "used", "notes")
+        for step in record["route"]:
+            table.add_row(
+                str(step["step"]),
+                step["kind"],
+                step["query"],
+                " → ".join(step["searched"]),
+                "" if step["verdict"] is None else str(step["verdict"]),
+                f"{step['source']}: {len(step['used'])} docs",
+                "; ".join(step["notes"]),
+            )
+        console.print(table)
+
+
+def _register_optional_commands() -> None:
+    try:
+        from prefrag.eval.cli import register
+    except ImportError:  # pragma: no cover - eval ships with the package
+        return
+    register(app)
+
+
+_register_optional_commands()
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    """Run the CLI."""
+    app()

@@ -1,0 +1,103 @@
+"""Process settings, read once from the environment and `.env`.
+
+This is the only module that reads the environment. Per-run settings (models per role,
+top-k, iteration caps, preferred source, tool nodes) live in the graph's `Context`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+Backend = Literal["extractive", "openai", "hf", "vllm"]
+
+
+class Settings(BaseSettings):
+    """Every process-wide setting of PrefRAG, with its default.
+
+    Environment variables use the `PREFRAG_` prefix (e.g. `PREFRAG_HOME`), except the
+    Qdrant and OpenAI-compatible connection settings, which keep their usual names.
+    """
+
+    model_config = SettingsConfigDict(
+        env_prefix="PREFRAG_", env_file=".env", env_file_encoding="utf-8", extra="ignore"
+    )
+
+    home: Path = Field(
+        default=Path("~/.prefrag"), description="Data directory holding every index and cache."
+    )
+    qdrant_url: str | None = Field(
+        default=None,
+        validation_alias="QDRANT_URL",
+        description="Qdrant server or cluster URL; unset means embedded on-disk mode.",
+    )
+    qdrant_api_key: str | None = Field(default=None, validation_alias="QDRANT_API_KEY")
+    embedding_model: str = Field(
+        default="bundled:all-MiniLM-L6-v2",
+        description="'bundled:all-MiniLM-L6-v2' or a local sentence-transformers folder.",
+    )
+    embedding_batch_size: int = 64
+    chunk_size: int = Field(default=200, description="Chunk size in words for indexing.")
+    chunk_overlap: int = Field(default=0, description="Overlap between chunks in words.")
+
+    backend: Backend = Field(
+        default="extractive", description="Reasoner backend when no per-role model is set."
+    )
+    openai_base_url: str | None = Field(default=None, validation_alias="OPENAI_BASE_URL")
+    openai_api_key: str | None = Field(default=None, validation_alias="OPENAI_API_KEY")
+    model: str | None = Field(default=None, description="Default chat model name for every role.")
+    think_model: str | None = None
+    compare_model: str | None = None
+    answer_model: str | None = None
+    reflect_model: str | None = None
+    plan_model: str | None = None
+    hf_compare_checkpoint: Path | None = Field(
+        default=None, description="Local transformers checkpoint for the switcher (`hf`)."
+    )
+    temperature: float = 0.1
+    top_p: float = 0.9
+    request_timeout: float = 60.0
+    max_retries: int = 2
+
+    web_enabled: bool = Field(default=True, description="Allow the DuckDuckGo web source.")
+    web_backend: str = Field(default="auto", description="ddgs backend(s), e.g. 'duckduckgo'.")
+    web_region: str = "wt-wt"
+    web_timeout: float = 10.0
+    web_retries: int = 2
+    web_cache_ttl_hours: float = 24.0 * 7
+    authority_table: Path | None = Field(
+        default=None, description="YAML domain-authority table; unset uses the bundled one."
+    )
+    shared_data: Path = Field(
+        default=Path("../shared/data"), description="Benchmark data folder for eval and tests."
+    )
+
+    @property
+    def home_dir(self) -> Path:
+        """The data directory, expanded."""
+        return self.home.expanduser()
+
+    @property
+    def sources_dir(self) -> Path:
+        """Where local source indexes live."""
+        return self.home_dir / "sources"
+
+    @property
+    def cache_dir(self) -> Path:
+        """Where caches (web results) live."""
+        return self.home_dir / "cache"
+
+    @property
+    def checkpoint_db(self) -> Path:
+        """SQLite database of CLI run checkpoints."""
+        return self.home_dir / "checkpoints.sqlite"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process settings, read once."""
+    return Settings()

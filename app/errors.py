@@ -1,0 +1,38 @@
+"""Typed errors. Each carries one sentence a user can act on."""
+
+from __future__ import annotations
+
+
+class PrefRAGError(Exception):
+    """Base class of every error PrefRAG raises on purpose."""
+
+
+class EmptyQuestionError(PrefRAGError, ValueError):
+    """The question is empty or only whitespace."""
+
+
+class UnknownSourceError(PrefRAGError, KeyError):
+    """A source name that is not configured or indexed."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown source"
+
+
+class StoreMissingError(PrefRAGError):
+    """The local store for a source does not exist yet."""
+
+
+class StoreLockedError(PrefRAGError):
+    """Another process holds the embedded store."""
+
+
+class IngestError(PrefRAGError, ValueError):
+    """An input file cannot be read or parsed; nothing was written."""
+
+
+class ModelEndpointError(PrefRAGError):
+    """A configured model endpoint cannot be reached or refuses the request."""
+
+
+class ConfigurationError(PrefRAGError, ValueError):
+    """Settings that contradict each other or name something that does not exist."""

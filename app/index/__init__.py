@@ -1,0 +1,1 @@
+"""Local indexing: loaders, chunking, embeddings, the dense and lexical stores."""

@@ -1,0 +1,21 @@
+"""Reasoners: the model seam behind every graph node."""
+
+from prefrag.reasoners.base import (
+    AnswerDraft,
+    CompareVerdict,
+    Reasoner,
+    Reflection,
+    ScratchpadStep,
+    ThinkDecision,
+    Usage,
+)
+
+__all__ = [
+    "AnswerDraft",
+    "CompareVerdict",
+    "Reasoner",
+    "Reflection",
+    "ScratchpadStep",
+    "ThinkDecision",
+    "Usage",
+]

@@ -1,0 +1,125 @@
+"""The `Reasoner` seam: one method per role, typed decisions in and out.
+
+Graph nodes never talk to a model provider; they call a `Reasoner`. `LLMReasoner` puts any
+LangChain chat model behind each role, `ExtractiveReasoner` decides from retrieval evidence
+alone. Every decision records whether it came from a safe fallback, so traces say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, Protocol, runtime_checkable
+
+from langchain_core.documents import Document
+from pydantic import BaseModel, Field
+
+ReflectionLabel = Literal["CORRECT", "PARTIALLY CORRECT", "INCORRECT"]
+
+
+class Usage(BaseModel):
+    """Model calls and tokens spent on one decision."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class ThinkDecision(BaseModel):
+    """A reasoning thought and what to do next: search (with a sub-query) or answer."""
+
+    thought: str = ""
+    action: Literal["search", "answer"] = "search"
+    query: str = ""
+    source: str | None = Field(
+        default=None, description="Source the model asked for (multi-source actions), if any."
+    )
+    answer: str = ""
+    fallback: bool = False
+    usage: Usage = Field(default_factory=Usage)
+
+
+class CompareVerdict(BaseModel):
+    """The switcher's judgement: does the new local evidence add something useful?"""
+
+    analysis: str = ""
+    status: bool = True
+    fallback: bool = False
+    usage: Usage = Field(default_factory=Usage)
+
+
+class AnswerDraft(BaseModel):
+    """A final answer with the ids of the documents that support it."""
+
+    answer: str = ""
+    cited_ids: list[str] = Field(default_factory=list)
+    rationale: str = ""
+    fallback: bool = False
+    usage: Usage = Field(default_factory=Usage)
+
+
+class Reflection(BaseModel):
+    """Self-reflection on an answer: a label, why, and how to improve it."""
+
+    label: ReflectionLabel = "CORRECT"
+    explanation: str = ""
+    suggestion: str = ""
+    fallback: bool = False
+    usage: Usage = Field(default_factory=Usage)
+
+    @property
+    def negative(self) -> bool:
+        """True for PARTIALLY CORRECT and INCORRECT."""
+        return self.label != "CORRECT"
+
+
+class ScratchpadStep(BaseModel):
+    """One earlier Thought / Action / Observation round, as the reasoner sees it."""
+
+    thought: str = ""
+    query: str = ""
+    source: str = ""
+    observation: list[Document] = Field(default_factory=list)
+    note: str = ""
+
+
+@runtime_checkable
+class Reasoner(Protocol):
+    """One method per role of the PrefRAG process."""
+
+    def think(
+        self,
+        question: str,
+        scratchpad: Sequence[ScratchpadStep],
+        *,
+        sources: Sequence[str],
+        force_answer: bool = False,
+        feedback: str = "",
+    ) -> ThinkDecision:
+        """Next thought: search with a sub-query (optionally naming a source) or answer.
+
+        `sources` names the searchable sources (more than one enables per-source actions);
+        `force_answer` means the retrieval budget is spent; `feedback` carries a failed
+        answer and its reflection after a negative self-reflection.
+        """
+        ...
+
+    def compare(
+        self, question: str, held: Sequence[Document], new: Sequence[Document]
+    ) -> CompareVerdict:
+        """Judge whether `new` documents add useful information beyond `held` ones."""
+        ...
+
+    def answer(
+        self,
+        question: str,
+        scratchpad: Sequence[ScratchpadStep],
+        evidence: Sequence[Document],
+        *,
+        feedback: str = "",
+    ) -> AnswerDraft:
+        """The final answer from the accumulated evidence, citing document ids."""
+        ...
+
+    def reflect(self, question: str, answer: str, evidence: Sequence[Document]) -> Reflection:
+        """Label the answer CORRECT / PARTIALLY CORRECT / INCORRECT with explanation."""
+        ...

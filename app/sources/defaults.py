@@ -1,0 +1,55 @@
+"""The sources a run gets when the caller names none: local indexes plus the web."""
+
+from __future__ import annotations
+
+import threading
+
+from prefrag.config import Settings, get_settings
+from prefrag.sources.base import Source, SourceRegistry
+
+_DEMO_LOCK = threading.Lock()
+
+
+def ensure_demo_index(settings: Settings | None = None) -> bool:
+    """Index the bundled demo corpus when no local source exists yet; True if it did."""
+    from prefrag.demo_corpus import DEMO_SOURCE, demo_corpus_path
+    from prefrag.index.catalog import list_sources
+    from prefrag.index.ingest import index_paths
+
+    settings = settings or get_settings()
+    with _DEMO_LOCK:
+        if list_sources(settings):
+            return False
+        index_paths([demo_corpus_path()], DEMO_SOURCE, settings=settings, progress=False)
+        return True
+
+
+def local_sources(settings: Settings | None = None) -> list[Source]:
+    """One `LocalSource` per indexed source under the data directory."""
+    from prefrag.index.catalog import list_sources
+    from prefrag.sources.local import LocalSource
+
+    settings = settings or get_settings()
+    return [LocalSource(info.name, settings=settings) for info in list_sources(settings)]
+
+
+def default_sources(settings: Settings | None = None, *, web: bool = True) -> SourceRegistry:
+    """Every local source, a combined `local` source first when there are several, and `web`.
+
+    On a fresh data directory the demo corpus is indexed first, so a run always has a
+    preferred source (the first local one, unless the run's context names another).
+    """
+    from prefrag.sources.combined import CombinedSource
+    from prefrag.sources.web import WebSource
+
+    settings = settings or get_settings()
+    ensure_demo_index(settings)
+    members = local_sources(settings)
+    registry = SourceRegistry()
+    if len(members) > 1:
+        registry.add(CombinedSource(members))
+    for source in members:
+        registry.add(source)
+    if web:
+        registry.add(WebSource(settings))
+    return registry

@@ -1,0 +1,1 @@
+"""Tool nodes usable standalone: polyview reranking and Mix-of-Granularity selection."""

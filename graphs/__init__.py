@@ -1,0 +1,1 @@
+"""The PrefRAG LangGraph: state, context, nodes and graph builders."""

@@ -1,0 +1,63 @@
+"""Per-run settings of the PrefRAG graph (its `context_schema`), editable in Studio."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+
+@dataclass(kw_only=True)
+class Context:
+    """What one run of the graph may change without touching process settings."""
+
+    reasoner: Literal["auto", "extractive", "llm"] = field(
+        default="auto",
+        metadata={
+            "description": "Who reasons: 'llm' (models below / settings), 'extractive' (no "
+            "model), or 'auto' (llm when a model endpoint is configured)."
+        },
+    )
+    think_model: str | None = field(
+        default=None, metadata={"description": "Chat model for thoughts and sub-queries."}
+    )
+    compare_model: str | None = field(
+        default=None, metadata={"description": "Chat model behind `compare` (the switcher)."}
+    )
+    answer_model: str | None = field(
+        default=None, metadata={"description": "Chat model for the final answer."}
+    )
+    reflect_model: str | None = field(
+        default=None, metadata={"description": "Chat model for self-reflection."}
+    )
+    top_k: int = field(default=5, metadata={"description": "Documents taken from each search."})
+    max_iterations: int = field(
+        default=3, metadata={"description": "Retrieval steps before a forced answer (paper: 3)."}
+    )
+    max_reflections: int = field(
+        default=1,
+        metadata={"description": "Negative reflections that trigger a supplement (paper: 1)."},
+    )
+    preferred_source: str | None = field(
+        default=None,
+        metadata={"description": "Preferred local source; empty means the first local source."},
+    )
+    fallback_sources: list[str] = field(
+        default_factory=lambda: ["web"],
+        metadata={"description": "Sources tried, in order, when the switcher says False."},
+    )
+    judge_first_retrieval: bool = field(
+        default=False,
+        metadata={"description": "Ask the switcher on the first retrieval too (paper: no)."},
+    )
+    use_mog: bool = field(
+        default=False,
+        metadata={"description": "Mix-of-Granularity chunk selection in the retrieval path."},
+    )
+    use_polyview: bool = field(
+        default=False,
+        metadata={"description": "Polyview reranking (relevance, authority, timeliness, ...)."},
+    )
+    polyview_profile: str = field(
+        default="inquiry",
+        metadata={"description": "Polyview weight profile: 'inquiry', 'policy' or 'care'."},
+    )

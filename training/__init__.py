@@ -1,0 +1,1 @@
+"""Training: switcher DPO, SPO planner SFT+DPO, MoG router."""

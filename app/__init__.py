@@ -1,8 +1,8 @@
 """PrefRAG: preference-driven multi-source retrieval-augmented generation on LangGraph.
 
-    from prefrag import ask, build_graph
-    result = ask("Can warfarin be taken with ibuprofen?")
-    print(result["answer"], result["citations"])
+from prefrag import ask, build_graph
+result = ask("Can warfarin be taken with ibuprofen?")
+print(result["answer"], result["citations"])
 """
 
 from __future__ import annotations

@@ -67,7 +67,9 @@ def sources() -> None:
         return
     table = Table("source", "documents", "chunks", "updated", "path")
     for info in infos:
-        table.add_row(info.name, str(info.documents), str(info.chunks), info.updated, str(info.path))
+        table.add_row(
+            info.name, str(info.documents), str(info.chunks), info.updated, str(info.path)
+        )
     console.print(table)
 
 

@@ -1,9 +1,9 @@
 """The PrefRAG graph: its whole shape in one place.
 
-    think → retrieve_local → mog_select → polyview_rerank → compare ─┬→ think
-      │                                                              └→ switch_to_web → think
-      └→ answer → self_reflect ─┬→ END
-                                └→ supplement → think
+think → retrieve_local → mog_select → polyview_rerank → compare ─┬→ think
+│                                                              └→ switch_to_web → think
+└→ answer → self_reflect ─┬→ END
+└→ supplement → think
 """
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ def _search(source: Source, query: str, k: int) -> tuple[list[Document], list[st
     """Search one source; a failing source yields no documents and a trace note."""
     try:
         documents = source.search(query, k)
-    except Exception as error:  # noqa: BLE001 - a broken source must not end the run
+    except Exception as error:
         return [], [f"{source.name} search failed: {error}"]
     note = source.last_note if not documents else None
     return documents, [note] if note else []

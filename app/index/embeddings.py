@@ -63,7 +63,7 @@ class Embedder:
 
         tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
         tokenizer.enable_truncation(max_length=self.max_length)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - not a secret
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
         model = BertModel.from_pretrained(str(self.model_dir), local_files_only=True)
         model.eval()
         torch.set_grad_enabled(False)

@@ -1,0 +1,103 @@
+"""Chat models per role, built from settings: `openai`, `hf` or `vllm`.
+
+A model name may carry a backend prefix, so one string (e.g. a Studio context field) says
+everything: `openai:gpt-4o-mini`, `hf:/path/to/switcher`, `vllm:Qwen/Qwen2.5-7B-Instruct`.
+Without a prefix the backend comes from `Settings.backend`. Ollama-style names such as
+`llama3:8b` are left alone (only the three backend names count as prefixes).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal, cast
+
+from langchain_core.language_models import BaseChatModel
+
+from prefrag.config import Settings
+from prefrag.errors import ConfigurationError
+
+__all__ = ["ModelBackend", "build_chat_model", "make_chat_model", "resolve_model"]
+
+ModelBackend = Literal["openai", "hf", "vllm"]
+_BACKENDS: tuple[str, ...] = ("openai", "hf", "vllm")
+
+
+def resolve_model(
+    role: str, settings: Settings, *, model_name: str | None = None
+) -> tuple[ModelBackend, str]:
+    """The backend and model name (or checkpoint folder) that serve `role`.
+
+    Order: `model_name` (with an optional backend prefix); for `compare`,
+    `settings.hf_compare_checkpoint`; `settings.<role>_model`; `settings.model`. Without a
+    prefix the backend is `settings.backend`; when that is `extractive` (a model was asked
+    for anyway) an existing folder means `hf` and anything else `openai`.
+
+    Raises:
+        ConfigurationError: No model is configured for the role.
+    """
+    name = model_name.strip() if model_name else None
+    if not name and role == "compare" and settings.hf_compare_checkpoint is not None:
+        return "hf", str(settings.hf_compare_checkpoint)
+    if not name:
+        name = getattr(settings, f"{role}_model", None) or settings.model
+    if not name:
+        raise ConfigurationError(
+            f"No chat model is configured for the '{role}' role; set PREFRAG_MODEL "
+            f"(or PREFRAG_{role.upper()}_MODEL) or pass a model name."
+        )
+    prefix, _, rest = name.partition(":")
+    if prefix in _BACKENDS and rest:
+        return cast(ModelBackend, prefix), rest
+    if settings.backend in _BACKENDS:
+        return cast(ModelBackend, settings.backend), name
+    return ("hf" if Path(name).expanduser().is_dir() else "openai"), name
+
+
+def build_chat_model(
+    role: str, settings: Settings, *, model_name: str | None = None
+) -> BaseChatModel:
+    """A LangChain chat model for `role` (think, compare, answer, reflect), from settings.
+
+    `openai` is any OpenAI-compatible server (`vllm serve`, llama.cpp, Ollama, OpenAI) at
+    `settings.openai_base_url`, with the key "EMPTY" when none is set, as vLLM expects;
+    `hf` loads a local transformers checkpoint folder; `vllm` runs vLLM in process (the
+    `vllm` extra). Temperature, top-p, timeout and retries come from settings.
+
+    Args:
+        role: The reasoner role the model serves.
+        settings: Process settings.
+        model_name: Overrides the settings' model for this role (backend prefix allowed).
+
+    Raises:
+        ConfigurationError: No model is configured, the checkpoint folder is missing, or
+            the backend's package is not installed.
+    """
+    backend, name = resolve_model(role, settings, model_name=model_name)
+    return make_chat_model(backend, name, settings)
+
+
+def make_chat_model(backend: ModelBackend, name: str, settings: Settings) -> BaseChatModel:
+    """A chat model of `backend` for `name` (a model name or checkpoint folder)."""
+    if backend == "openai":
+        from langchain_openai import ChatOpenAI
+
+        return ChatOpenAI(
+            model=name,
+            base_url=settings.openai_base_url,
+            api_key=settings.openai_api_key or "EMPTY",
+            temperature=settings.temperature,
+            top_p=settings.top_p,
+            timeout=settings.request_timeout,
+            max_retries=settings.max_retries,
+        )
+    if backend == "hf":
+        from prefrag.local_models import HFChatModel
+
+        return HFChatModel(
+            checkpoint=str(Path(name).expanduser()),
+            temperature=settings.temperature,
+            top_p=settings.top_p,
+        )
+    from prefrag.local_models import VLLMChatModel
+
+    return VLLMChatModel(model=name, temperature=settings.temperature, top_p=settings.top_p)

@@ -1,0 +1,286 @@
+"""Evidence scoring for the extractive reasoner: which sentences answer which part of a question.
+
+A sentence supports a question directly (it shares the question's weighted terms) or through a
+bridge: a sentence elsewhere names the document's title and covers part of the question, and
+this sentence covers the rest. Scores are sums of question-term idf weights, so they compare
+across sentences of one evidence set.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from langchain_core.documents import Document
+
+from prefrag.documents import doc_id, unique_documents
+from prefrag.reasoners._text import (
+    QuestionShape,
+    Span,
+    candidate_spans,
+    content_terms,
+    idf_weights,
+    mentions,
+    normalize_answer,
+    split_sentences,
+    term_set,
+    unseen_idf,
+    words,
+)
+
+_TITLE_SUFFIX_RE = re.compile(r"\s*\([^)]*\)\s*$")
+# Weight of a question term found only in the title of a sentence's document: sentences
+# often refer to their subject by pronoun ("She was named ...").
+_TITLE_SHARE = 0.5
+_ENTITY_BOOST = 1.5
+_TYPE_FIT = {
+    "date": {"date": 1.0, "year": 1.0},
+    "number": {"number": 1.0, "year": 0.2},
+    "name": {"name": 1.0, "quote": 1.0},
+    "any": {"name": 1.0, "quote": 1.0, "date": 0.6, "year": 0.6, "number": 0.6},
+}
+
+
+def clean_title(title: str) -> str:
+    """A document title without a trailing disambiguation ("Kiss and Tell (1945 film)")."""
+    return _TITLE_SUFFIX_RE.sub("", title or "").strip()
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence of one evidence document."""
+
+    doc: int
+    position: int
+    text: str
+    terms: frozenset[str]
+
+
+@dataclass(frozen=True)
+class ScoredSentence:
+    """A sentence with its support for the question and the question terms it accounts for.
+
+    `covered` includes the terms covered by the bridge sentence when `link` is set.
+    """
+
+    sentence: Sentence
+    score: float
+    covered: frozenset[str]
+    link: Sentence | None = None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A candidate answer span with its support and the sentence it came from."""
+
+    text: str
+    score: float
+    support: ScoredSentence
+    kind: str
+
+
+class Evidence:
+    """Documents split into sentences, with idf weights computed over the documents themselves."""
+
+    def __init__(self, documents: Sequence[Document]) -> None:
+        self.docs = unique_documents(documents)
+        self.ids = [doc_id(d) for d in self.docs]
+        self.titles = [clean_title(str(d.metadata.get("title") or "")) for d in self.docs]
+        self.title_terms = [term_set(t) for t in self.titles]
+        self.sentences: list[Sentence] = []
+        for index, document in enumerate(self.docs):
+            for position, text in enumerate(split_sentences(document.page_content)):
+                self.sentences.append(Sentence(index, position, text, term_set(text)))
+        self.doc_terms = [
+            term_set(d.page_content) | self.title_terms[i] for i, d in enumerate(self.docs)
+        ]
+        self.idf = idf_weights([f"{t}. {d.page_content}" for t, d in zip(self.titles, self.docs)])
+        self._unseen = unseen_idf(len(self.docs))
+
+    def __len__(self) -> int:
+        return len(self.docs)
+
+    @cached_property
+    def all_terms(self) -> frozenset[str]:
+        """Every content term in the evidence."""
+        return frozenset().union(*self.doc_terms) if self.doc_terms else frozenset()
+
+    def weight(self, term: str) -> float:
+        """The idf of `term`; terms absent from the evidence count as the rarest."""
+        return self.idf.get(term, self._unseen)
+
+    def docs_about(self, name: str) -> list[int]:
+        """Documents about `name`: its title first, then documents naming it in full."""
+        name_terms = term_set(name)
+        if not name_terms:
+            return []
+        by_title = [i for i, t in enumerate(self.title_terms) if _names_match(t, name_terms)]
+        by_text = [
+            i for i, terms in enumerate(self.doc_terms) if i not in by_title and name_terms <= terms
+        ]
+        return by_title + by_text
+
+    def covers(self, name: str) -> bool:
+        """Whether some document is about `name` (by title) or names it in full."""
+        return bool(self.docs_about(name))
+
+
+def _names_match(title_terms: frozenset[str], name_terms: frozenset[str]) -> bool:
+    if not title_terms:
+        return False
+    shared = len(title_terms & name_terms)
+    return shared / len(name_terms) >= 0.67 and shared / len(title_terms) >= 0.5
+
+
+class QuestionWeights:
+    """Question terms weighted by idf over the evidence, names asked about counting more."""
+
+    def __init__(self, shape: QuestionShape, evidence: Evidence) -> None:
+        entity_terms = frozenset().union(*(term_set(e) for e in shape.entities))
+        self.weights = {
+            t: evidence.weight(t) * (_ENTITY_BOOST if t in entity_terms else 1.0)
+            for t in shape.terms
+        }
+        self.total = sum(self.weights.values()) or 1.0
+
+    def of(self, terms: frozenset[str]) -> float:
+        """Summed weight of the question terms in `terms`."""
+        return sum(self.weights.get(t, 0.0) for t in terms)
+
+    def share(self, terms: frozenset[str]) -> float:
+        """Share of the question's weight that `terms` account for."""
+        return self.of(terms) / self.total
+
+
+def rank_sentences(
+    shape: QuestionShape, evidence: Evidence, weights: QuestionWeights
+) -> list[ScoredSentence]:
+    """Every evidence sentence scored by direct or bridged support, best first."""
+    keys = frozenset(weights.weights)
+
+    def match(sentence: Sentence, exclude: frozenset[str]) -> tuple[float, frozenset[str]]:
+        full = (sentence.terms & keys) - exclude
+        half = (evidence.title_terms[sentence.doc] & keys) - sentence.terms - exclude
+        return weights.of(full) + _TITLE_SHARE * weights.of(half), full | half
+
+    direct = {id(s): match(s, frozenset()) for s in evidence.sentences}
+    question_terms = frozenset(shape.terms)
+    links: dict[int, tuple[float, frozenset[str], Sentence]] = {}
+    for index, title_terms in enumerate(evidence.title_terms):
+        # A document whose title the question names is a first hop, not a bridge target.
+        if not title_terms or len(title_terms & question_terms) / len(title_terms) >= 0.5:
+            continue
+        best: tuple[float, frozenset[str], Sentence] | None = None
+        for sentence in evidence.sentences:
+            if sentence.doc == index or not title_terms <= sentence.terms:
+                continue
+            score, covered = direct[id(sentence)]
+            if score > 0 and (best is None or score > best[0]):
+                best = (score, covered, sentence)
+        if best is not None:
+            links[index] = best
+
+    ranked = []
+    for sentence in evidence.sentences:
+        score, covered = direct[id(sentence)]
+        scored = ScoredSentence(sentence, score, covered)
+        link = links.get(sentence.doc)
+        if link is not None:
+            rest, rest_covered = match(sentence, link[1])
+            if rest > 0 and link[0] + rest > score:
+                scored = ScoredSentence(sentence, link[0] + rest, link[1] | rest_covered, link[2])
+        ranked.append(scored)
+    ranked.sort(key=lambda s: (-s.score, s.sentence.doc, s.sentence.position))
+    return ranked
+
+
+def answer_candidates(
+    shape: QuestionShape,
+    evidence: Evidence,
+    ranked: Sequence[ScoredSentence],
+    *,
+    top: int = 6,
+    exclude: frozenset[str] = frozenset(),
+) -> list[Candidate]:
+    """Typed spans from the best sentences that the question does not already name, best first.
+
+    `exclude` holds normalised answers to skip (e.g. one a reflection rejected).
+    """
+    question_terms = term_set(shape.text)
+    question_norm = normalize_answer(shape.text)
+    fits = _TYPE_FIT[shape.answer_type]
+    pooled: dict[str, list[Candidate]] = {}
+    for scored in ranked[:top]:
+        if scored.score <= 0:
+            break
+        sentence = scored.sentence
+        title_terms = evidence.title_terms[sentence.doc]
+        positions = _matched_positions(sentence.text, scored.covered)
+        for span in candidate_spans(sentence.text):
+            fit = fits.get(span.kind, 0.0)
+            key = normalize_answer(span.text)
+            if fit == 0.0 or not key or key in exclude:
+                continue
+            span_terms = term_set(span.text)
+            if span.kind in ("number", "year", "date"):
+                novelty = 0.0 if key in question_norm else 1.0
+            else:
+                novelty = 1.0 - (len(span_terms & question_terms) / len(span_terms or {""}))
+            if novelty <= 0.0:
+                continue
+            # The subject of a bridged document is the bridge itself, rarely the answer,
+            # unless the question asks for a person or thing by name.
+            subject = bool(span_terms) and span_terms <= title_terms
+            subject_factor = 0.6 if subject and scored.link is not None else 1.0
+            if subject and shape.answer_type != "name":
+                subject_factor *= 0.8
+            score = scored.score * fit * novelty * subject_factor * _proximity(span, positions)
+            pooled.setdefault(key, []).append(Candidate(span.text, score, scored, span.kind))
+    candidates = []
+    for group in pooled.values():
+        group.sort(key=lambda c: -c.score)
+        bonus = 0.15 * sum(c.score for c in group[1:])
+        best = group[0]
+        candidates.append(Candidate(best.text, best.score + bonus, best.support, best.kind))
+    candidates.sort(key=lambda c: (-c.score, c.support.sentence.doc, c.text))
+    return candidates
+
+
+def _matched_positions(text: str, covered: frozenset[str]) -> list[int]:
+    """Character offsets of the words of `text` whose stems are covered question terms."""
+    positions = []
+    for match in re.finditer(r"[^\W_]+", text):
+        terms = content_terms(match.group())
+        if terms and terms[0] in covered:
+            positions.append(match.start())
+    return positions
+
+
+def _proximity(span: Span, positions: Sequence[int]) -> float:
+    """1.0 to 1.5: spans close to the question's words in the sentence are likelier answers."""
+    if not positions:
+        return 1.0
+    distance = min(abs(p - span.start) for p in positions)
+    return 1.0 + 0.5 / (1.0 + distance / 30.0)
+
+
+def words_of(text: str) -> list[str]:
+    """Original-case words of `text` (for building readable sub-queries)."""
+    return re.findall(r"[^\W_]+(?:['’][^\W_]+)*", text)
+
+
+__all__ = [
+    "Candidate",
+    "Evidence",
+    "QuestionWeights",
+    "ScoredSentence",
+    "Sentence",
+    "answer_candidates",
+    "clean_title",
+    "mentions",
+    "rank_sentences",
+    "words",
+    "words_of",
+]

@@ -1,0 +1,501 @@
+"""Plain-text analysis for the extractive reasoner: terms, sentences, spans, question shapes.
+
+Everything here is pure regex and dictionary work so that the extractive reasoner stays
+deterministic and fast (no model, no corpus statistics beyond the documents at hand).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Literal
+
+import Stemmer
+
+AnswerType = Literal["date", "number", "name", "any"]
+QuestionKind = Literal["yesno", "choice", "factoid"]
+Direction = Literal["min", "max"]
+
+_STOPWORDS = frozenset(
+    """
+    a about above after again against all also am an and any are aren't as at be because been
+    before being below between both but by can could did do does doing down during each few for
+    from further had has have having he her here hers herself him himself his how i if in into
+    is it its itself just let me more most my myself no nor not of off on once only or other our
+    ours ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom whose why will with would you your yours yourself
+    yourselves whom one ones s t st name named known called along another either
+    """.split()
+)
+# Words that shape a question but never name what is asked about.
+_QUESTION_NOISE = frozenset(
+    """
+    what which who whom whose when where why how many much did does do is are was were
+    name named known called kind type
+    """.split()
+)
+_AUXILIARIES = frozenset(
+    "is are was were do does did can could has have had will would should shall may might".split()
+)
+_MONTHS = (
+    "January|February|March|April|May|June|July|August|September|October|November|December"
+    "|Jan\\.|Feb\\.|Mar\\.|Apr\\.|Jun\\.|Jul\\.|Aug\\.|Sep\\.|Sept\\.|Oct\\.|Nov\\.|Dec\\."
+)
+_MONTH_WORDS = frozenset(m.rstrip(".").lower() for m in _MONTHS.split("|"))
+_ABBREVIATIONS = frozenset(
+    "mr mrs ms dr st jr sr prof gen col lt sgt capt mt ft vs no inc co ltd corp dept est approx"
+    " u.s u.k d.c e.g i.e op vol".split()
+)
+# Lower-case words allowed inside a capitalised name ("Chief of Protocol", "Vincent van Gogh").
+_NAME_CONNECTORS = frozenset("of the and de da di del della du von van der la le y for on".split())
+_PRONOUN_STARTS = frozenset(
+    "he she it they we i his her its their this that these those there in on at by for from "
+    "after before during as when while with since although though but and a an what which who "
+    "whom whose when where why how is are was were do does did can could has have had will "
+    "would should both".split()
+)
+
+_WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+_DATE_RE = re.compile(
+    rf"\b(?:(?:\d{{1,2}}\s+(?:{_MONTHS})|(?:{_MONTHS})(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?),?\s+)?"
+    r"(?:1[0-9]{3}|20[0-9]{2})\b(?:s\b)?"
+)
+_NUMBER_RE = re.compile(
+    r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s+(?:million|billion|thousand|hundred))?"
+    r"(?![\w])"
+)
+_NUMBER_WORDS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "thirteen": 13,
+    "fourteen": 14,
+    "fifteen": 15,
+    "twenty": 20,
+}
+_NUMBER_WORD_RE = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
+_QUOTE_RE = re.compile(r"[\"“”]([^\"“”]{2,80})[\"“”]")
+_CAP_TOKEN_RE = re.compile(r"[^\W\d_][\w'’.\-&]*|\d[\w\-]*", re.UNICODE)
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?])[\"”')\]]*\s+(?=[\"“'(\[]?[A-Z0-9À-Ý])")
+
+_stemmer = Stemmer.Stemmer("english")
+
+
+# --------------------------------------------------------------------------- terms
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The Snowball stem of a lower-cased word."""
+    return str(_stemmer.stemWord(word.lower()))
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens with possessive endings dropped."""
+    out = []
+    for token in _WORD_RE.findall(text):
+        token = token.lower().replace("’", "'")
+        if token.endswith("'s"):
+            token = token[:-2]
+        out.append(token)
+    return out
+
+
+@lru_cache(maxsize=16384)
+def _content_terms(text: str) -> tuple[str, ...]:
+    return tuple(stem(w) for w in words(text) if w not in _STOPWORDS)
+
+
+def content_terms(text: str) -> tuple[str, ...]:
+    """Stemmed non-stopword terms of `text`, in order (repeats kept)."""
+    return _content_terms(text)
+
+
+def term_set(text: str) -> frozenset[str]:
+    """The set of stemmed content terms of `text`."""
+    return frozenset(_content_terms(text))
+
+
+def jaccard(left: frozenset[str], right: frozenset[str]) -> float:
+    """Jaccard overlap of two term sets (0 when both are empty)."""
+    if not left and not right:
+        return 0.0
+    return len(left & right) / len(left | right)
+
+
+def idf_weights(texts: Sequence[str]) -> dict[str, float]:
+    """Inverse document frequency of every content term over `texts` (BM25-style, positive)."""
+    n = len(texts)
+    df: dict[str, int] = {}
+    for text in texts:
+        for term in term_set(text):
+            df[term] = df.get(term, 0) + 1
+    return {t: math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+
+
+def unseen_idf(n_texts: int) -> float:
+    """The idf a term gets when no text contains it."""
+    return math.log(1.0 + (n_texts + 0.5) / 0.5)
+
+
+# --------------------------------------------------------------------------- sentences
+
+
+@lru_cache(maxsize=8192)
+def split_sentences(text: str) -> tuple[str, ...]:
+    """Sentences of `text`, keeping abbreviations and initials ("F. Hugh", "U.S.") intact."""
+    text = " ".join(text.split())
+    if not text:
+        return ()
+    sentences: list[str] = []
+    start = 0
+    for match in _SENTENCE_END_RE.finditer(text):
+        before = text[start : match.start()].rstrip("\"”')]")
+        last = before.rsplit(" ", 1)[-1].rstrip(".!?").lower()
+        # A single letter or a known abbreviation before the period is not a sentence end.
+        if (len(last) == 1 and last.isalpha()) or last in _ABBREVIATIONS:
+            continue
+        sentences.append(text[start : match.start()].strip())
+        start = match.end()
+    sentences.append(text[start:].strip())
+    return tuple(s for s in sentences if s)
+
+
+# --------------------------------------------------------------------------- spans
+
+
+@dataclass(frozen=True)
+class Span:
+    """A candidate answer inside a sentence: text, kind and character offsets."""
+
+    text: str
+    kind: Literal["name", "date", "year", "number", "quote"]
+    start: int
+    end: int
+
+
+def _name_spans(sentence: str) -> list[Span]:
+    tokens = list(_CAP_TOKEN_RE.finditer(sentence))
+    spans: list[Span] = []
+    i = 0
+    while i < len(tokens):
+        token = tokens[i].group()
+        if not (token[0].isupper() or (token[0].isdigit() and _is_name_number(tokens, i))):
+            i += 1
+            continue
+        j = i
+        end = i
+        while j + 1 < len(tokens):
+            gap = sentence[tokens[j].end() : tokens[j + 1].start()]
+            if gap not in (" ", "-") and gap.strip() not in ("", "&"):
+                break
+            nxt = tokens[j + 1].group()
+            if nxt[0].isupper() or nxt[0].isdigit():
+                j += 1
+                end = j
+            elif nxt.lower() in _NAME_CONNECTORS and j + 2 < len(tokens):
+                after = tokens[j + 2].group()
+                gap2 = sentence[tokens[j + 1].end() : tokens[j + 2].start()]
+                if after[0].isupper() and gap2 == " ":
+                    j += 2
+                    end = j
+                else:
+                    break
+            else:
+                break
+        first = i
+        # Sentence-initial function words are capitalised by position, not because they name.
+        while first <= end and tokens[first].group().lower() in _PRONOUN_STARTS:
+            first += 1
+        if first <= end:
+            text = sentence[tokens[first].start() : tokens[end].end()].rstrip(".,;:'’")
+            if text and text.lower() not in _MONTH_WORDS and text.lower() not in _STOPWORDS:
+                spans.append(Span(text, "name", tokens[first].start(), tokens[first].start() + len(text)))
+        i = end + 1
+    return spans
+
+
+def _is_name_number(tokens: list[re.Match[str]], i: int) -> bool:
+    # "888 7th Avenue": a number directly followed by a capitalised word belongs to the name.
+    return i + 1 < len(tokens) and tokens[i + 1].group()[0].isupper()
+
+
+def candidate_spans(sentence: str) -> list[Span]:
+    """Names, dates, years, numbers and quoted titles in `sentence`, in order of position."""
+    spans: list[Span] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(span: Span) -> None:
+        spans.append(span)
+        taken.append((span.start, span.end))
+
+    def free(start: int, end: int) -> bool:
+        return all(end <= s or start >= e for s, e in taken)
+
+    for m in _QUOTE_RE.finditer(sentence):
+        add(Span(m.group(1).strip(), "quote", m.start(1), m.end(1)))
+    for m in _DATE_RE.finditer(sentence):
+        text = m.group().strip(" ,")
+        kind: Literal["date", "year"] = "year" if text.rstrip("s").isdigit() else "date"
+        add(Span(text, kind, m.start(), m.start() + len(text)))
+    for m in _NUMBER_RE.finditer(sentence):
+        if free(m.start(), m.end()):
+            add(Span(m.group(), "number", m.start(), m.end()))
+    for m in _NUMBER_WORD_RE.finditer(sentence):
+        if free(m.start(), m.end()):
+            add(Span(m.group(), "number", m.start(), m.end()))
+    for span in _name_spans(sentence):
+        if free(span.start, span.end):
+            add(span)
+        elif span.kind == "name":
+            # A name that contains a date or number ("2014 FIFA World Cup") still counts.
+            inside = [s for s in spans if span.start <= s.start and s.end <= span.end]
+            if inside and all(s.kind in ("year", "number") for s in inside):
+                add(span)
+    return sorted(spans, key=lambda s: (s.start, -s.end))
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD answer normalisation: lower case, no punctuation, articles or extra spaces."""
+    text = text.lower()
+    text = re.sub(r"[^\w\s]", " ", text)
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def year_of(text: str) -> int | None:
+    """The first four-digit year in `text`, if any."""
+    match = re.search(r"\b(1[0-9]{3}|20[0-9]{2})\b", text)
+    return int(match.group()) if match else None
+
+
+def number_of(text: str) -> float | None:
+    """The numeric value of a number span ("3,384,569", "2.5 million", "twelve")."""
+    lowered = text.lower().strip()
+    if lowered in _NUMBER_WORDS:
+        return float(_NUMBER_WORDS[lowered])
+    match = re.match(r"(\d[\d,]*(?:\.\d+)?)\s*(million|billion|thousand|hundred)?", lowered)
+    if not match:
+        return None
+    value = float(match.group(1).replace(",", ""))
+    scale = {"million": 1e6, "billion": 1e9, "thousand": 1e3, "hundred": 1e2}
+    return value * scale.get(match.group(2) or "", 1.0)
+
+
+# --------------------------------------------------------------------------- questions
+
+
+_PERSON_NOUNS = (
+    "man|woman|person|people|actor|actress|singer|musician|player|director|writer|author|poet"
+    "|artist|politician|president|king|queen|composer|producer|rapper|band|group|team|company"
+    "|city|country|state|town|film|album|song|novel|book|show|series"
+)
+_DATE_MIN = frozenset(
+    "first earlier earliest older oldest before sooner preceded predates founded established".split()
+)
+_DATE_MAX = frozenset("later latest younger youngest recent newer newest last after".split())
+_NUMBER_MAX = frozenset(
+    "more most larger largest bigger biggest higher highest taller tallest longer longest "
+    "greater greatest heavier wider deeper populous".split()
+)
+_NUMBER_MIN = frozenset(
+    "fewer fewest less least smaller smallest lower lowest shorter shortest lighter".split()
+)
+
+
+@dataclass(frozen=True)
+class QuestionShape:
+    """What kind of answer a question wants and which names it mentions."""
+
+    text: str
+    kind: QuestionKind
+    answer_type: AnswerType
+    candidates: tuple[str, ...] = ()
+    direction: Direction | None = None
+    compare_by: Literal["date", "number"] | None = None
+    negated: bool = False
+    same: bool = False
+    property_text: str = ""
+    entities: tuple[str, ...] = ()
+    terms: tuple[str, ...] = field(default=())
+
+    @property
+    def focus_terms(self) -> frozenset[str]:
+        """Question terms minus the words that only shape the question."""
+        return frozenset(self.terms)
+
+
+@lru_cache(maxsize=1024)
+def analyze_question(question: str) -> QuestionShape:
+    """Classify `question` (yes/no, choice between named candidates, factoid) and its names."""
+    text = " ".join(question.strip().split())
+    lowered = text.lower()
+    first = words(text)[:1]
+    terms = tuple(
+        dict.fromkeys(stem(w) for w in words(text) if w not in _STOPWORDS | _QUESTION_NOISE)
+    )
+    names = [s.text for s in candidate_spans(text) if s.kind != "number"]
+    # "Scott Derrickson and Ed Wood" reads as one span; its parts are the entities asked about.
+    parts = [p for n in names if " and " in n for p in n.split(" and ") if p[:1].isupper()]
+    entities = tuple(unique([*names, *parts]))
+    direction, compare_by = _direction(lowered)
+    choice = _choice_candidates(text)
+    if choice:
+        return QuestionShape(
+            text=text,
+            kind="choice",
+            answer_type="any",
+            candidates=choice,
+            direction=direction,
+            compare_by=compare_by,
+            entities=entities,
+            terms=terms,
+        )
+    if first and first[0] in _AUXILIARIES:
+        subjects, prop, same, negated = _yesno_parts(text)
+        return QuestionShape(
+            text=text,
+            kind="yesno",
+            answer_type="any",
+            candidates=subjects,
+            same=same,
+            negated=negated,
+            property_text=prop,
+            entities=entities,
+            terms=terms,
+        )
+    return QuestionShape(
+        text=text, kind="factoid", answer_type=_answer_type(lowered), entities=entities, terms=terms
+    )
+
+
+def _direction(lowered: str) -> tuple[Direction | None, Literal["date", "number"] | None]:
+    tokens = set(words(lowered))
+    if tokens & _DATE_MIN:
+        return "min", "date"
+    if tokens & _DATE_MAX:
+        return "max", "date"
+    if tokens & _NUMBER_MAX:
+        return "max", "number"
+    if tokens & _NUMBER_MIN:
+        return "min", "number"
+    return None, None
+
+
+def _answer_type(lowered: str) -> AnswerType:
+    # The first question word decides; a later "who" is usually a relative pronoun.
+    match = re.search(r"\b(what|which|who|whom|whose|when|where|how)\b", lowered)
+    asked = lowered[match.start() :] if match else lowered
+    if re.match(r"how (many|much|long|old|tall|far|large|big)\b|what (percentage|number)\b", asked):
+        return "number"
+    if re.match(
+        r"when\b|(what|which) (year|date|decade|century|day|month|years)\b|what time\b", asked
+    ):
+        return "date"
+    if re.search(r"\bpopulation\b", asked) and re.match(r"what (is|was)\b", asked):
+        return "number"
+    if re.match(rf"(which|what)( \w+)? ({_PERSON_NOUNS})\b|(who|whom|whose|where)\b", asked):
+        return "name"
+    return "any"
+
+
+def _choice_candidates(text: str) -> tuple[str, ...]:
+    """The two options of "X or Y" questions, if the question offers a choice."""
+    body = text.rstrip(" ?.")
+    if " or " not in body:
+        return ()
+    # "Which is older, X or Y": the options follow the last comma or colon.
+    head_is_wh = bool(re.match(r"(which|who|whom|whose|what|between)\b", body, re.I))
+    for sep in (",", ":"):
+        if sep in body and head_is_wh:
+            tail = body.rsplit(sep, 1)[1].strip()
+            if " or " in tail and len(tail.split()) <= 14:
+                left, right = tail.split(" or ", 1)
+                left, right = _trim_option(left), _trim_option(right)
+                if left and right:
+                    return (left, right)
+    # "Did X sing with Y or Z": the capitalised (or single) words around "or".
+    left_text, right_text = body.rsplit(" or ", 1)
+    left_names = _name_spans(left_text)
+    right_names = _name_spans(right_text)
+    if left_names and left_names[-1].end >= len(left_text.rstrip()) - 1 and right_names:
+        if right_names[0].start <= 4:
+            return (left_names[-1].text, right_names[0].text)
+    left_word = left_text.split()[-1] if left_text.split() else ""
+    right_word = right_text.split()[0] if right_text.split() else ""
+    if left_word and right_word and left_word.lower() not in _STOPWORDS:
+        if right_word.lower() not in _STOPWORDS and "-" in left_word + right_word:
+            return (left_word, right_word)
+    return ()
+
+
+def _trim_option(option: str) -> str:
+    option = option.strip(" \"'“”")
+    option = re.sub(r"^(the (?:one|film|band|man|woman)|between)\s+", "", option, flags=re.I)
+    return option.strip()
+
+
+def _yesno_parts(text: str) -> tuple[tuple[str, ...], str, bool, bool]:
+    """Subjects, property text, "same"-question flag and "different" (negation) flag."""
+    body = text.rstrip(" ?.")
+    lowered = body.lower()
+    same = bool(re.search(r"\b(the )?same\b|\bboth from\b|\bin common\b", lowered))
+    negated = bool(re.search(r"\bdifferent\b|\bnot\b", lowered))
+    same = same or negated
+    rest = body.split(" ", 1)[1] if " " in body else ""
+    match = re.search(r"\s(both|of the same|the same|same|different|from the same)\b", rest)
+    subject_text = rest[: match.start()] if match else ""
+    prop = rest[match.end() :].strip() if match else rest
+    subjects: tuple[str, ...] = ()
+    if subject_text and " and " in subject_text:
+        left, right = subject_text.rsplit(" and ", 1)
+        subjects = (_leading_name(left.strip(" ,")), _leading_name(right.strip(" ,")))
+    elif not match:
+        # "Is X a Y?": the first name after the auxiliary is the subject.
+        names = [s.text for s in _name_spans(rest)]
+        subjects = tuple(names[:1])
+    if not subjects:
+        names = [s.text for s in _name_spans(rest)]
+        subjects = tuple(names[:2])
+    return subjects, prop, same, negated
+
+
+def _leading_name(text: str) -> str:
+    """The name a subject phrase starts with ("The Five Obstructions belong to" -> the name)."""
+    names = _name_spans(text)
+    if names and names[0].start <= 4:
+        return names[0].text
+    return text
+
+
+def mentions(text_terms: frozenset[str], name: str) -> float:
+    """Share of `name`'s content terms that occur in `text_terms` (0 for empty names)."""
+    name_terms = term_set(name)
+    if not name_terms:
+        return 0.0
+    return len(name_terms & text_terms) / len(name_terms)
+
+
+def unique(items: Iterable[str]) -> list[str]:
+    """Items in order with case-insensitive repeats dropped."""
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        key = item.lower()
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out

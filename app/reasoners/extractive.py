@@ -1,0 +1,697 @@
+"""`ExtractiveReasoner`: every PrefRAG decision made from the retrieved evidence alone, no model.
+
+It is the default reasoner when no model is configured, so the graph runs anywhere:
+
+- think: the first step searches with the question; later steps follow a bridge entity found
+  in the evidence (a name near the question's words whose own document is not held yet) and
+  add the part of the question still unresolved, or answer once the evidence supports one.
+- compare: new documents help when they are not near-duplicates of held ones (by id, word
+  overlap and, optionally, embedding cosine) and are relevant to the question or its gap.
+- answer: the best-supported span of the expected type from the best sentence, a choice
+  between the two options a question names, or yes/no from the subjects' documents.
+- reflect: a support check of the answer against the evidence and the question's key terms.
+
+Decisions are deterministic: the same inputs always give the same outputs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+from langchain_core.documents import Document
+
+from prefrag.documents import doc_id, unique_documents
+from prefrag.reasoners._evidence import (
+    Evidence,
+    QuestionWeights,
+    ScoredSentence,
+    answer_candidates,
+    rank_sentences,
+    words_of,
+)
+from prefrag.reasoners._text import (
+    QuestionShape,
+    analyze_question,
+    candidate_spans,
+    jaccard,
+    normalize_answer,
+    number_of,
+    split_sentences,
+    stem,
+    term_set,
+    unique,
+    year_of,
+)
+from prefrag.reasoners._verdicts import descriptor, nationalities
+from prefrag.reasoners.base import (
+    AnswerDraft,
+    CompareVerdict,
+    Reflection,
+    ScratchpadStep,
+    ThinkDecision,
+)
+
+if TYPE_CHECKING:
+    from prefrag.index.embeddings import Embedder
+
+# Share of the question's term weight the answer's supporting sentences must cover.
+_ANSWER_SUPPORT = 0.6
+_WEAK_SUPPORT = 0.3
+# Near-duplicate thresholds: word-set Jaccard and embedding cosine.
+_DUPLICATE_JACCARD = 0.8
+_DUPLICATE_COSINE = 0.95
+# Relevance thresholds for a new document: share of question weight, embedding cosine.
+_RELEVANT_SHARE = 0.25
+_RELEVANT_COSINE = 0.45
+# A yes/no property holds for a subject when its documents cover this share of its terms.
+_PROPERTY_COVERAGE = 0.75
+_MAX_QUERY_WORDS = 8
+_NOISE_WORDS = frozenset(
+    "what which who whom whose when where why how many much did does do is are was were "
+    "name named known called the a an of in on at to for by with from and or as that this".split()
+)
+
+
+class ExtractiveReasoner:
+    """A `Reasoner` that decides from retrieval evidence with regex, term weights and numpy.
+
+    Args:
+        embedder: An embedder for the switcher's duplicate and relevance checks; loaded
+            lazily with `get_embedder()` when omitted and `use_embeddings` is true.
+        use_embeddings: Use embedding cosine in `compare` besides word overlap. When the
+            embedder cannot load, the reasoner silently keeps to word overlap.
+    """
+
+    def __init__(self, *, embedder: Embedder | None = None, use_embeddings: bool = True) -> None:
+        self._embedder = embedder
+        self.use_embeddings = use_embeddings
+        self._embedder_failed = False
+        self._vectors: dict[str, np.ndarray] = {}
+
+    # ------------------------------------------------------------------ think
+
+    def think(
+        self,
+        question: str,
+        scratchpad: Sequence[ScratchpadStep],
+        *,
+        sources: Sequence[str] = (),
+        force_answer: bool = False,
+        feedback: str = "",
+    ) -> ThinkDecision:
+        """Search with the question, then with bridge sub-queries, until evidence suffices."""
+        shape = analyze_question(question)
+        evidence_docs = _observed(scratchpad)
+        asked = {_query_key(step.query) for step in scratchpad if step.query}
+        if force_answer:
+            draft = self.answer(question, scratchpad, evidence_docs, feedback=feedback)
+            return ThinkDecision(
+                thought="The retrieval budget is spent; answering from the evidence held.",
+                action="answer",
+                answer=draft.answer,
+                fallback=draft.fallback,
+            )
+        hinted = _feedback_entities(feedback, shape, asked)
+        if not evidence_docs:
+            return self._first_search(shape, scratchpad, asked, hinted)
+
+        evidence = Evidence(evidence_docs)
+        weights = QuestionWeights(shape, evidence)
+        ranked = rank_sentences(shape, evidence, weights)
+        for entity in hinted:
+            if not evidence.covers(entity):
+                query = _compose_query(entity, shape, frozenset())
+                if _query_key(query) not in asked:
+                    return ThinkDecision(
+                        thought=f"The reflection points at '{entity}', which the evidence lacks.",
+                        query=query,
+                    )
+        if shape.kind in ("choice", "yesno"):
+            missing = [c for c in _subjects(shape) if not evidence.covers(c)]
+            for name in missing:
+                query = _compose_query(name, shape, term_set(" ".join(_subjects(shape))))
+                if _query_key(query) not in asked:
+                    return ThinkDecision(
+                        thought=f"The evidence covers the other option but not '{name}'; "
+                        f"looking it up.",
+                        query=query,
+                    )
+            draft, _ = self._draft(shape, evidence, weights, ranked, feedback)
+            return ThinkDecision(
+                thought="The evidence describes every option the question names; answering.",
+                action="answer",
+                answer=draft.answer,
+            )
+
+        draft, support = self._draft(shape, evidence, weights, ranked, feedback)
+        if draft.answer and support >= _ANSWER_SUPPORT:
+            return ThinkDecision(
+                thought=f"'{draft.answer}' is supported by sentences covering {support:.0%} of "
+                "the question; answering.",
+                action="answer",
+                answer=draft.answer,
+            )
+        gap = _bridge_gap(shape, evidence, ranked)
+        if gap is not None:
+            entity, covered = gap
+            query = _compose_query(entity, shape, covered)
+            if _query_key(query) not in asked:
+                return ThinkDecision(
+                    thought=f"The evidence links the question to '{entity}', but nothing held "
+                    f"is about it yet; searching for it with what remains unresolved.",
+                    query=query,
+                )
+        unresolved = _unresolved_words(shape, ranked[0].covered if ranked else frozenset())
+        query = " ".join(unresolved)
+        if unresolved and _query_key(query) not in asked and query != shape.text:
+            return ThinkDecision(
+                thought="No new bridge entity; searching for the unresolved part of the question.",
+                query=query,
+            )
+        return ThinkDecision(
+            thought="No new lead in the evidence; answering with the best-supported span.",
+            action="answer",
+            answer=draft.answer,
+        )
+
+    def _first_search(
+        self,
+        shape: QuestionShape,
+        scratchpad: Sequence[ScratchpadStep],
+        asked: set[str],
+        hinted: list[str],
+    ) -> ThinkDecision:
+        candidates = [f"{shape.text} {' '.join(hinted)}".strip(), shape.text]
+        candidates.append(" ".join(_unresolved_words(shape, frozenset())))
+        for query in candidates:
+            if query and _query_key(query) not in asked:
+                thought = (
+                    "Nothing retrieved yet; searching with the question."
+                    if not scratchpad
+                    else "Earlier searches found nothing; rephrasing with the key terms."
+                )
+                return ThinkDecision(thought=thought, query=query)
+        return ThinkDecision(
+            thought="Every search came back empty; no evidence to answer from.",
+            action="answer",
+            fallback=True,
+        )
+
+    # ------------------------------------------------------------------ compare
+
+    def compare(
+        self, question: str, held: Sequence[Document], new: Sequence[Document]
+    ) -> CompareVerdict:
+        """True when some new document is neither a near-duplicate of held ones nor off-topic."""
+        if not new:
+            return CompareVerdict(analysis="The local source returned nothing new.", status=False)
+        shape = analyze_question(question)
+        held = unique_documents(held)
+        held_ids = {doc_id(d) for d in held}
+        held_terms = [term_set(d.page_content) for d in held]
+        vectors = self._embed([d.page_content for d in (*held, *new)] + [question])
+        novel: list[Document] = []
+        duplicates = 0
+        for index, document in enumerate(new):
+            terms = term_set(document.page_content)
+            if doc_id(document) in held_ids or any(
+                jaccard(terms, other) >= _DUPLICATE_JACCARD for other in held_terms
+            ):
+                duplicates += 1
+                continue
+            if vectors is not None and held:
+                cosine = vectors[len(held) + index] @ vectors[: len(held)].T
+                if float(cosine.max()) >= _DUPLICATE_COSINE:
+                    duplicates += 1
+                    continue
+            novel.append(document)
+        if not novel:
+            return CompareVerdict(
+                analysis=f"All {len(new)} new documents repeat evidence already held.",
+                status=False,
+            )
+
+        context = Evidence([*held, *new])
+        weights = QuestionWeights(shape, context)
+        gap_names = self._gap_names(shape, held)
+        relevant: list[str] = []
+        for document in novel:
+            index = list(new).index(document)
+            terms = term_set(document.page_content) | term_set(
+                str(document.metadata.get("title") or "")
+            )
+            share = weights.share(terms & frozenset(weights.weights))
+            cosine = (
+                float(vectors[len(held) + index] @ vectors[-1]) if vectors is not None else 0.0
+            )
+            fills = [g for g in gap_names if term_set(g) and term_set(g) <= terms]
+            title = str(document.metadata.get("title") or doc_id(document))
+            if fills:
+                relevant.append(f"'{title}' covers '{fills[0]}', which held evidence lacks")
+            elif share >= _RELEVANT_SHARE:
+                relevant.append(f"'{title}' matches {share:.0%} of the question's key terms")
+            elif cosine >= _RELEVANT_COSINE:
+                relevant.append(f"'{title}' is close to the question (cosine {cosine:.2f})")
+        prefix = f"{len(novel)} of {len(new)} new documents are not in the held evidence"
+        if duplicates:
+            prefix += f" ({duplicates} repeat it)"
+        if relevant:
+            return CompareVerdict(analysis=f"{prefix}; " + "; ".join(relevant) + ".", status=True)
+        return CompareVerdict(
+            analysis=f"{prefix}, but none is relevant to the question or its missing part.",
+            status=False,
+        )
+
+    def _gap_names(self, shape: QuestionShape, held: Sequence[Document]) -> list[str]:
+        """Names the held evidence points to or the question asks about but nothing covers."""
+        if not held:
+            return list(shape.entities)
+        evidence = Evidence(held)
+        names = [c for c in _subjects(shape) if not evidence.covers(c)]
+        names += [e for e in shape.entities if not evidence.covers(e)]
+        ranked = rank_sentences(shape, evidence, QuestionWeights(shape, evidence))
+        gap = _bridge_gap(shape, evidence, ranked)
+        if gap is not None:
+            names.append(gap[0])
+        return unique(names)
+
+    # ------------------------------------------------------------------ answer
+
+    def answer(
+        self,
+        question: str,
+        scratchpad: Sequence[ScratchpadStep],
+        evidence: Sequence[Document],
+        *,
+        feedback: str = "",
+    ) -> AnswerDraft:
+        """The best-supported answer span (or yes/no, or one named option) with its sources."""
+        shape = analyze_question(question)
+        documents = unique_documents([*evidence, *_observed(scratchpad)])
+        if not documents:
+            return AnswerDraft(
+                rationale="No evidence was retrieved, so there is nothing to answer from.",
+                fallback=True,
+            )
+        held = Evidence(documents)
+        weights = QuestionWeights(shape, held)
+        ranked = rank_sentences(shape, held, weights)
+        return self._draft(shape, held, weights, ranked, feedback)[0]
+
+    def _draft(
+        self,
+        shape: QuestionShape,
+        evidence: Evidence,
+        weights: QuestionWeights,
+        ranked: list[ScoredSentence],
+        feedback: str,
+    ) -> tuple[AnswerDraft, float]:
+        """The answer and its support: the share of question weight its evidence covers."""
+        if shape.kind == "choice":
+            return _choose(shape, evidence, weights)
+        if shape.kind == "yesno":
+            return _yes_no(shape, evidence, weights, ranked)
+        rejected = _rejected_answer(feedback)
+        candidates = answer_candidates(shape, evidence, ranked, exclude=rejected)
+        if candidates:
+            best = candidates[0]
+            cited = _support_ids(evidence, best.support)
+            draft = AnswerDraft(
+                answer=best.text, cited_ids=cited, rationale=f"From: {best.support.sentence.text}"
+            )
+            return draft, weights.share(best.support.covered)
+        if ranked and ranked[0].score > 0:
+            # No span of the expected type: the best sentence itself is the answer.
+            best_sentence = ranked[0]
+            draft = AnswerDraft(
+                answer=best_sentence.sentence.text,
+                cited_ids=_support_ids(evidence, best_sentence),
+                rationale="No span of the expected type; the best-supported sentence instead.",
+            )
+            return draft, weights.share(best_sentence.covered)
+        draft = AnswerDraft(
+            rationale="No evidence sentence shares a term with the question.", fallback=True
+        )
+        return draft, 0.0
+
+    # ------------------------------------------------------------------ reflect
+
+    def reflect(self, question: str, answer: str, evidence: Sequence[Document]) -> Reflection:
+        """CORRECT when evidence holds the answer and covers the question's key terms."""
+        shape = analyze_question(question)
+        documents = unique_documents(evidence)
+        key = normalize_answer(answer)
+        if not key:
+            return Reflection(
+                label="INCORRECT",
+                explanation="There is no answer to check.",
+                suggestion=_suggest(shape, Evidence(documents) if documents else None),
+            )
+        if not documents:
+            return Reflection(
+                label="INCORRECT",
+                explanation="No evidence supports the answer.",
+                suggestion=_suggest(shape, None),
+            )
+        held = Evidence(documents)
+        weights = QuestionWeights(shape, held)
+        if shape.kind in ("choice", "yesno"):
+            return _reflect_on_subjects(shape, held, key)
+        ranked = rank_sentences(shape, held, weights)
+        answer_terms = term_set(answer)
+        containing = [
+            s
+            for s in ranked
+            if key in normalize_answer(s.sentence.text)
+            or (answer_terms and answer_terms <= s.sentence.terms)
+        ]
+        if not containing:
+            return Reflection(
+                label="INCORRECT",
+                explanation=f"No evidence sentence contains '{answer}'.",
+                suggestion=_suggest(shape, held),
+            )
+        best = containing[0]
+        support = weights.share(best.covered)
+        where = held.titles[best.sentence.doc] or held.ids[best.sentence.doc]
+        if support >= _ANSWER_SUPPORT:
+            return Reflection(
+                label="CORRECT",
+                explanation=f"'{answer}' appears in '{where}', in evidence covering "
+                f"{support:.0%} of the question's key terms.",
+            )
+        label = "PARTIALLY CORRECT" if support >= _WEAK_SUPPORT else "INCORRECT"
+        missing = _unresolved_words(shape, best.covered)
+        return Reflection(
+            label=label,
+            explanation=f"'{answer}' appears in '{where}', but that evidence covers only "
+            f"{support:.0%} of the question's key terms (missing: {', '.join(missing) or '-'}).",
+            suggestion=_suggest(shape, held, best.covered),
+        )
+
+    # ------------------------------------------------------------------ embeddings
+
+    def _embed(self, texts: list[str]) -> np.ndarray | None:
+        """Unit vectors of `texts`, or None when embeddings are off or unavailable."""
+        if not self.use_embeddings or self._embedder_failed:
+            return None
+        if self._embedder is None:
+            try:
+                from prefrag.index.embeddings import get_embedder
+
+                self._embedder = get_embedder()
+            except Exception:  # noqa: BLE001 - any load failure means lexical-only decisions
+                self._embedder_failed = True
+                return None
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing:
+            try:
+                encoded = self._embedder.encode(missing)
+            except Exception:  # noqa: BLE001 - same: fall back to word overlap
+                self._embedder_failed = True
+                return None
+            if len(self._vectors) > 4096:
+                self._vectors.clear()
+            self._vectors.update(zip(missing, encoded, strict=True))
+        return np.stack([self._vectors[t] for t in texts])
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _observed(scratchpad: Sequence[ScratchpadStep]) -> list[Document]:
+    return unique_documents(d for step in scratchpad for d in step.observation)
+
+
+def _query_key(query: str) -> str:
+    return " ".join(sorted(term_set(query)))
+
+
+def _subjects(shape: QuestionShape) -> tuple[str, ...]:
+    return shape.candidates or shape.entities[:2]
+
+
+def _support_ids(evidence: Evidence, scored: ScoredSentence) -> list[str]:
+    ids = []
+    if scored.link is not None:
+        ids.append(evidence.ids[scored.link.doc])
+    ids.append(evidence.ids[scored.sentence.doc])
+    return unique(ids)
+
+
+def _unresolved_words(shape: QuestionShape, covered: frozenset[str]) -> list[str]:
+    """Question words (original case) whose terms the given evidence does not account for."""
+    out = []
+    for word in words_of(shape.text):
+        lowered = word.lower()
+        if lowered in _NOISE_WORDS or not term_set(word):
+            continue
+        if stem(lowered) in covered or lowered in covered:
+            continue
+        out.append(word)
+    return unique(out)[:_MAX_QUERY_WORDS]
+
+
+def _compose_query(entity: str, shape: QuestionShape, covered: frozenset[str]) -> str:
+    rest = [w for w in _unresolved_words(shape, covered | term_set(entity))]
+    return " ".join([entity, *rest]).strip()
+
+
+def _bridge_gap(
+    shape: QuestionShape, evidence: Evidence, ranked: Sequence[ScoredSentence]
+) -> tuple[str, frozenset[str]] | None:
+    """The best name in the top sentences that the question lacks and no held document is about.
+
+    Returns the name and the question terms its sentence already covers.
+    """
+    question_terms = term_set(shape.text)
+    for scored in ranked[:6]:
+        if scored.score <= 0:
+            break
+        for span in candidate_spans(scored.sentence.text):
+            if span.kind not in ("name", "quote"):
+                continue
+            terms = term_set(span.text)
+            if not terms or terms <= question_terms:
+                continue
+            if evidence.docs_about(span.text)[:1] and _about_itself(evidence, span.text):
+                continue
+            return span.text, scored.covered
+    for entity in shape.entities:
+        if not evidence.covers(entity):
+            return entity, frozenset()
+    return None
+
+
+def _about_itself(evidence: Evidence, name: str) -> bool:
+    """Whether a held document has `name` as its title (so its facts are already held)."""
+    name_terms = term_set(name)
+    return any(
+        t and len(t & name_terms) / len(name_terms) >= 0.67 for t in evidence.title_terms
+    )
+
+
+def _feedback_entities(feedback: str, shape: QuestionShape, asked: set[str]) -> list[str]:
+    """Names a negative reflection suggests searching for ('...' quoted in its suggestion)."""
+    if not feedback:
+        return []
+    quoted = re.findall(r"'([^']{2,80})'", feedback)
+    names = [q for q in quoted if term_set(q) and not term_set(q) <= term_set(shape.text)]
+    return [n for n in unique(names) if _query_key(n) not in asked]
+
+
+def _rejected_answer(feedback: str) -> frozenset[str]:
+    """The earlier answer a negative reflection rejected (`answer: ...` in the feedback)."""
+    if not feedback or "INCORRECT" not in feedback.upper():
+        return frozenset()
+    match = re.search(r"(?im)\banswer\s*[:=]\s*(.+)$", feedback)
+    if not match:
+        return frozenset()
+    key = normalize_answer(match.group(1))
+    return frozenset({key}) if key else frozenset()
+
+
+def _suggest(
+    shape: QuestionShape, evidence: Evidence | None, covered: frozenset[str] = frozenset()
+) -> str:
+    missing_names = [e for e in _subjects(shape) if evidence is None or not evidence.covers(e)]
+    if missing_names:
+        return f"Search for '{missing_names[0]}'."
+    if evidence is not None:
+        ranked = rank_sentences(shape, evidence, QuestionWeights(shape, evidence))
+        gap = _bridge_gap(shape, evidence, ranked)
+        if gap is not None:
+            return f"Search for '{gap[0]}' " + " ".join(_unresolved_words(shape, gap[1])) + "."
+    rest = _unresolved_words(shape, covered)
+    if rest:
+        return "Search for " + " ".join(rest) + "."
+    return "Search again with the question."
+
+
+# ---------------------------------------------------------------------- choice and yes/no
+
+
+def _choose(shape: QuestionShape, evidence: Evidence, weights: QuestionWeights) -> AnswerDraft:
+    """Pick one of the two named options by compared values, else by support."""
+    options = shape.candidates
+    option_terms = term_set(" ".join(options))
+    docs = {o: evidence.docs_about(o) for o in options}
+    if shape.compare_by is not None and shape.direction is not None:
+        values = {o: _value(shape, evidence, weights, docs[o], option_terms) for o in options}
+        known = {o: v for o, v in values.items() if v is not None}
+        if len(known) == 2 and len({v[0] for v in known.values()}) == 2:
+            pick = (min if shape.direction == "min" else max)(known, key=lambda o: known[o][0])
+            other = next(o for o in options if o != pick)
+            cited = unique([evidence.ids[known[pick][1]], evidence.ids[known[other][1]]])
+            return AnswerDraft(
+                answer=pick,
+                cited_ids=cited,
+                rationale=f"{pick}: {known[pick][0]:g} vs {other}: {known[other][0]:g} "
+                f"(support=1.0)",
+            )
+    # No comparable values: the option whose documents best match the rest of the question.
+    scores = {}
+    for option in options:
+        best, best_doc = 0.0, None
+        for sentence in evidence.sentences:
+            in_doc = sentence.doc in docs[option]
+            if not in_doc and not term_set(option) <= sentence.terms:
+                continue
+            score = weights.of((sentence.terms | evidence.title_terms[sentence.doc]) - option_terms)
+            if score > best:
+                best, best_doc = score, sentence.doc
+        scores[option] = (best, best_doc)
+    pick = max(options, key=lambda o: (scores[o][0], -options.index(o)))
+    cited = [evidence.ids[d] for o in options for d in docs[o][:1]]
+    if not cited and scores[pick][1] is not None:
+        cited = [evidence.ids[scores[pick][1]]]
+    return AnswerDraft(
+        answer=pick,
+        cited_ids=unique(cited),
+        rationale=f"'{pick}' is the option the evidence ties best to the question "
+        f"(support={1.0 if all(docs.values()) else 0.4})",
+    )
+
+
+def _value(
+    shape: QuestionShape,
+    evidence: Evidence,
+    weights: QuestionWeights,
+    doc_indexes: list[int],
+    option_terms: frozenset[str],
+) -> tuple[float, int] | None:
+    """The date (as a year) or number an option's documents give for the compared attribute."""
+    best: tuple[float, float, int] | None = None
+    for index in doc_indexes[:2]:
+        for sentence in evidence.sentences:
+            if sentence.doc != index:
+                continue
+            spans = candidate_spans(sentence.text)
+            if shape.compare_by == "date":
+                values = [year_of(s.text) for s in spans if s.kind in ("date", "year")]
+            else:
+                values = [number_of(s.text) for s in spans if s.kind == "number"]
+            values = [v for v in values if v is not None]
+            if not values:
+                continue
+            # Earlier sentences describe the subject (birth, founding); matches break ties.
+            score = weights.of(sentence.terms - option_terms) - 0.1 * sentence.position
+            if best is None or score > best[0]:
+                best = (score, float(values[0]), index)
+    return (best[1], best[2]) if best is not None else None
+
+
+def _yes_no(
+    shape: QuestionShape,
+    evidence: Evidence,
+    weights: QuestionWeights,
+    ranked: Sequence[ScoredSentence],
+) -> AnswerDraft:
+    """Yes/no from the subjects' documents: same attribute, or the property holds for all."""
+    subjects = _subjects(shape)
+    docs = {s: evidence.docs_about(s) for s in subjects}
+    cited = unique([evidence.ids[d] for s in subjects for d in docs[s][:1]])
+    found = all(docs.values()) and bool(subjects)
+    support = 1.0 if found else 0.4
+    if shape.same and len(subjects) == 2:
+        attribute = shape.property_text.lower()
+        if re.search(r"nationalit|country|citizen|from\b|origin", attribute):
+            values = [nationalities(_lead_text(evidence, docs[s])) for s in subjects]
+            kind = "nationality"
+            same = bool(values[0] & values[1]) if all(values) else False
+        else:
+            values = [descriptor(_lead_text(evidence, docs[s])) for s in subjects]
+            kind = "description"
+            same = jaccard(values[0], values[1]) >= 0.5 if all(values) else False
+        verdict = same != shape.negated
+        shown = " vs ".join("/".join(sorted(v)) or "?" for v in values)
+        return AnswerDraft(
+            answer="yes" if verdict else "no",
+            cited_ids=cited,
+            rationale=f"Compared {kind}: {shown} (support={support})",
+        )
+    property_terms = term_set(shape.property_text) - term_set(" ".join(subjects))
+    if not property_terms:
+        property_terms = frozenset(weights.weights) - term_set(" ".join(subjects))
+    coverages = []
+    for subject in subjects:
+        terms = frozenset().union(*(evidence.doc_terms[d] for d in docs[subject][:2]))
+        coverages.append(len(property_terms & terms) / len(property_terms or {""}))
+    if not subjects:
+        # No subject named: does the best sentence state what the question asks?
+        best = ranked[0] if ranked else None
+        share = weights.share(best.covered) if best else 0.0
+        coverages = [share]
+        if best is not None:
+            cited = [evidence.ids[best.sentence.doc]]
+    verdict = bool(coverages) and min(coverages) >= _PROPERTY_COVERAGE
+    if shape.negated:
+        verdict = not verdict
+    return AnswerDraft(
+        answer="yes" if verdict else "no",
+        cited_ids=cited,
+        rationale=f"Property terms covered per subject: "
+        + ", ".join(f"{c:.0%}" for c in coverages)
+        + f" (support={support})",
+    )
+
+
+def _lead_text(evidence: Evidence, doc_indexes: list[int]) -> str:
+    """The first two sentences of a subject's document, where descriptions usually are."""
+    if not doc_indexes:
+        return ""
+    return " ".join(split_sentences(evidence.docs[doc_indexes[0]].page_content)[:2])
+
+
+def _reflect_on_subjects(shape: QuestionShape, evidence: Evidence, key: str) -> Reflection:
+    subjects = _subjects(shape)
+    covered = [s for s in subjects if evidence.covers(s)]
+    missing = [s for s in subjects if s not in covered]
+    if shape.kind == "choice" and key not in {normalize_answer(c) for c in subjects}:
+        return Reflection(
+            label="INCORRECT",
+            explanation=f"'{key}' is not one of the options the question names.",
+            suggestion=f"Choose between {' and '.join(subjects)}.",
+        )
+    if shape.kind == "yesno" and key not in ("yes", "no"):
+        return Reflection(
+            label="PARTIALLY CORRECT",
+            explanation="The question asks for yes or no.",
+            suggestion="Answer yes or no.",
+        )
+    if subjects and not missing:
+        return Reflection(
+            label="CORRECT",
+            explanation="The evidence describes " + " and ".join(subjects) + ".",
+        )
+    label = "PARTIALLY CORRECT" if covered else "INCORRECT"
+    return Reflection(
+        label=label,
+        explanation="The evidence does not describe "
+        + " and ".join(f"'{m}'" for m in missing or ["the subject"])
+        + ".",
+        suggestion=f"Search for '{missing[0]}'." if missing else "Search again with the question.",
+    )

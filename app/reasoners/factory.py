@@ -1,0 +1,76 @@
+"""Build the reasoner a run uses: extractive (no model) or LLM (a chat model per role)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+from langchain_core.language_models import BaseChatModel
+
+from prefrag.config import Settings, get_settings
+from prefrag.errors import ConfigurationError
+from prefrag.reasoners.base import Reasoner
+
+__all__ = ["build_reasoner"]
+
+_ROLES = ("think", "compare", "answer", "reflect")
+
+
+def build_reasoner(
+    settings: Settings | None = None,
+    *,
+    reasoner: Literal["auto", "extractive", "llm"] = "auto",
+    models: Mapping[str, str | None] | None = None,
+) -> Reasoner:
+    """The reasoner for a run.
+
+    "extractive" needs no model. "llm" builds one chat model per role (per-role names in
+    `models`, which may carry a backend prefix, override `settings.<role>_model` and
+    `settings.model`; `settings.hf_compare_checkpoint` puts a local checkpoint behind
+    `compare` only); roles resolving to the same model share one instance. "auto" is "llm"
+    when `settings.backend` is not "extractive" or an OpenAI base URL and a model name are
+    configured, else "extractive", so a fresh install runs without any model.
+
+    Args:
+        settings: Process settings; `get_settings()` when None.
+        reasoner: "auto", "extractive" or "llm".
+        models: Model names per role (a "default" key fills the others); None entries
+            fall back to settings.
+
+    Raises:
+        ConfigurationError: "llm" is asked for but a role has no model, or `reasoner` is
+            not one of the three names.
+    """
+    settings = settings or get_settings()
+    names = {role: name for role, name in (models or {}).items() if name}
+    if reasoner not in ("auto", "extractive", "llm"):
+        raise ConfigurationError(
+            f"Unknown reasoner '{reasoner}'; choose 'auto', 'extractive' or 'llm'."
+        )
+    if reasoner == "auto":
+        reasoner = "llm" if _llm_configured(settings, names) else "extractive"
+    if reasoner == "extractive":
+        from prefrag.reasoners.extractive import ExtractiveReasoner
+
+        return ExtractiveReasoner()
+
+    from prefrag.models import make_chat_model, resolve_model
+    from prefrag.reasoners.llm import LLMReasoner
+
+    built: dict[tuple[str, str], BaseChatModel] = {}
+    chat_models: dict[str, BaseChatModel] = {}
+    for role in _ROLES:
+        spec = resolve_model(role, settings, model_name=names.get(role) or names.get("default"))
+        if spec not in built:
+            built[spec] = make_chat_model(spec[0], spec[1], settings)
+        chat_models[role] = built[spec]
+    return LLMReasoner(chat_models)
+
+
+def _llm_configured(settings: Settings, names: Mapping[str, str]) -> bool:
+    if settings.backend != "extractive":
+        return True
+    has_model = bool(
+        names or settings.model or any(getattr(settings, f"{role}_model", None) for role in _ROLES)
+    )
+    return bool(settings.openai_base_url) and has_model

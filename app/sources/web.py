@@ -1,0 +1,315 @@
+"""The web source: DuckDuckGo and friends through `ddgs`, cached, scored by domain authority.
+
+The search client is anything with a ddgs-compatible `text` method (see `SearchClient`);
+by default a fresh `ddgs.DDGS` per attempt. Tests and the eval harness inject their own.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any, Protocol, TypeVar
+
+from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
+from langchain_core.documents import Document
+from prefrag.config import Settings, get_settings
+from prefrag.documents import content_id, make_document
+from prefrag.sources.authority import AuthorityTable
+from prefrag.sources.base import SourceKind
+from prefrag.sources.cache import WebCache
+
+logger = logging.getLogger(__name__)
+
+SAFESEARCH = "moderate"
+_BACKOFF_BASE_SECONDS = 1.0
+_BACKOFF_CAP_SECONDS = 30.0
+_NOTE_DETAIL_CHARS = 160
+_NO_RESULTS = "no results found"
+_T = TypeVar("_T")
+
+
+class SearchClient(Protocol):
+    """What `WebSource` needs from a search client: ddgs's `DDGS.text` shape.
+
+    `WebSource` calls `client.text(query, max_results=k, region=..., safesearch=...,
+    backend=...)` and reads `title`, `href` (or `url`), `body` (or `snippet`) and an
+    optional `date` from each returned mapping; other keys are ignored. Transient failures
+    are signalled with `ddgs.exceptions.DDGSException` (and its `RatelimitException`,
+    `TimeoutException`), `TimeoutError` or `OSError`: those are retried with backoff. A
+    `DDGSException` whose message is "No results found." means an empty result, as in
+    ddgs itself. Implementations must accept (and may ignore) unknown keyword arguments.
+    """
+
+    def text(self, query: str, **kwargs: Any) -> Iterable[Mapping[str, Any]]:
+        """Search results for `query`, best first."""
+        ...
+
+
+class WebSource:
+    """Web search as a PrefRAG `Source` (kind "web").
+
+    Results become Documents whose text is the snippet, with title, url (for citations),
+    date when the result has one, an id derived from the url and the authority of the
+    url's domain. Searches are cached (`WebCache`) when they return something. Each
+    attempt is bounded by `Settings.web_timeout` seconds; failed attempts are retried
+    `Settings.web_retries` times with exponential backoff. `search` never raises: when the
+    web is disabled, offline or failing it returns `[]` and `last_note` says why.
+    `last_note` is per thread, so concurrent searches on one source keep their own notes.
+    """
+
+    kind: SourceKind
+    name: str
+    description: str
+    authority: float
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        client: SearchClient | None = None,
+        cache: WebCache | None = None,
+        authority_table: AuthorityTable | None = None,
+        name: str = "web",
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        """Configure the source; nothing touches the network until `search`.
+
+        Args:
+            settings: Process settings; None uses `get_settings()`.
+            client: A ddgs-compatible client; None builds `ddgs.DDGS` per attempt.
+            cache: Result cache; None opens the one under `Settings.cache_dir` (no cache
+                when `web_cache_ttl_hours` <= 0 or the cache cannot be opened).
+            authority_table: Domain scores; None loads `Settings.authority_table` or the
+                bundled table.
+            name: Source name shown in citations and routes.
+            sleep: Called with the backoff delay in seconds between attempts.
+
+        Raises:
+            ConfigurationError: The authority table file is missing or malformed.
+        """
+        self.settings = settings or get_settings()
+        self.name = name
+        self.kind = "web"
+        self.description = (
+            "Web search (DuckDuckGo and other engines via ddgs): broad and current, "
+            "but snippets only and of mixed reliability."
+        )
+        self.authority_table = authority_table or AuthorityTable.load(self.settings.authority_table)
+        self.authority = self.authority_table.default
+        self.cache = cache if cache is not None else _default_cache(self.settings)
+        self._client = client
+        self._sleep = sleep
+        self._local = threading.local()
+
+    @property
+    def last_note(self) -> str | None:
+        """Why this thread's last search returned nothing, if it did."""
+        note: str | None = getattr(self._local, "note", None)
+        return note
+
+    def search(self, query: str, k: int) -> list[Document]:
+        """The top-`k` web results for `query` as Documents, best first; never raises.
+
+        Args:
+            query: The search query.
+            k: Maximum number of documents.
+
+        Returns:
+            Up to `k` documents; `[]` with `last_note` set when the web is disabled,
+            unreachable or failing, or the query is empty.
+        """
+        self._local.note = None
+        try:
+            return self._search(query, k)
+        except Exception as error:  # the graph must never see an exception from the web
+            logger.exception("web search failed unexpectedly")
+            self._local.note = f"web search unavailable: {_describe(error)}."
+            return []
+
+    def _search(self, query: str, k: int) -> list[Document]:
+        if k <= 0:
+            return []
+        if not self.settings.web_enabled:
+            self._local.note = "web search unavailable: disabled in settings (web_enabled=false)."
+            return []
+        query = " ".join(str(query).split())
+        if not query:
+            self._local.note = "web search skipped: the query is empty."
+            return []
+        results = self._cache_get(query, k)
+        if results is None:
+            results = self._fetch(query, k)
+            if results is None:
+                return []
+            if results:
+                self._cache_put(query, k, results)
+        documents = self._to_documents(results, k)
+        if not documents:
+            self._local.note = "web search found no results for this query."
+        return documents
+
+    def _fetch(self, query: str, k: int) -> list[dict[str, Any]] | None:
+        """Raw results, `[]` when there are none, None after failing (note set)."""
+        attempts = max(0, self.settings.web_retries) + 1
+        error: Exception | None = None
+        for attempt in range(attempts):
+            if attempt:
+                self._sleep(_backoff(attempt - 1, error))
+            try:
+                return self._call(query, k)
+            except DDGSException as failure:
+                if _NO_RESULTS in str(failure).lower():
+                    return []
+                error = failure
+            except OSError as failure:  # includes TimeoutError and connection errors
+                error = failure
+            except Exception as failure:  # a broken client will not heal by retrying
+                self._local.note = f"web search unavailable: {_describe(failure)}."
+                return None
+            logger.info("web search attempt %d/%d failed: %r", attempt + 1, attempts, error)
+        tries = f"{attempts} attempt" + ("s" if attempts != 1 else "")
+        self._local.note = f"web search unavailable: {_describe(error)} after {tries}."
+        return None
+
+    def _call(self, query: str, k: int) -> list[dict[str, Any]]:
+        client = self._client if self._client is not None else _ddgs_client(self.settings)
+        kwargs = {
+            "max_results": k,
+            "region": self.settings.web_region,
+            "safesearch": SAFESEARCH,
+            "backend": self.settings.web_backend,
+        }
+        raw = _with_deadline(lambda: list(client.text(query, **kwargs)), self.settings.web_timeout)
+        return [dict(item) for item in raw if isinstance(item, Mapping)]
+
+    def _to_documents(self, results: list[dict[str, Any]], k: int) -> list[Document]:
+        documents: list[Document] = []
+        seen: set[str] = set()
+        for item in results:
+            if len(documents) >= k:
+                break
+            url = _text(item.get("href") or item.get("url"))
+            title = _text(item.get("title"))
+            snippet = _text(item.get("body") or item.get("snippet")) or title
+            if not url or not snippet:
+                continue
+            doc_id = content_id("web", url)
+            if doc_id in seen:
+                continue
+            seen.add(doc_id)
+            documents.append(
+                make_document(
+                    snippet,
+                    id=doc_id,
+                    source=self.name,
+                    kind="web",
+                    title=title,
+                    url=url,
+                    date=_iso_date(item.get("date")),
+                    authority=self.authority_table.score(url),
+                    # Engines give ranks, not scores: reciprocal rank keeps "higher is better".
+                    score=1.0 / (len(documents) + 1),
+                )
+            )
+        return documents
+
+    def _cache_key_parts(self) -> dict[str, str]:
+        return {"backend": self.settings.web_backend, "region": self.settings.web_region}
+
+    def _cache_get(self, query: str, k: int) -> list[dict[str, Any]] | None:
+        if self.cache is None:
+            return None
+        try:
+            return self.cache.get(query, k, **self._cache_key_parts())
+        except (sqlite3.Error, OSError, ValueError):
+            logger.warning("web cache unreadable; searching instead", exc_info=True)
+            return None
+
+    def _cache_put(self, query: str, k: int, results: list[dict[str, Any]]) -> None:
+        if self.cache is None:
+            return
+        try:
+            self.cache.put(query, k, results, **self._cache_key_parts())
+        except (sqlite3.Error, OSError, ValueError, TypeError):
+            logger.warning("web cache not writable; result not cached", exc_info=True)
+
+
+def _default_cache(settings: Settings) -> WebCache | None:
+    if settings.web_cache_ttl_hours <= 0:
+        return None
+    try:
+        return WebCache.from_settings(settings)
+    except (sqlite3.Error, OSError):
+        logger.warning("web cache cannot be opened; searching without it", exc_info=True)
+        return None
+
+
+def _ddgs_client(settings: Settings) -> SearchClient:
+    # Imported here: `ddgs.DDGS` loads its engines lazily and most runs never touch the web.
+    from ddgs import DDGS
+
+    return DDGS(timeout=settings.web_timeout)  # type: ignore[arg-type]  # float works
+
+
+def _with_deadline(call: Callable[[], _T], timeout: float) -> _T:
+    """Run `call`, raising `TimeoutException` if it has not returned after `timeout` s."""
+    if timeout <= 0:
+        return call()
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as error:
+            box["error"] = error
+        finally:
+            done.set()
+
+    # ddgs's own timeout bounds each engine wave, not the whole call; a daemon thread
+    # gives a hard bound, and a hung request is abandoned rather than waited for.
+    threading.Thread(target=run, name="prefrag-web-search", daemon=True).start()
+    if not done.wait(timeout):
+        raise TimeoutException(f"no answer within {timeout:g} s")
+    if "error" in box:
+        raise box["error"]
+    value: _T = box["value"]
+    return value
+
+
+def _backoff(retry: int, error: Exception | None) -> float:
+    # Rate limits clear slower than network blips, so they start from a longer wait.
+    base = _BACKOFF_BASE_SECONDS * (2.0 if isinstance(error, RatelimitException) else 1.0)
+    return float(min(base * 2**retry, _BACKOFF_CAP_SECONDS))
+
+
+def _describe(error: BaseException | None) -> str:
+    if error is None:
+        return "unknown error"
+    detail = " ".join(str(error).split())
+    if len(detail) > _NOTE_DETAIL_CHARS:
+        detail = detail[: _NOTE_DETAIL_CHARS - 3] + "..."
+    name = type(error).__name__
+    return f"{name} ({detail})" if detail else name
+
+
+def _text(value: object) -> str:
+    return " ".join(str(value).split()) if value is not None else ""
+
+
+def _iso_date(value: object) -> str:
+    """`YYYY-MM-DD` or `YYYY` from a result's date (ISO string or epoch seconds), else ""."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            return datetime.fromtimestamp(value, UTC).date().isoformat()
+        except (OverflowError, OSError, ValueError):
+            return ""
+    match = re.match(r"\s*(\d{4})(-\d{2}-\d{2})?", str(value or ""))
+    if not match:
+        return ""
+    return match.group(1) + (match.group(2) or "")

@@ -1,0 +1,346 @@
+"""Comparison systems built from the same components as PrefRAG: a `Reasoner` and `Source`s.
+
+Every system has `invoke({"question": q}, context=Context(...))` and returns the PrefRAG
+graph's output shape (answer, citations, steps, counters, model_calls, tokens, notes), so
+the evaluation scores them all the same way. Counters follow the paper's appendix A.6: each
+search of a local source is one local retrieval, each web search one web retrieval, and a
+retrieval is "used" when its documents entered the context.
+
+| method | what it does |
+|---|---|
+| `prefrag` | the PrefRAG graph |
+| `prefrag-no-reflection` | the graph with `max_reflections=0` |
+| `prefrag-no-pref` | both sources at every step, both in context, with self-reflection |
+| `prefrag-prompt` | one source per step chosen by the model, preference stated in the tool list |
+| `no-retrieval` | answer from the question alone |
+| `vanilla-local` / `vanilla-web` / `vanilla-both` | one retrieval with the question |
+| `react-both` | reason-and-retrieve loop, both sources every step (paper: ReAct w/ LR WR) |
+| `react-choose` | reason-and-retrieve loop, the model picks one source per step |
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from langchain_core.documents import Document
+
+from prefrag.documents import citation, doc_id, unique_documents
+from prefrag.errors import ConfigurationError, EmptyQuestionError
+from prefrag.graphs.context import Context
+from prefrag.graphs.state import Step, empty_counters
+from prefrag.reasoners.base import Reasoner, ScratchpadStep, Usage
+from prefrag.sources.base import Source, SourceRegistry
+
+GRAPH_METHODS = ("prefrag", "prefrag-no-reflection")
+LOOP_METHODS = (
+    "no-retrieval",
+    "vanilla-local",
+    "vanilla-web",
+    "vanilla-both",
+    "react-both",
+    "react-choose",
+    "prefrag-no-pref",
+    "prefrag-prompt",
+)
+METHODS = (*GRAPH_METHODS, *LOOP_METHODS)
+
+# Appendix A.4: the preference travels only as words in the tool descriptions.
+PREFERRED_NOTE = "(preferred: search this source first)"
+FALLBACK_NOTE = "(use only when the preferred source lacks the information)"
+
+
+class System(Protocol):
+    """Anything evaluated like the PrefRAG graph."""
+
+    def invoke(self, input: dict[str, Any], context: Context | None = None, **kwargs: Any) -> Any:
+        """Run one question; returns the PrefRAG output shape."""
+        ...
+
+
+@dataclass
+class Method:
+    """A named system with the context preset it runs under."""
+
+    name: str
+    system: System
+    context: Context
+    is_graph: bool = False
+
+
+def method_context(name: str, base: Context | None = None) -> Context:
+    """The run context of method `name` (ablations that are context presets live here)."""
+    base = base or Context()
+    if name == "prefrag-no-reflection":
+        return dataclasses.replace(base, max_reflections=0)
+    if name == "prefrag-no-pref" and _has_field("preference_driven"):
+        return dataclasses.replace(base, preference_driven=False)  # type: ignore[call-arg]
+    return base
+
+
+def build_method(
+    name: str,
+    *,
+    reasoner: Reasoner,
+    sources: SourceRegistry,
+    context: Context | None = None,
+    graph: Any = None,
+) -> Method:
+    """Build method `name` on `reasoner` and `sources` (`graph`: a prebuilt PrefRAG graph)."""
+    if name not in METHODS:
+        raise ConfigurationError(f"Unknown method '{name}' (known: {', '.join(METHODS)}).")
+    ctx = method_context(name, context)
+    graph_backed = name in GRAPH_METHODS or (
+        name == "prefrag-no-pref" and _has_field("preference_driven")
+    )
+    if graph_backed:
+        if graph is None:
+            from prefrag.graphs.graph import build_graph
+
+            graph = build_graph(reasoner=reasoner, sources=sources)
+        return Method(name, graph, ctx, is_graph=True)
+    return Method(name, LoopSystem(name, reasoner, sources), ctx)
+
+
+def _has_field(name: str) -> bool:
+    return any(f.name == name for f in dataclasses.fields(Context))
+
+
+@dataclass
+class _Run:
+    """Mutable trace of one question."""
+
+    question: str
+    steps: list[Step] = field(default_factory=list)
+    evidence: list[Document] = field(default_factory=list)
+    counters: dict[str, int] = field(default_factory=lambda: dict(empty_counters()))
+    model_calls: dict[str, int] = field(default_factory=dict)
+    tokens: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    reflections: list[dict[str, Any]] = field(default_factory=list)
+    timings: list[tuple[str, float]] = field(default_factory=list)
+    answer: str = ""
+    citations: list[dict[str, Any]] = field(default_factory=list)
+
+    def spend(self, role: str, usage: Usage) -> None:
+        self.model_calls[role] = self.model_calls.get(role, 0) + usage.calls
+        self.tokens[role] = self.tokens.get(role, 0) + usage.input_tokens + usage.output_tokens
+
+    def scratchpad(self) -> list[ScratchpadStep]:
+        return [
+            ScratchpadStep(
+                thought=s.get("thought", ""),
+                query=s.get("query", ""),
+                source=s.get("source", ""),
+                observation=list(s.get("used", [])),
+                note="; ".join(s.get("notes", [])),
+            )
+            for s in self.steps
+        ]
+
+    def timed(self, node: str, call: Callable[[], Any]) -> Any:
+        start = time.perf_counter()
+        try:
+            return call()
+        finally:
+            self.timings.append((node, time.perf_counter() - start))
+
+
+class LoopSystem:
+    """The non-graph methods as plain loops over the shared reasoner and sources."""
+
+    def __init__(self, method: str, reasoner: Reasoner, sources: SourceRegistry) -> None:
+        if method not in LOOP_METHODS:
+            raise ConfigurationError(f"'{method}' is not a loop method.")
+        self.method = method
+        self.reasoner = reasoner
+        self.sources = sources
+
+    def invoke(
+        self, input: dict[str, Any], context: Context | None = None, **_: Any
+    ) -> dict[str, Any]:
+        """Answer `input["question"]`; returns the PrefRAG output shape plus `timings`."""
+        context = context or Context()
+        question = str(input.get("question") or "").strip()
+        if not question:
+            raise EmptyQuestionError("The question is empty; ask something.")
+        run = _Run(question)
+        local, fallbacks = self._order(context, run)
+        web = fallbacks[0] if fallbacks else None
+        method = self.method
+        if method == "vanilla-local":
+            self._retrieve(run, [local], question, context.top_k)
+        elif method == "vanilla-web":
+            self._retrieve(run, [web] if web else [], question, context.top_k)
+        elif method == "vanilla-both":
+            self._retrieve(run, [local, *fallbacks[:1]], question, context.top_k)
+        elif method != "no-retrieval":
+            self._loop(run, context, local, fallbacks)
+            return self._output(run)
+        self._answer(run, feedback="")
+        return self._output(run)
+
+    def _order(self, context: Context, run: _Run) -> tuple[Source, list[Source]]:
+        if context.preferred_source:
+            local = self.sources.get(context.preferred_source)
+        else:
+            found = self.sources.first_of_kind("local") or next(iter(self.sources), None)
+            if found is None:
+                raise ConfigurationError("No sources are configured; index documents first.")
+            local = found
+        fallbacks = []
+        for name in context.fallback_sources:
+            if name == local.name:
+                continue
+            if name in self.sources:
+                fallbacks.append(self.sources.get(name))
+            else:
+                run.notes.append(f"Fallback source '{name}' is not configured; skipped.")
+        return local, fallbacks
+
+    def _loop(self, run: _Run, context: Context, local: Source, fallbacks: list[Source]) -> None:
+        both = [local, *fallbacks[:1]]
+        reflect = self.method == "prefrag-no-pref"
+        names = self._tool_names(local, fallbacks)
+        feedback = ""
+        while True:
+            while _retrieval_steps(run) < context.max_iterations:
+                decision = run.timed(
+                    "think",
+                    lambda: self.reasoner.think(
+                        run.question, run.scratchpad(), sources=names, feedback=feedback
+                    ),
+                )
+                run.spend("think", decision.usage)
+                if decision.action == "answer":
+                    break
+                query = decision.query.strip() or run.question
+                if self.method in ("react-both", "prefrag-no-pref"):
+                    chosen = both
+                else:
+                    chosen = [self._chosen(decision.source, local, fallbacks, run)]
+                self._retrieve(run, chosen, query, context.top_k, thought=decision.thought)
+            draft = self._answer(run, feedback=feedback)
+            if not reflect or len(run.reflections) >= context.max_reflections:
+                return
+            reflection = run.timed(
+                "self_reflect", lambda: self.reasoner.reflect(run.question, draft, run.evidence)
+            )
+            run.spend("reflect", reflection.usage)
+            run.reflections.append(
+                {
+                    "answer": draft,
+                    "label": reflection.label,
+                    "explanation": reflection.explanation,
+                    "suggestion": reflection.suggestion,
+                    "fallback": reflection.fallback,
+                }
+            )
+            if not reflection.negative:
+                return
+            feedback = (
+                f"Previous answer: {draft}\nSelf-reflection: {reflection.label}. "
+                f"{reflection.explanation}\nSuggestion: {reflection.suggestion}"
+            )
+            self._retrieve(run, both, run.question, context.top_k, kind="supplement")
+
+    def _tool_names(self, local: Source, fallbacks: list[Source]) -> list[str]:
+        if self.method == "prefrag-prompt":
+            return [
+                f"{local.name} {PREFERRED_NOTE}",
+                *(f"{s.name} {FALLBACK_NOTE}" for s in fallbacks),
+            ]
+        return [local.name, *(s.name for s in fallbacks)]
+
+    def _chosen(
+        self, requested: str | None, local: Source, fallbacks: list[Source], run: _Run
+    ) -> Source:
+        for source in [local, *fallbacks]:
+            if requested and requested.strip().lower().startswith(source.name.lower()):
+                return source
+        # The model named no (known) source: ReAct's tool call fails over to the first tool.
+        run.notes.append(f"No source chosen ({requested!r}); searched '{local.name}'.")
+        return local
+
+    def _retrieve(
+        self,
+        run: _Run,
+        sources: Sequence[Source],
+        query: str,
+        k: int,
+        *,
+        thought: str = "",
+        kind: str = "retrieve",
+    ) -> None:
+        used: list[Document] = []
+        notes: list[str] = []
+        for source in sources:
+            node = "switch_to_web" if source.kind == "web" else "retrieve_local"
+            documents = run.timed(node, lambda s=source: _search(s, query, k, notes))
+            run.counters["web_total" if source.kind == "web" else "local_total"] += 1
+            if documents:
+                run.counters["used"] += 1
+                if source.kind != "web":
+                    run.counters["local_used"] += 1
+            used.extend(documents)
+        run.steps.append(
+            {
+                "index": len(run.steps),
+                "kind": kind,  # type: ignore[typeddict-item]
+                "thought": thought,
+                "query": query,
+                "searched": [s.name for s in sources],
+                "source": "+".join(s.name for s in sources),
+                "verdict": None,
+                "analysis": "",
+                "retrieved": used,
+                "used": used,
+                "notes": notes,
+            }
+        )
+        run.evidence = unique_documents([*run.evidence, *used])
+
+    def _answer(self, run: _Run, *, feedback: str) -> str:
+        draft = run.timed(
+            "answer",
+            lambda: self.reasoner.answer(
+                run.question, run.scratchpad(), run.evidence, feedback=feedback
+            ),
+        )
+        run.spend("answer", draft.usage)
+        by_id = {doc_id(d): d for d in run.evidence}
+        run.citations = [citation(by_id[i]) for i in dict.fromkeys(draft.cited_ids) if i in by_id]
+        run.answer = draft.answer
+        return draft.answer
+
+    def _output(self, run: _Run) -> dict[str, Any]:
+        return {
+            "question": run.question,
+            "answer": run.answer,
+            "citations": run.citations,
+            "steps": run.steps,
+            "reflections": run.reflections,
+            "counters": run.counters,
+            "model_calls": run.model_calls,
+            "tokens": run.tokens,
+            "notes": run.notes,
+            "timings": run.timings,
+        }
+
+
+def _retrieval_steps(run: _Run) -> int:
+    return sum(1 for s in run.steps if s.get("kind") == "retrieve")
+
+
+def _search(source: Source, query: str, k: int, notes: list[str]) -> list[Document]:
+    try:
+        documents = source.search(query, k)
+    except Exception as error:  # noqa: BLE001 - a broken source must not end the run
+        notes.append(f"{source.name} search failed: {error}")
+        return []
+    if not documents and source.last_note:
+        notes.append(source.last_note)
+    return documents

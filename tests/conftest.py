@@ -1,0 +1,35 @@
+"""Test-wide setup: offline model loading and a throwaway data directory."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("LANGGRAPH_CLI_NO_ANALYTICS", "1")
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch):
+    """Every test sees its own PREFRAG_HOME, never the user's ~/.prefrag."""
+    from prefrag.config import get_settings
+
+    home = tmp_path_factory.mktemp("prefrag-home")
+    monkeypatch.setenv("PREFRAG_HOME", str(home))
+    get_settings.cache_clear()
+    yield home
+    get_settings.cache_clear()
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The benchmark data folder beside the repository; skip when it is absent."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip("../shared/data is not present")
+    return SHARED_DATA

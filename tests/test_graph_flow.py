@@ -1,0 +1,237 @@
+"""The paper's process, end to end, with a scripted reasoner (appendix F's case)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+from graph_helpers import ListSource, doc, run_node
+from langchain_core.documents import Document
+
+from prefrag import ask, build_graph
+from prefrag.errors import EmptyQuestionError, UnknownSourceError
+from prefrag.graphs.context import Context
+from prefrag.reasoners.base import (
+    AnswerDraft,
+    CompareVerdict,
+    Reflection,
+    ScratchpadStep,
+    ThinkDecision,
+    Usage,
+)
+from prefrag.sources.base import SourceRegistry
+
+QUESTION = (
+    "In what year did the Danish plant ecologist who assisted a Danish chemist, "
+    "famous for the introduction of the concept of pH, die?"
+)
+ONE = Usage(calls=1, input_tokens=10, output_tokens=5)
+
+
+class ScriptedReasoner:
+    """Plays appendix F: local hit, local miss → web, 'Not available', INCORRECT, 1974."""
+
+    def __init__(self) -> None:
+        self.compare_inputs: list[tuple[list[str], list[str]]] = []
+        self.feedback_seen: list[str] = []
+
+    def think(
+        self,
+        question: str,
+        scratchpad: Sequence[ScratchpadStep],
+        *,
+        sources: Sequence[str],
+        force_answer: bool = False,
+        feedback: str = "",
+    ) -> ThinkDecision:
+        self.feedback_seen.append(feedback)
+        queries = [
+            "Danish chemist who introduced the concept of pH",
+            "Danish plant ecologist who assisted Sørensen",
+        ]
+        if len(scratchpad) < len(queries):
+            return ThinkDecision(thought="next hop", query=queries[len(scratchpad)], usage=ONE)
+        return ThinkDecision(thought="I can answer now.", action="answer", usage=ONE)
+
+    def compare(
+        self, question: str, held: Sequence[Document], new: Sequence[Document]
+    ) -> CompareVerdict:
+        self.compare_inputs.append(
+            ([d.metadata["id"] for d in held], [d.metadata["id"] for d in new])
+        )
+        return CompareVerdict(analysis="Nothing about an ecologist.", status=False, usage=ONE)
+
+    def answer(
+        self,
+        question: str,
+        scratchpad: Sequence[ScratchpadStep],
+        evidence: Sequence[Document],
+        *,
+        feedback: str = "",
+    ) -> AnswerDraft:
+        ids = [d.metadata["id"] for d in evidence]
+        if "olsen" in ids:
+            return AnswerDraft(answer="1974", cited_ids=["olsen", "sorensen"], usage=ONE)
+        return AnswerDraft(answer="Not available", cited_ids=[], usage=ONE)
+
+    def reflect(self, question: str, answer: str, evidence: Sequence[Document]) -> Reflection:
+        if answer == "Not available":
+            return Reflection(
+                label="INCORRECT",
+                explanation="The ecologist was not identified.",
+                suggestion="Search who assisted S. P. L. Sørensen.",
+                usage=ONE,
+            )
+        return Reflection(label="CORRECT", explanation="Supported.", usage=ONE)
+
+
+def _sources() -> tuple[ListSource, ListSource]:
+    sorensen = doc("sorensen", "S. P. L. Sørensen was a Danish chemist who introduced pH.")
+    wrong = doc("wrong", "The Carlsberg Laboratory was founded in 1875.")
+    olsen = doc("olsen", "Carsten Olsen (1891-1974), Danish plant ecologist, assisted Sørensen.")
+    local = ListSource(
+        "local",
+        # Checked in order: the full question (supplement) also mentions the chemist.
+        answers={"in what year": [sorensen, olsen], "chemist": [sorensen], "ecologist": [wrong]},
+    )
+    web = ListSource(
+        "web", "web", default=[doc("web-1", "Thorvald Sørensen, botanist.", "web", "web")]
+    )
+    return local, web
+
+
+def test_appendix_f_route_and_counters() -> None:
+    local, web = _sources()
+    reasoner = ScriptedReasoner()
+    graph = build_graph(reasoner=reasoner, sources=SourceRegistry([local, web]))
+
+    result = graph.invoke({"question": QUESTION}, context=Context())
+
+    route = [(s["kind"], s["searched"], s["source"], s.get("verdict")) for s in result["steps"]]
+    assert route == [
+        ("retrieve", ["local"], "local", None),  # first retrieval: no judge call
+        ("retrieve", ["local", "web"], "web", False),  # local miss → web
+        ("supplement", ["local", "web"], "local+web", None),  # after INCORRECT
+    ]
+    # Only the web documents entered the switched step's observation.
+    assert [d.metadata["id"] for d in result["steps"][1]["used"]] == ["web-1"]
+    # The judge saw everything held so far and only the new local documents.
+    assert reasoner.compare_inputs == [(["sorensen"], ["wrong"])]
+    assert result["answer"] == "1974"
+    assert [c["id"] for c in result["citations"]] == ["olsen", "sorensen"]
+    assert [r["label"] for r in result["reflections"]] == ["INCORRECT", "CORRECT"]
+    # The supplement searched with the original question, and think saw the failed answer.
+    assert local.queries[-1] == QUESTION and web.queries[-1] == QUESTION
+    assert "Not available" in reasoner.feedback_seen[-1]
+    assert result["counters"] == {"local_total": 3, "web_total": 2, "local_used": 2, "used": 4}
+    assert result["model_calls"] == {"think": 4, "compare": 1, "answer": 2, "reflect": 2}
+    assert result["tokens"]["answer"] == 30
+
+
+def test_iteration_cap_forces_an_answer() -> None:
+    class AlwaysSearch(ScriptedReasoner):
+        def think(self, question, scratchpad, *, sources, force_answer=False, feedback=""):
+            return ThinkDecision(thought="more", query=f"hop {len(scratchpad)}", usage=ONE)
+
+    local = ListSource("local", default=[doc("a", "alpha")])
+    result = ask(
+        "What is alpha?",
+        reasoner=AlwaysSearch(),
+        sources=SourceRegistry([local]),
+        max_iterations=2,
+        max_reflections=0,
+    )
+    assert [s["kind"] for s in result["steps"]] == ["retrieve", "retrieve"]
+    assert result["model_calls"]["think"] == 2  # the third round is a forced answer
+    assert "reflect" not in result["model_calls"]
+
+
+def test_second_negative_reflection_is_final() -> None:
+    class NeverSure(ScriptedReasoner):
+        def reflect(self, question, answer, evidence):
+            return Reflection(label="PARTIALLY CORRECT", usage=ONE)
+
+    local, web = _sources()
+    result = ask(QUESTION, reasoner=NeverSure(), sources=SourceRegistry([local, web]))
+    assert sum(s["kind"] == "supplement" for s in result["steps"]) == 1
+    assert len(result["reflections"]) == 2
+
+
+def test_failing_web_degrades_to_local_and_says_so() -> None:
+    local, _ = _sources()
+    offline = ListSource("web", "web", fail=True)
+    result = ask(QUESTION, reasoner=ScriptedReasoner(), sources=SourceRegistry([local, offline]))
+    switched = result["steps"][1]
+    assert switched["searched"] == ["local", "web"]
+    assert switched["source"] == "local"
+    assert any("web unavailable" in note for note in switched["notes"])
+    assert any("using local documents" in note for note in switched["notes"])
+    assert result["counters"]["web_total"] == 2  # attempted, never used
+    assert result["answer"] == "1974"
+
+
+def test_fallback_order_and_model_requested_source() -> None:
+    local = ListSource("local", default=[doc("l", "local text")])
+    wiki = ListSource("wiki", default=[doc("w", "wiki text", "wiki")])
+    web = ListSource("web", "web", default=[doc("x", "web text", "web", "web")])
+
+    class AsksForWeb(ScriptedReasoner):
+        def think(self, question, scratchpad, *, sources, force_answer=False, feedback=""):
+            assert list(sources) == ["local", "wiki", "web"]
+            if len(scratchpad) < 2:
+                return ThinkDecision(query="q", source="web", usage=ONE)
+            return ThinkDecision(action="answer", usage=ONE)
+
+    result = ask(
+        "q?",
+        reasoner=AsksForWeb(),
+        sources=SourceRegistry([local, wiki, web]),
+        fallback_sources=["wiki", "web"],
+        max_reflections=0,
+    )
+    assert result["steps"][1]["searched"] == ["local", "web"]  # the model's pick goes first
+    assert result["counters"]["web_total"] == 1
+
+
+def test_bad_input_raises_typed_errors() -> None:
+    local, web = _sources()
+    with pytest.raises(EmptyQuestionError):
+        ask("   ", reasoner=ScriptedReasoner(), sources=SourceRegistry([local, web]))
+    with pytest.raises(UnknownSourceError, match="known: local, web"):
+        ask(
+            "q?",
+            reasoner=ScriptedReasoner(),
+            sources=SourceRegistry([local, web]),
+            preferred_source="nope",
+        )
+
+
+def test_compare_node_alone_switches_on_false() -> None:
+    local, web = _sources()
+    graph = build_graph(reasoner=ScriptedReasoner(), sources=SourceRegistry([local, web]))
+    state = {
+        "question": QUESTION,
+        "query": "ecologist",
+        "steps": [{"kind": "retrieve", "used": []}],
+        "evidence": [doc("sorensen", "Sørensen")],
+        "pending_local": [doc("wrong", "Carlsberg")],
+        "counters": {"local_total": 2, "web_total": 0, "local_used": 1, "used": 1},
+    }
+    command = run_node(graph, "compare", state)
+    assert command.goto == "switch_to_web"
+    assert command.update["pending_step"]["verdict"] is False
+
+    kept = run_node(graph, "compare", state, Context(fallback_sources=[]))
+    assert kept.goto == "think"
+    assert kept.update["counters"]["local_used"] == 2
+
+
+def test_streaming_node_updates() -> None:
+    local, web = _sources()
+    graph = build_graph(reasoner=ScriptedReasoner(), sources=SourceRegistry([local, web]))
+    nodes = [
+        next(iter(chunk))
+        for chunk in graph.stream({"question": QUESTION}, context=Context(), stream_mode="updates")
+    ]
+    assert nodes[:3] == ["think", "retrieve_local", "mog_select"]
+    assert "switch_to_web" in nodes and nodes[-1] == "self_reflect"

@@ -9,7 +9,6 @@ the first call, not at import, to keep start-up fast.
 
 from __future__ import annotations
 
-import importlib.util
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,8 +19,6 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field, PrivateAttr
-
-from prefrag.errors import ConfigurationError
 
 __all__ = ["HFChatModel", "VLLMChatModel"]
 
@@ -45,15 +42,6 @@ class HFChatModel(BaseChatModel):
     _model: Any = PrivateAttr(default=None)
     _tokenizer: Any = PrivateAttr(default=None)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
-
-    def model_post_init(self, context: Any, /) -> None:
-        """Check the folder exists now, so a wrong path fails at configuration time."""
-        super().model_post_init(context)
-        if not Path(self.checkpoint).expanduser().is_dir():
-            raise ConfigurationError(
-                f"The hf checkpoint folder {self.checkpoint} does not exist; point the model "
-                "setting at a local transformers checkpoint folder."
-            )
 
     @property
     def _llm_type(self) -> str:
@@ -114,13 +102,18 @@ class HFChatModel(BaseChatModel):
 
                 path = str(Path(self.checkpoint).expanduser())
                 self._tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-                model = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
-                self._model = model.to(self.device).eval()
+                model: Any = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
+                model.to(self.device)
+                self._model = model.eval()
         return self._model, self._tokenizer
 
 
 class VLLMChatModel(BaseChatModel):
-    """vLLM's in-process engine (`vllm.LLM`) as a chat model; needs the `vllm` extra."""
+    """vLLM's in-process engine (`vllm.LLM`) as a chat model; needs the `vllm` extra.
+
+    The engine is created on the first call; `prefrag.models.build_chat_model` checks that
+    vllm is installed before building one.
+    """
 
     model: str
     temperature: float = 0.1
@@ -130,15 +123,6 @@ class VLLMChatModel(BaseChatModel):
 
     _llm: Any = PrivateAttr(default=None)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
-
-    def model_post_init(self, context: Any, /) -> None:
-        """Fail at configuration time when vllm is not installed."""
-        super().model_post_init(context)
-        if importlib.util.find_spec("vllm") is None:
-            raise ConfigurationError(
-                "The 'vllm' backend needs the vllm package; install it with "
-                "pip install 'prefrag[vllm]' or use the 'openai' backend with `vllm serve`."
-            )
 
     @property
     def _llm_type(self) -> str:

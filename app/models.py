@@ -8,10 +8,12 @@ Without a prefix the backend comes from `Settings.backend`. Ollama-style names s
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Literal, cast
 
 from langchain_core.language_models import BaseChatModel
+from pydantic import SecretStr
 
 from prefrag.config import Settings
 from prefrag.errors import ConfigurationError
@@ -84,7 +86,8 @@ def make_chat_model(backend: ModelBackend, name: str, settings: Settings) -> Bas
         return ChatOpenAI(
             model=name,
             base_url=settings.openai_base_url,
-            api_key=settings.openai_api_key or "EMPTY",
+            # vLLM and most local servers accept any key; the client insists on one.
+            api_key=SecretStr(settings.openai_api_key or "EMPTY"),
             temperature=settings.temperature,
             top_p=settings.top_p,
             timeout=settings.request_timeout,
@@ -93,6 +96,11 @@ def make_chat_model(backend: ModelBackend, name: str, settings: Settings) -> Bas
     if backend == "hf":
         from prefrag.local_models import HFChatModel
 
+        if not Path(name).expanduser().is_dir():
+            raise ConfigurationError(
+                f"The hf checkpoint folder {name} does not exist; point the model setting "
+                "at a local transformers checkpoint folder."
+            )
         return HFChatModel(
             checkpoint=str(Path(name).expanduser()),
             temperature=settings.temperature,
@@ -100,4 +108,9 @@ def make_chat_model(backend: ModelBackend, name: str, settings: Settings) -> Bas
         )
     from prefrag.local_models import VLLMChatModel
 
+    if importlib.util.find_spec("vllm") is None:
+        raise ConfigurationError(
+            "The 'vllm' backend needs the vllm package; install it with "
+            "pip install 'prefrag[vllm]' or use the 'openai' backend with `vllm serve`."
+        )
     return VLLMChatModel(model=name, temperature=settings.temperature, top_p=settings.top_p)

@@ -29,12 +29,15 @@ from prefrag.reasoners._text import (
     unseen_idf,
     words,
 )
+from prefrag.reasoners._verdicts import is_demonym
 
 _TITLE_SUFFIX_RE = re.compile(r"\s*\([^)]*\)\s*$")
 # Weight of a question term found only in the title of a sentence's document: sentences
 # often refer to their subject by pronoun ("She was named ...").
 _TITLE_SHARE = 0.5
 _ENTITY_BOOST = 1.5
+_IMPLICIT_TITLE = 0.7
+_ACRONYM_RE = re.compile(r"[A-Z]{2,5}s?")
 _TYPE_FIT = {
     "date": {"date": 1.0, "year": 1.0},
     "number": {"number": 1.0, "year": 0.2},
@@ -96,7 +99,9 @@ class Evidence:
         self.doc_terms = [
             term_set(d.page_content) | self.title_terms[i] for i, d in enumerate(self.docs)
         ]
-        self.idf = idf_weights([f"{t}. {d.page_content}" for t, d in zip(self.titles, self.docs)])
+        self.idf = idf_weights(
+            [f"{t}. {d.page_content}" for t, d in zip(self.titles, self.docs, strict=True)]
+        )
         self._unseen = unseen_idf(len(self.docs))
 
     def __len__(self) -> int:
@@ -211,6 +216,7 @@ def answer_candidates(
     question_terms = term_set(shape.text)
     question_norm = normalize_answer(shape.text)
     fits = _TYPE_FIT[shape.answer_type]
+    asks_nationality = bool(re.search(r"nationalit|what country|which country", shape.text.lower()))
     pooled: dict[str, list[Candidate]] = {}
     for scored in ranked[:top]:
         if scored.score <= 0:
@@ -218,7 +224,12 @@ def answer_candidates(
         sentence = scored.sentence
         title_terms = evidence.title_terms[sentence.doc]
         positions = _matched_positions(sentence.text, scored.covered)
-        for span in candidate_spans(sentence.text):
+        spans = candidate_spans(sentence.text)
+        title = evidence.titles[sentence.doc]
+        if title and normalize_answer(title) not in normalize_answer(sentence.text):
+            # Sentences often name their subject by pronoun; the title stands in for it.
+            spans.append(Span(title, "name", -1, -1))
+        for span in spans:
             fit = fits.get(span.kind, 0.0)
             key = normalize_answer(span.text)
             if fit == 0.0 or not key or key in exclude:
@@ -236,6 +247,22 @@ def answer_candidates(
             subject_factor = 0.6 if subject and scored.link is not None else 1.0
             if subject and shape.answer_type != "name":
                 subject_factor *= 0.8
+            # A name that titles another held document is the way to that document (a
+            # bridge); the question then asks about something that document says.
+            bridge = not subject and any(
+                t and span_terms and _same_name(t, span_terms)
+                for i, t in enumerate(evidence.title_terms)
+                if i != sentence.doc
+            )
+            if bridge and shape.answer_type != "name":
+                subject_factor *= 0.5
+            if is_demonym(span.text) and not asks_nationality:
+                subject_factor *= 0.3
+            if span.start < 0:
+                subject_factor *= _IMPLICIT_TITLE
+            if _ACRONYM_RE.fullmatch(span.text):
+                # Short acronyms ("SEC", "IMD") are usually asides, not answers.
+                subject_factor *= 0.5
             score = scored.score * fit * novelty * subject_factor * _proximity(span, positions)
             pooled.setdefault(key, []).append(Candidate(span.text, score, scored, span.kind))
     candidates = []
@@ -246,6 +273,11 @@ def answer_candidates(
         candidates.append(Candidate(best.text, best.score + bonus, best.support, best.kind))
     candidates.sort(key=lambda c: (-c.score, c.support.sentence.doc, c.text))
     return candidates
+
+
+def _same_name(title_terms: frozenset[str], span_terms: frozenset[str]) -> bool:
+    shared = len(title_terms & span_terms)
+    return shared / len(title_terms) >= 0.67 and shared / len(span_terms) >= 0.67
 
 
 def _matched_positions(text: str, covered: frozenset[str]) -> list[int]:
@@ -260,7 +292,7 @@ def _matched_positions(text: str, covered: frozenset[str]) -> list[int]:
 
 def _proximity(span: Span, positions: Sequence[int]) -> float:
     """1.0 to 1.5: spans close to the question's words in the sentence are likelier answers."""
-    if not positions:
+    if not positions or span.start < 0:
         return 1.0
     distance = min(abs(p - span.start) for p in positions)
     return 1.0 + 0.5 / (1.0 + distance / 30.0)
@@ -268,7 +300,7 @@ def _proximity(span: Span, positions: Sequence[int]) -> float:
 
 def words_of(text: str) -> list[str]:
     """Original-case words of `text` (for building readable sub-queries)."""
-    return re.findall(r"[^\W_]+(?:['’][^\W_]+)*", text)
+    return re.findall(r"[^\W_]+(?:['\u2019][^\W_]+)*", text)
 
 
 __all__ = [

@@ -59,7 +59,7 @@ _PRONOUN_STARTS = frozenset(
     "would should both".split()
 )
 
-_WORD_RE = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+_WORD_RE = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*", re.UNICODE)
 _DATE_RE = re.compile(
     rf"\b(?:(?:\d{{1,2}}\s+(?:{_MONTHS})|(?:{_MONTHS})(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?),?\s+)?"
     r"(?:1[0-9]{3}|20[0-9]{2})\b(?:s\b)?"
@@ -88,7 +88,7 @@ _NUMBER_WORDS = {
 }
 _NUMBER_WORD_RE = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
 _QUOTE_RE = re.compile(r"[\"“”]([^\"“”]{2,80})[\"“”]")
-_CAP_TOKEN_RE = re.compile(r"[^\W\d_][\w'’.\-&]*|\d[\w\-]*", re.UNICODE)
+_CAP_TOKEN_RE = re.compile(r"[^\W\d_][\w'\u2019.\-&]*|\d[\w\-]*", re.UNICODE)
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])[\"”')\]]*\s+(?=[\"“'(\[]?[A-Z0-9À-Ý])")
 
 _stemmer = Stemmer.Stemmer("english")
@@ -107,7 +107,7 @@ def words(text: str) -> list[str]:
     """Lower-cased word tokens with possessive endings dropped."""
     out = []
     for token in _WORD_RE.findall(text):
-        token = token.lower().replace("’", "'")
+        token = token.lower().replace("\u2019", "'")
         if token.endswith("'s"):
             token = token[:-2]
         out.append(token)
@@ -221,15 +221,23 @@ def _name_spans(sentence: str) -> list[Span]:
         while first <= end and tokens[first].group().lower() in _PRONOUN_STARTS:
             first += 1
         if first <= end:
-            text = sentence[tokens[first].start() : tokens[end].end()].rstrip(".,;:'’")
+            text = sentence[tokens[first].start() : tokens[end].end()].rstrip(".,;:'\u2019")
             if text and text.lower() not in _MONTH_WORDS and text.lower() not in _STOPWORDS:
-                spans.append(Span(text, "name", tokens[first].start(), tokens[first].start() + len(text)))
+                spans.append(
+                    Span(text, "name", tokens[first].start(), tokens[first].start() + len(text))
+                )
         i = end + 1
     return spans
 
 
 def _is_name_number(tokens: list[re.Match[str]], i: int) -> bool:
-    # "888 7th Avenue": a number directly followed by a capitalised word belongs to the name.
+    # "888 7th Avenue": a number directly followed by a capitalised word belongs to the name,
+    # but a year before a word ("1945 American comedy") does not.
+    token = tokens[i].group()
+    if re.fullmatch(r"1[0-9]{3}|20[0-9]{2}", token) or not re.fullmatch(
+        r"\d+(st|nd|rd|th)?", token
+    ):
+        return False
     return i + 1 < len(tokens) and tokens[i + 1].group()[0].isupper()
 
 
@@ -304,7 +312,8 @@ _PERSON_NOUNS = (
     "|city|country|state|town|film|album|song|novel|book|show|series"
 )
 _DATE_MIN = frozenset(
-    "first earlier earliest older oldest before sooner preceded predates founded established".split()
+    "first earlier earliest older oldest before sooner preceded predates founded "
+    "established".split()
 )
 _DATE_MAX = frozenset("later latest younger youngest recent newer newest last after".split())
 _NUMBER_MAX = frozenset(
@@ -396,6 +405,10 @@ def _direction(lowered: str) -> tuple[Direction | None, Literal["date", "number"
 
 
 def _answer_type(lowered: str) -> AnswerType:
+    if re.search(r"\bhow (many|much)\b", lowered):
+        return "number"
+    if re.search(r"\b(what|which) year\b", lowered):
+        return "date"
     # The first question word decides; a later "who" is usually a relative pronoun.
     match = re.search(r"\b(what|which|who|whom|whose|when|where|how)\b", lowered)
     asked = lowered[match.start() :] if match else lowered
@@ -417,29 +430,50 @@ def _choice_candidates(text: str) -> tuple[str, ...]:
     body = text.rstrip(" ?.")
     if " or " not in body:
         return ()
-    # "Which is older, X or Y": the options follow the last comma or colon.
+    # "Which is older, X or Y" / "Which band, X or Y, had more": a comma-separated
+    # segment holding "or" lists the options.
     head_is_wh = bool(re.match(r"(which|who|whom|whose|what|between)\b", body, re.I))
-    for sep in (",", ":"):
-        if sep in body and head_is_wh:
-            tail = body.rsplit(sep, 1)[1].strip()
-            if " or " in tail and len(tail.split()) <= 14:
-                left, right = tail.split(" or ", 1)
+    segments = [seg.strip() for seg in body.split(",")]
+    if head_is_wh and len(segments) > 1:
+        for segment in segments[1:]:
+            if " or " in segment and len(segment.split()) <= 14:
+                left, right = segment.split(" or ", 1)
                 left, right = _trim_option(left), _trim_option(right)
                 if left and right:
                     return (left, right)
     # "Did X sing with Y or Z": the capitalised (or single) words around "or".
     left_text, right_text = body.rsplit(" or ", 1)
-    left_names = _name_spans(left_text)
+    left_name = _trailing_name(left_text)
     right_names = _name_spans(right_text)
-    if left_names and left_names[-1].end >= len(left_text.rstrip()) - 1 and right_names:
-        if right_names[0].start <= 4:
-            return (left_names[-1].text, right_names[0].text)
+    if left_name and right_names and right_names[0].start <= 4:
+        return (left_name, right_names[0].text)
     left_word = left_text.split()[-1] if left_text.split() else ""
     right_word = right_text.split()[0] if right_text.split() else ""
     if left_word and right_word and left_word.lower() not in _STOPWORDS:
         if right_word.lower() not in _STOPWORDS and "-" in left_word + right_word:
             return (left_word, right_word)
     return ()
+
+
+def _trailing_name(text: str) -> str:
+    """The capitalised name `text` ends with ("born first Mahbub ul Haq" -> "Mahbub ul Haq")."""
+    tokens = text.split()
+    start = len(tokens)
+    while start > 0:
+        token = tokens[start - 1]
+        capital = token[:1].isupper() or token[:1].isdigit()
+        # Short lower-case particles ("ul", "van", "de") count only between capitalised words.
+        particle = (
+            start - 1 > 0
+            and start < len(tokens)
+            and token.islower()
+            and (len(token) <= 3 or token in _NAME_CONNECTORS)
+            and tokens[start - 2][:1].isupper()
+        )
+        if not (capital or particle) or token.lower() in _PRONOUN_STARTS:
+            break
+        start -= 1
+    return " ".join(tokens[start:]).strip(" ,:")
 
 
 def _trim_option(option: str) -> str:

@@ -45,7 +45,7 @@ from prefrag.reasoners._text import (
     unique,
     year_of,
 )
-from prefrag.reasoners._verdicts import descriptor, nationalities
+from prefrag.reasoners._verdicts import descriptor, is_demonym, nationalities
 from prefrag.reasoners.base import (
     AnswerDraft,
     CompareVerdict,
@@ -69,6 +69,11 @@ _RELEVANT_COSINE = 0.45
 # A yes/no property holds for a subject when its documents cover this share of its terms.
 _PROPERTY_COVERAGE = 0.75
 _MAX_QUERY_WORDS = 8
+_COMPARATIVE_TERMS = frozenset(
+    stem(w)
+    for w in "first earlier older before later younger recent more larger bigger higher "
+    "taller longer greater fewer less smaller lower shorter most largest".split()
+)
 _NOISE_WORDS = frozenset(
     "what which who whom whose when where why how many much did does do is are was were "
     "name named known called the a an of in on at to for by with from and or as that this".split()
@@ -122,7 +127,7 @@ class ExtractiveReasoner:
         weights = QuestionWeights(shape, evidence)
         ranked = rank_sentences(shape, evidence, weights)
         for entity in hinted:
-            if not evidence.covers(entity):
+            if not _about_itself(evidence, entity):
                 query = _compose_query(entity, shape, frozenset())
                 if _query_key(query) not in asked:
                     return ThinkDecision(
@@ -244,9 +249,7 @@ class ExtractiveReasoner:
                 str(document.metadata.get("title") or "")
             )
             share = weights.share(terms & frozenset(weights.weights))
-            cosine = (
-                float(vectors[len(held) + index] @ vectors[-1]) if vectors is not None else 0.0
-            )
+            cosine = float(vectors[len(held) + index] @ vectors[-1]) if vectors is not None else 0.0
             fills = [g for g in gap_names if term_set(g) and term_set(g) <= terms]
             title = str(document.metadata.get("title") or doc_id(document))
             if fills:
@@ -310,10 +313,12 @@ class ExtractiveReasoner:
         feedback: str,
     ) -> tuple[AnswerDraft, float]:
         """The answer and its support: the share of question weight its evidence covers."""
-        if shape.kind == "choice":
-            return _choose(shape, evidence, weights)
-        if shape.kind == "yesno":
-            return _yes_no(shape, evidence, weights, ranked)
+        if shape.kind in ("choice", "yesno"):
+            covered = all(evidence.covers(s) for s in _subjects(shape)) and bool(_subjects(shape))
+            support = 1.0 if covered else _WEAK_SUPPORT
+            if shape.kind == "choice":
+                return _choose(shape, evidence, weights), support
+            return _yes_no(shape, evidence, weights, ranked), support
         rejected = _rejected_answer(feedback)
         candidates = answer_candidates(shape, evidence, ranked, exclude=rejected)
         if candidates:
@@ -403,14 +408,14 @@ class ExtractiveReasoner:
                 from prefrag.index.embeddings import get_embedder
 
                 self._embedder = get_embedder()
-            except Exception:  # noqa: BLE001 - any load failure means lexical-only decisions
+            except Exception:
                 self._embedder_failed = True
                 return None
         missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
         if missing:
             try:
                 encoded = self._embedder.encode(missing)
-            except Exception:  # noqa: BLE001 - same: fall back to word overlap
+            except Exception:
                 self._embedder_failed = True
                 return None
             if len(self._vectors) > 4096:
@@ -465,21 +470,35 @@ def _bridge_gap(
 ) -> tuple[str, frozenset[str]] | None:
     """The best name in the top sentences that the question lacks and no held document is about.
 
-    Returns the name and the question terms its sentence already covers.
+    Names score by their sentence's support, closeness to the question's words in it, and
+    length (a full name says more than a nationality or an acronym). Returns the name and the
+    question terms its sentence already covers.
     """
     question_terms = term_set(shape.text)
-    for scored in ranked[:6]:
+    best: tuple[float, str, frozenset[str]] | None = None
+    for scored in ranked[:4]:
         if scored.score <= 0:
             break
+        positions = [
+            m.start()
+            for m in re.finditer(r"[^\W_]+", scored.sentence.text)
+            if stem(m.group().lower()) in scored.covered
+        ]
         for span in candidate_spans(scored.sentence.text):
-            if span.kind not in ("name", "quote"):
+            if span.kind not in ("name", "quote") or is_demonym(span.text):
                 continue
             terms = term_set(span.text)
-            if not terms or terms <= question_terms:
+            if not terms or terms <= question_terms or _about_itself(evidence, span.text):
                 continue
-            if evidence.docs_about(span.text)[:1] and _about_itself(evidence, span.text):
-                continue
-            return span.text, scored.covered
+            distance = min((abs(p - span.start) for p in positions), default=60)
+            score = scored.score * (1.0 + 0.5 / (1.0 + distance / 30.0))
+            score *= 1.0 + 0.2 * min(len(terms), 3)
+            if span.text.isupper():
+                score *= 0.5
+            if best is None or score > best[0]:
+                best = (score, span.text, scored.covered)
+    if best is not None:
+        return best[1], best[2]
     for entity in shape.entities:
         if not evidence.covers(entity):
             return entity, frozenset()
@@ -489,9 +508,7 @@ def _bridge_gap(
 def _about_itself(evidence: Evidence, name: str) -> bool:
     """Whether a held document has `name` as its title (so its facts are already held)."""
     name_terms = term_set(name)
-    return any(
-        t and len(t & name_terms) / len(name_terms) >= 0.67 for t in evidence.title_terms
-    )
+    return any(t and len(t & name_terms) / len(name_terms) >= 0.67 for t in evidence.title_terms)
 
 
 def _feedback_entities(feedback: str, shape: QuestionShape, asked: set[str]) -> list[str]:
@@ -549,8 +566,19 @@ def _choose(shape: QuestionShape, evidence: Evidence, weights: QuestionWeights) 
             return AnswerDraft(
                 answer=pick,
                 cited_ids=cited,
-                rationale=f"{pick}: {known[pick][0]:g} vs {other}: {known[other][0]:g} "
-                f"(support=1.0)",
+                rationale=f"{pick}: {known[pick][0]:g} vs {other}: {known[other][0]:g}",
+            )
+    # "Which band is from England, X or Y": the option whose nationality the question names.
+    asked_country = nationalities(_question_without(shape.text, options))
+    if asked_country:
+        matching = [
+            o for o in options if nationalities(_lead_text(evidence, docs[o])) == asked_country
+        ]
+        if len(matching) == 1:
+            return AnswerDraft(
+                answer=matching[0],
+                cited_ids=unique([evidence.ids[d] for o in options for d in docs[o][:1]]),
+                rationale=f"Only '{matching[0]}' is described as from {next(iter(asked_country))}.",
             )
     # No comparable values: the option whose documents best match the rest of the question.
     scores = {}
@@ -571,8 +599,7 @@ def _choose(shape: QuestionShape, evidence: Evidence, weights: QuestionWeights) 
     return AnswerDraft(
         answer=pick,
         cited_ids=unique(cited),
-        rationale=f"'{pick}' is the option the evidence ties best to the question "
-        f"(support={1.0 if all(docs.values()) else 0.4})",
+        rationale=f"'{pick}' is the option the evidence ties best to the question.",
     )
 
 
@@ -584,23 +611,40 @@ def _value(
     option_terms: frozenset[str],
 ) -> tuple[float, int] | None:
     """The date (as a year) or number an option's documents give for the compared attribute."""
+    lifespan = bool(re.search(r"\blived\b|\blife\b|\blifespan\b", shape.text.lower()))
+    attribute = frozenset(weights.weights) - option_terms - _COMPARATIVE_TERMS
     best: tuple[float, float, int] | None = None
     for index in doc_indexes[:2]:
         for sentence in evidence.sentences:
             if sentence.doc != index:
                 continue
             spans = candidate_spans(sentence.text)
-            if shape.compare_by == "date":
-                values = [year_of(s.text) for s in spans if s.kind in ("date", "year")]
+            if lifespan:
+                years = [year_of(s.text) for s in spans if s.kind in ("date", "year")]
+                known = [y for y in years if y is not None]
+                values = [float(known[1] - known[0])] if len(known) >= 2 else []
+            elif shape.compare_by == "date":
+                values = [
+                    float(y) for s in spans if s.kind in ("date", "year") if (y := year_of(s.text))
+                ]
             else:
-                values = [number_of(s.text) for s in spans if s.kind == "number"]
-            values = [v for v in values if v is not None]
+                # Only numbers in a sentence about the compared attribute, and not part of a name.
+                if not sentence.terms & attribute:
+                    continue
+                values = [
+                    v
+                    for s in spans
+                    if s.kind == "number" and not term_set(s.text) <= option_terms
+                    if (v := number_of(s.text)) is not None
+                ]
             if not values:
                 continue
             # Earlier sentences describe the subject (birth, founding); matches break ties.
             score = weights.of(sentence.terms - option_terms) - 0.1 * sentence.position
             if best is None or score > best[0]:
-                best = (score, float(values[0]), index)
+                best = (score, values[0], index)
+            if lifespan:
+                break
     return (best[1], best[2]) if best is not None else None
 
 
@@ -614,8 +658,6 @@ def _yes_no(
     subjects = _subjects(shape)
     docs = {s: evidence.docs_about(s) for s in subjects}
     cited = unique([evidence.ids[d] for s in subjects for d in docs[s][:1]])
-    found = all(docs.values()) and bool(subjects)
-    support = 1.0 if found else 0.4
     if shape.same and len(subjects) == 2:
         attribute = shape.property_text.lower()
         if re.search(r"nationalit|country|citizen|from\b|origin", attribute):
@@ -631,7 +673,7 @@ def _yes_no(
         return AnswerDraft(
             answer="yes" if verdict else "no",
             cited_ids=cited,
-            rationale=f"Compared {kind}: {shown} (support={support})",
+            rationale=f"Compared {kind}: {shown}.",
         )
     property_terms = term_set(shape.property_text) - term_set(" ".join(subjects))
     if not property_terms:
@@ -653,10 +695,14 @@ def _yes_no(
     return AnswerDraft(
         answer="yes" if verdict else "no",
         cited_ids=cited,
-        rationale=f"Property terms covered per subject: "
-        + ", ".join(f"{c:.0%}" for c in coverages)
-        + f" (support={support})",
+        rationale="Property terms covered per subject: " + ", ".join(f"{c:.0%}" for c in coverages),
     )
+
+
+def _question_without(question: str, names: Sequence[str]) -> str:
+    for name in names:
+        question = question.replace(name, " ")
+    return question
 
 
 def _lead_text(evidence: Evidence, doc_indexes: list[int]) -> str:

@@ -198,13 +198,15 @@ class LLMReasoner:
                 thought=draft.rationale, action="answer", answer=draft.answer, usage=usage
             )
 
-        names = [f"Search_{s}" for s in sources] if multi else ["Search_Engine"]
+        if multi:
+            names = [f"Search_{source}" for source in sources]
+            scopes = [f"'{source}' source" for source in sources]
+        else:
+            names, scopes = ["Search_Engine"], ["knowledge base general"]
         tools = "\n".join(
-            render_prompt("tool", name=name, scope=f"'{source}' source").strip()
-            for name, source in zip(names, sources, strict=False)
+            render_prompt("tool", action=name, scope=scope).strip()
+            for name, scope in zip(names, scopes, strict=True)
         )
-        if not multi:
-            tools = render_prompt("tool", name="Search_Engine", scope="knowledge base general")
         prompt = render_prompt(
             "think",
             tools=tools.strip(),

@@ -42,7 +42,7 @@ _FALSE = {"false", "no", "0", "n", "f"}
 
 # Section markers of the ReAct / Self-Evaluation formats. Matched case-insensitively at the
 # start of a line or after whitespace, optionally wrapped in markdown emphasis.
-_MARK = r"(?:^|(?<=\s))[*_#\s]*"
+_MARK = r"(?:^|(?<=[\s*_#]))[*_#]{0,6}[ \t]{0,3}"
 _THOUGHT = re.compile(_MARK + r"thought\s*\d*\s*[*_]*:", re.IGNORECASE)
 _ACTION = re.compile(_MARK + r"action\s*\d*\s*[*_]*:(?!\s*input)", re.IGNORECASE)
 _ACTION_INPUT = re.compile(_MARK + r"action\s*input\s*\d*\s*[*_]*:", re.IGNORECASE)
@@ -177,7 +177,8 @@ def match_source(name: str, sources: Sequence[str]) -> str | None:
 
 
 def _parse_think(text: str, sources: Sequence[str]) -> ThinkDecision | None:
-    data = _find_json_object(text)
+    react = any(m.search(text) for m in (_ACTION, _ACTION_INPUT, _FINAL))
+    data = None if react else _find_json_object(text)
     if data is not None and ("action" in data or "query" in data or "answer" in data):
         decision = _think_from_mapping(data, sources)
         if decision is not None:
@@ -194,14 +195,16 @@ def _parse_think(text: str, sources: Sequence[str]) -> ThinkDecision | None:
     if final is not None and final.start() < first_search:
         answer = _section(text, final)
         answer = _cut_at_markers(answer, (_SELF_EVAL, _EXPLANATION, _SUGGESTION, _OBSERVATION))
-        if not answer.strip():
+        answer = answer.strip().strip("*").strip()
+        if not answer:
             return None
-        return ThinkDecision(thought=thought, action="answer", answer=answer.strip())
+        return ThinkDecision(thought=thought, action="answer", answer=answer)
 
     if action is None and action_input is None:
         return None
-    name = _first_line(_section(text, action)) if action is not None else ""
-    name = name.strip().strip("`*\"'[]() ")
+    name = ""
+    if action is not None:
+        name = _first_line(_cut_at_markers(_section(text, action), _ALL_MARKERS)).strip()
     query = _section(text, action_input) if action_input is not None else ""
     query = _clean_query(query)
     if action is not None and not query:
@@ -209,6 +212,7 @@ def _parse_think(text: str, sources: Sequence[str]) -> ThinkDecision | None:
         inline = re.match(r"([\w\s.-]*?)\s*[\[(]\s*(.+?)\s*[\])]\s*$", name)
         if inline:
             name, query = inline.group(1).strip(), _clean_query(inline.group(2))
+    name = name.strip("`*\"'[]() ")
     if _FINISH_ACTION.match(name):
         return ThinkDecision(thought=thought, action="answer", answer=query) if query else None
     source = None
@@ -233,11 +237,10 @@ def _think_from_mapping(data: dict[str, Any], sources: Sequence[str]) -> ThinkDe
         return ThinkDecision(thought=thought, action="answer", answer=answer) if answer else None
     if not query:
         return None
-    raw_source = str(data.get("source") or "")
-    search = _SEARCH_ACTION.match(action)
-    source = match_source(raw_source, sources) or (
-        match_source(search.group(1), sources) if search else None
-    )
+    source = None
+    for name in (str(data.get("source") or ""), action):
+        search = _SEARCH_ACTION.match(name)
+        source = source or match_source(search.group(1) if search else name, sources)
     return ThinkDecision(thought=thought, action="search", query=query, source=source)
 
 
@@ -318,7 +321,7 @@ def _parse_answer(text: str) -> AnswerDraft | None:
         cited = extract_citations(raw)
         if citations_line:
             raw = raw[: citations_line.start()]
-        answer = strip_citations(raw).strip()
+        answer = strip_citations(raw).strip().strip("*").strip()
         if not answer:
             return None
         rationale = _thought(text, stop_at=final.start())

@@ -1,0 +1,100 @@
+"""The `prefrag` command line as a user drives it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from prefrag.cli import app
+
+runner = CliRunner()
+
+
+def _write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> Path:
+    return _write_jsonl(
+        tmp_path / "notes.jsonl",
+        [
+            {"id": "n1", "title": "Warfarin and NSAIDs", "text": "Ibuprofen raises the "
+             "bleeding risk of warfarin; paracetamol is the usual alternative.", "date": "2020"},
+            {"id": "n2", "title": "Statins and grapefruit", "text": "Grapefruit juice raises "
+             "simvastatin levels through CYP3A4 inhibition.", "date": "2019"},
+        ],
+    )
+
+
+def test_index_is_idempotent_and_listed(corpus: Path) -> None:
+    first = runner.invoke(app, ["index", str(corpus), "--source", "notes"])
+    assert first.exit_code == 0, first.output
+    assert "added" in first.output
+    again = runner.invoke(app, ["index", str(corpus), "--source", "notes"])
+    assert again.exit_code == 0
+    assert "0 chunks added" in again.output
+    listing = runner.invoke(app, ["sources"])
+    assert "notes" in listing.output
+
+
+def test_ask_json_has_answer_citations_route_counters(corpus: Path) -> None:
+    runner.invoke(app, ["index", str(corpus), "--source", "notes"])
+    result = runner.invoke(
+        app, ["ask", "What raises simvastatin levels?", "--source", "notes", "--json", "--no-web"]
+    )
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.stdout)
+    assert set(record) >= {"answer", "citations", "route", "counters"}
+    assert record["answer"]
+    assert record["route"][0]["searched"] == ["notes"]
+    assert {c["id"] for c in record["citations"]} <= {
+        d for step in record["route"] for d in step["used"]
+    }
+
+
+def test_thread_shows_a_stored_run(corpus: Path) -> None:
+    runner.invoke(app, ["index", str(corpus), "--source", "notes"])
+    args = ["ask", "What raises simvastatin levels?", "--source", "notes", "--no-web"]
+    first = runner.invoke(app, [*args, "--json", "--thread", "t1"])
+    shown = runner.invoke(app, ["ask", "--thread", "t1", "--json"])
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["answer"] == json.loads(first.stdout)["answer"]
+    other = runner.invoke(app, ["ask", "Another question?", "--thread", "t1"])
+    assert other.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["ask", "   "], "empty"),
+        (["ask", "q?", "--source", "nope", "--no-web"], "Unknown source 'nope'"),
+        (["ask", "--thread", "never-ran"], "No stored run"),
+    ],
+)
+def test_bad_input_is_one_sentence_and_exit_2(args: list[str], message: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_malformed_jsonl_names_the_line_and_writes_nothing(tmp_path: Path, corpus: Path) -> None:
+    runner.invoke(app, ["index", str(corpus), "--source", "notes"])
+    before = runner.invoke(app, ["sources"]).output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"title": "ok", "text": "fine"}\n{"title": broken\n')
+    result = runner.invoke(app, ["index", str(bad), "--source", "notes"])
+    assert result.exit_code == 2
+    assert "bad.jsonl" in result.output and "2" in result.output
+    assert runner.invoke(app, ["sources"]).output == before
+
+
+def test_unreadable_file_is_a_clear_error(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["index", str(tmp_path / "missing.jsonl"), "--source", "x"])
+    assert result.exit_code == 2
+    assert "missing.jsonl" in result.output

@@ -1,0 +1,63 @@
+"""End to end on real indexes: the demo corpus and HotpotQA, with the extractive reasoner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from prefrag import ask
+from prefrag.index.ingest import index_paths
+from prefrag.reasoners.extractive import ExtractiveReasoner
+from prefrag.sources import SourceRegistry
+from prefrag.sources.defaults import default_sources
+from prefrag.sources.local import LocalSource
+
+
+def test_demo_corpus_is_indexed_on_first_use_and_answers_with_citations() -> None:
+    registry = default_sources(web=False)
+    assert registry.names() == ["demo"]
+    result = ask("Which medicines interact with warfarin?", sources=registry)
+    assert result["answer"]
+    assert result["citations"]
+    assert all(c["source"] == "demo" and c["date"] for c in result["citations"])
+    # A second start finds the index and does not re-index.
+    assert default_sources(web=False).names() == ["demo"]
+
+
+@pytest.fixture(scope="module")
+def hotpot_index(shared_data: Path, tmp_path_factory: pytest.TempPathFactory):
+    from prefrag.config import Settings
+
+    rows, questions = {}, []
+    with (shared_data / "hotpotqa" / "hotpotqa_dev_350.jsonl").open() as handle:
+        for line in list(handle)[:25]:
+            item = json.loads(line)
+            questions.append(item)
+            for ctx in item["contexts"]:
+                rows[ctx["title"]] = {"id": ctx["title"], "title": ctx["title"],
+                                      "text": ctx["paragraph_text"]}
+    folder = tmp_path_factory.mktemp("hotpot")
+    corpus = folder / "corpus.jsonl"
+    corpus.write_text("\n".join(json.dumps(r) for r in rows.values()) + "\n")
+    settings = Settings(home=folder / "home")
+    index_paths([corpus], "hotpot", settings=settings, progress=False)
+    return LocalSource("hotpot", settings=settings), questions
+
+
+def test_hotpotqa_answers_cite_documents_in_the_index(hotpot_index) -> None:
+    source, questions = hotpot_index
+    reasoner = ExtractiveReasoner()
+    registry = SourceRegistry([source])
+    answered = 0
+    for item in questions[:8]:
+        result = ask(item["question_text"], reasoner=reasoner, sources=registry, fallback_sources=[])
+        assert result["citations"], item["question_text"]
+        for cite in result["citations"]:
+            hits = source.search(cite["title"], 5)
+            assert cite["id"] in {d.metadata["id"] for d in hits} or any(
+                h.metadata["title"] == cite["title"] for h in hits
+            )
+        answered += bool(result["answer"])
+    assert answered == 8

@@ -48,7 +48,7 @@ def hotpot_index(shared_data: Path, tmp_path_factory: pytest.TempPathFactory):
 
 def test_hotpotqa_answers_cite_documents_in_the_index(hotpot_index) -> None:
     source, questions = hotpot_index
-    reasoner = ExtractiveReasoner()
+    reasoner = ExtractiveReasoner(use_embeddings=False)
     registry = SourceRegistry([source])
     answered = 0
     for item in questions[:8]:

@@ -93,15 +93,15 @@ class Evidence:
         self.titles = [clean_title(str(d.metadata.get("title") or "")) for d in self.docs]
         self.title_terms = [term_set(t) for t in self.titles]
         self.sentences: list[Sentence] = []
+        self.doc_terms: list[frozenset[str]] = []
         for index, document in enumerate(self.docs):
+            terms = set(self.title_terms[index])
             for position, text in enumerate(split_sentences(document.page_content)):
-                self.sentences.append(Sentence(index, position, text, term_set(text)))
-        self.doc_terms = [
-            term_set(d.page_content) | self.title_terms[i] for i, d in enumerate(self.docs)
-        ]
-        self.idf = idf_weights(
-            [f"{t}. {d.page_content}" for t, d in zip(self.titles, self.docs, strict=True)]
-        )
+                sentence = Sentence(index, position, text, term_set(text))
+                self.sentences.append(sentence)
+                terms |= sentence.terms
+            self.doc_terms.append(frozenset(terms))
+        self.idf = idf_weights(self.doc_terms)
         self._unseen = unseen_idf(len(self.docs))
 
     def __len__(self) -> int:

@@ -105,13 +105,8 @@ def stem(word: str) -> str:
 
 def words(text: str) -> list[str]:
     """Lower-cased word tokens with possessive endings dropped."""
-    out = []
-    for token in _WORD_RE.findall(text):
-        token = token.lower().replace("\u2019", "'")
-        if token.endswith("'s"):
-            token = token[:-2]
-        out.append(token)
-    return out
+    tokens = _WORD_RE.findall(text.lower().replace("\u2019", "'"))
+    return [t[:-2] if t.endswith("'s") else t for t in tokens]
 
 
 @lru_cache(maxsize=16384)
@@ -136,12 +131,12 @@ def jaccard(left: frozenset[str], right: frozenset[str]) -> float:
     return len(left & right) / len(left | right)
 
 
-def idf_weights(texts: Sequence[str]) -> dict[str, float]:
-    """Inverse document frequency of every content term over `texts` (BM25-style, positive)."""
-    n = len(texts)
+def idf_weights(term_sets: Sequence[frozenset[str]]) -> dict[str, float]:
+    """Inverse document frequency of every term over documents' term sets (BM25-style)."""
+    n = len(term_sets)
     df: dict[str, int] = {}
-    for text in texts:
-        for term in term_set(text):
+    for terms in term_sets:
+        for term in terms:
             df[term] = df.get(term, 0) + 1
     return {t: math.log(1.0 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
 

@@ -1,0 +1,62 @@
+"""Shared helpers for the benchmarks: corpora from ../shared/data and timing summaries."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+HOTPOT = SHARED_DATA / "hotpotqa" / "hotpotqa_dev_350.jsonl"
+
+
+def hotpot_items() -> list[dict]:
+    """The HotpotQA-350 questions (IRCoT format)."""
+    with HOTPOT.open() as handle:
+        return [json.loads(line) for line in handle]
+
+
+def hotpot_corpus_rows() -> list[dict]:
+    """Every distinct HotpotQA-350 paragraph as an indexable JSONL row."""
+    rows: dict[str, dict] = {}
+    for item in hotpot_items():
+        for context in item["contexts"]:
+            rows.setdefault(
+                context["title"],
+                {"id": context["title"], "title": context["title"],
+                 "text": context["paragraph_text"]},
+            )
+    return list(rows.values())
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    """Write `rows` as JSONL."""
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def timed(fn: Callable[[], object]) -> float:
+    """Seconds one call of `fn` takes."""
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def percentiles(seconds: list[float]) -> dict[str, float]:
+    """p50 / p95 / mean in milliseconds."""
+    ordered = sorted(seconds)
+    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    return {
+        "p50_ms": 1000 * statistics.median(ordered),
+        "p95_ms": 1000 * p95,
+        "mean_ms": 1000 * statistics.fmean(ordered),
+    }
+
+
+def batched(items: list, size: int) -> Iterator[list]:
+    """`items` in chunks of `size`."""
+    for start in range(0, len(items), size):
+        yield items[start : start + size]

@@ -1,0 +1,209 @@
+"""Development check of `ExtractiveReasoner` on HotpotQA dev (IRCoT format), no graph needed.
+
+Simulates the PrefRAG loop per question over a BM25 index of that question's own contexts
+(think -> search -> compare -> ... -> answer, at most 3 retrieval steps), and reports answer
+EM/F1 and evidence recall (share of the 2 gold paragraphs in the cited and in the held
+evidence) for (a) answering from the two gold paragraphs only and (b) the iterative loop.
+The switcher's verdicts are compared to an oracle ("the new documents bring a gold
+paragraph not held yet"); with one source the observation is always the local result.
+
+    /work/venv/bin/python bench/dev_extractive_hotpot.py --k 3
+    /work/venv/bin/python bench/dev_extractive_hotpot.py --k 5 --embeddings
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import re
+import string
+import time
+from pathlib import Path
+
+from rank_bm25 import BM25Okapi
+
+from prefrag.documents import doc_id, make_document, unique_documents
+from prefrag.reasoners._text import content_terms
+from prefrag.reasoners.base import ScratchpadStep
+from prefrag.reasoners.extractive import ExtractiveReasoner
+
+DATA = Path("/work/shared/data/hotpotqa/hotpotqa_dev_350.jsonl")
+
+
+def normalize(text: str) -> str:
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in set(string.punctuation))
+    text = re.sub(r"\b(a|an|the)\b", " ", text)
+    return " ".join(text.split())
+
+
+def f1_score(prediction: str, gold: str) -> float:
+    pred, ref = normalize(prediction), normalize(gold)
+    if (pred in ("yes", "no") or ref in ("yes", "no")) and pred != ref:
+        return 0.0
+    p_tokens, r_tokens = pred.split(), ref.split()
+    common = collections.Counter(p_tokens) & collections.Counter(r_tokens)
+    same = sum(common.values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(p_tokens), same / len(r_tokens)
+    return 2 * precision * recall / (precision + recall)
+
+
+def best(prediction: str, golds: list[str]) -> tuple[float, float]:
+    em = max(float(normalize(prediction) == normalize(g)) for g in golds)
+    f1 = max(f1_score(prediction, g) for g in golds)
+    return em, f1
+
+
+class Bm25:
+    """BM25 over one question's contexts (stemmed content terms)."""
+
+    def __init__(self, docs):
+        self.docs = docs
+        corpus = [list(content_terms(f"{d.metadata['title']} {d.page_content}")) for d in docs]
+        self.bm25 = BM25Okapi([c or ["_"] for c in corpus])
+
+    def search(self, query: str, k: int):
+        scores = self.bm25.get_scores(list(content_terms(query)) or ["_"])
+        order = sorted(range(len(self.docs)), key=lambda i: (-scores[i], i))
+        return [self.docs[i] for i in order[:k]]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--k", type=int, default=3)
+    parser.add_argument("--limit", type=int, default=0)
+    parser.add_argument("--max-steps", type=int, default=3)
+    parser.add_argument("--embeddings", action="store_true")
+    parser.add_argument("--show", type=int, default=0, help="print N wrong loop answers")
+    args = parser.parse_args()
+
+    rows = [json.loads(line) for line in DATA.open()]
+    if args.limit:
+        rows = rows[: args.limit]
+    reasoner = ExtractiveReasoner(use_embeddings=args.embeddings)
+    totals = collections.defaultdict(float)
+    timings = collections.defaultdict(list)
+    by_kind = collections.defaultdict(lambda: [0, 0.0])
+    labels = collections.defaultdict(lambda: [0, 0.0])
+    verdicts = collections.Counter()
+    steps_hist = collections.Counter()
+    shown = 0
+
+    def timed(name, fn, *a, **kw):
+        start = time.perf_counter()
+        out = fn(*a, **kw)
+        timings[name].append((time.perf_counter() - start) * 1000)
+        return out
+
+    for row in rows:
+        question = row["question_text"]
+        golds = row["answers_objects"][0]["spans"]
+        docs = [
+            make_document(
+                c["paragraph_text"],
+                id=f"{row['question_id']}:{c['id']}",
+                source="hotpotqa",
+                title=c["title"],
+                gold=c["is_supporting"],
+            )
+            for c in row["contexts"]
+        ]
+        gold_ids = {doc_id(d) for d in docs if d.metadata["gold"]}
+
+        # (a) the two gold paragraphs only
+        draft = timed(
+            "answer", reasoner.answer, question, [], [d for d in docs if doc_id(d) in gold_ids]
+        )
+        em, f1 = best(draft.answer, golds)
+        totals["gold_em"] += em
+        totals["gold_f1"] += f1
+        totals["gold_cited_recall"] += len(gold_ids & set(draft.cited_ids)) / len(gold_ids)
+
+        # (b) the loop
+        index = Bm25(docs)
+        scratchpad: list[ScratchpadStep] = []
+        held = []
+        for step in range(args.max_steps + 1):
+            decision = timed(
+                "think",
+                reasoner.think,
+                question,
+                scratchpad,
+                sources=["local"],
+                force_answer=step == args.max_steps,
+            )
+            if decision.action == "answer":
+                break
+            new = index.search(decision.query, args.k)
+            if held:
+                verdict = timed("compare", reasoner.compare, question, held, new)
+                held_ids = {doc_id(d) for d in held}
+                useful = bool({doc_id(d) for d in new} & gold_ids - held_ids)
+                verdicts[(useful, verdict.status)] += 1
+            scratchpad.append(
+                ScratchpadStep(
+                    thought=decision.thought, query=decision.query, source="local", observation=new
+                )
+            )
+            held = unique_documents([*held, *new])
+        steps_hist[len(scratchpad)] += 1
+        draft = timed("answer", reasoner.answer, question, scratchpad, held)
+        reflection = timed("reflect", reasoner.reflect, question, draft.answer, held)
+        em, f1 = best(draft.answer, golds)
+        totals["loop_em"] += em
+        totals["loop_f1"] += f1
+        totals["loop_cited_recall"] += len(gold_ids & set(draft.cited_ids)) / len(gold_ids)
+        totals["loop_held_recall"] += len(gold_ids & {doc_id(d) for d in held}) / len(gold_ids)
+        totals["loop_docs"] += len(held)
+        from prefrag.reasoners._text import analyze_question
+
+        kind = analyze_question(question).kind
+        by_kind[kind][0] += 1
+        by_kind[kind][1] += em
+        labels[reflection.label][0] += 1
+        labels[reflection.label][1] += f1
+        if args.show and shown < args.show and em == 0:
+            shown += 1
+            print(
+                f"Q: {question}\n  gold={golds} pred={draft.answer!r} [{kind}] "
+                f"queries={[s.query for s in scratchpad]}\n  {draft.rationale[:200]}"
+            )
+
+    n = len(rows)
+    print(f"questions={n} k={args.k} embeddings={args.embeddings}")
+    print(
+        f"(a) gold paragraphs: EM={totals['gold_em'] / n:.3f} F1={totals['gold_f1'] / n:.3f} "
+        f"cited gold recall={totals['gold_cited_recall'] / n:.3f}"
+    )
+    print(
+        f"(b) loop: EM={totals['loop_em'] / n:.3f} F1={totals['loop_f1'] / n:.3f} "
+        f"cited gold recall={totals['loop_cited_recall'] / n:.3f} "
+        f"held gold recall={totals['loop_held_recall'] / n:.3f} "
+        f"docs held={totals['loop_docs'] / n:.1f}"
+    )
+    print("retrieval steps:", dict(sorted(steps_hist.items())))
+    print("EM by question kind:", {k: f"{v[1] / v[0]:.3f} (n={v[0]})" for k, v in by_kind.items()})
+    print(
+        "reflection label -> mean F1:",
+        {k: f"{v[1] / v[0]:.3f} (n={v[0]})" for k, v in sorted(labels.items())},
+    )
+    agree = verdicts[(True, True)] + verdicts[(False, False)]
+    total_v = sum(verdicts.values()) or 1
+    print(
+        f"compare vs oracle: agreement={agree / total_v:.3f} "
+        f"(useful&True={verdicts[(True, True)]} useful&False={verdicts[(True, False)]} "
+        f"notuseful&True={verdicts[(False, True)]} notuseful&False={verdicts[(False, False)]})"
+    )
+    for name, values in sorted(timings.items()):
+        values.sort()
+        print(
+            f"{name}: median {values[len(values) // 2]:.2f} ms, p95 "
+            f"{values[int(len(values) * 0.95)]:.2f} ms, max {values[-1]:.2f} ms"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -210,8 +210,8 @@ class LoopSystem:
             while _retrieval_steps(run) < context.max_iterations:
                 decision = run.timed(
                     "think",
-                    lambda: self.reasoner.think(
-                        run.question, run.scratchpad(), sources=names, feedback=feedback
+                    lambda f=feedback: self.reasoner.think(
+                        run.question, run.scratchpad(), sources=names, feedback=f
                     ),
                 )
                 run.spend("think", decision.usage)
@@ -227,7 +227,8 @@ class LoopSystem:
             if not reflect or len(run.reflections) >= context.max_reflections:
                 return
             reflection = run.timed(
-                "self_reflect", lambda: self.reasoner.reflect(run.question, draft, run.evidence)
+                "self_reflect",
+                lambda a=draft: self.reasoner.reflect(run.question, a, run.evidence),
             )
             run.spend("reflect", reflection.usage)
             run.reflections.append(
@@ -338,7 +339,7 @@ def _retrieval_steps(run: _Run) -> int:
 def _search(source: Source, query: str, k: int, notes: list[str]) -> list[Document]:
     try:
         documents = source.search(query, k)
-    except Exception as error:  # noqa: BLE001 - a broken source must not end the run
+    except Exception as error:
         notes.append(f"{source.name} search failed: {error}")
         return []
     if not documents and source.last_note:

@@ -45,6 +45,14 @@ class Context:
         default_factory=lambda: ["web"],
         metadata={"description": "Sources tried, in order, when the switcher says False."},
     )
+    preference_driven: bool = field(
+        default=True,
+        metadata={
+            "description": "Preferred source first, switching only when the switcher says "
+            "False. Off (ablation 'w/o Pref-AR'): every step searches the preferred and the "
+            "first fallback source and uses both."
+        },
+    )
     judge_first_retrieval: bool = field(
         default=False,
         metadata={"description": "Ask the switcher on the first retrieval too (paper: no)."},

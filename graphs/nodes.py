@@ -141,6 +141,9 @@ def make_nodes(provider: ResourceProvider) -> dict[str, Node]:
             "notes": [],
         }
         update: dict[str, Any] = {}
+        if not context.preference_driven and resources.fallbacks:
+            step |= {"verdict": None, "analysis": "Preference off: every source is used."}
+            return Command(goto="switch_to_web", update={"pending_step": step | {"both": True}})
         if not pending:
             step |= {"verdict": False, "analysis": "The preferred source returned nothing."}
         elif first and not context.judge_first_retrieval:
@@ -157,7 +160,8 @@ def make_nodes(provider: ResourceProvider) -> dict[str, Node]:
             return Command(goto="switch_to_web", update=update | {"pending_step": step})
         if step["verdict"] is False:
             step["notes"].append("No fallback source configured; kept local documents.")
-        return Command(goto="think", update=update | _use(state, step, resources.preferred))
+        uses = [(resources.preferred, pending)]
+        return Command(goto="think", update=update | _use(state, step, uses))
 
     def switch_to_web(state: PrefRAGState, runtime: Runtime[Context]) -> dict[str, Any]:
         """Search the fallback sources in order; only their documents enter the step."""
@@ -166,6 +170,7 @@ def make_nodes(provider: ResourceProvider) -> dict[str, Node]:
         step: Step = dict(state["pending_step"])  # type: ignore[assignment]
         step["notes"] = list(step.get("notes", []))
         counters = dict(state.get("counters") or empty_counters())
+        local = list(state.get("pending_local") or [])
         target = _requested_first(resources.fallbacks, state.get("requested_source"))
         for source in target:
             documents, notes = _search(source, state["query"], context.top_k)
@@ -174,15 +179,16 @@ def make_nodes(provider: ResourceProvider) -> dict[str, Node]:
             for key, value in _retrieval_counts(source).items():
                 counters[key] += value
             if documents:
-                step |= {"retrieved": [*step["retrieved"], *documents]}
+                step["retrieved"] = [*step["retrieved"], *documents]
+                uses = [(resources.preferred, local)] if step.pop("both", False) else []
                 return {"pending_step": None} | _use(
-                    {**state, "counters": counters}, step, source, documents
+                    {**state, "counters": counters}, step, [*uses, (source, documents)]
                 )
         # Every fallback failed: degrade to local-only and say so.
+        step.pop("both", None)
         step["notes"].append("Fallback sources returned nothing; using local documents.")
-        local = list(state.get("pending_local") or [])
         return {"pending_step": None} | _use(
-            {**state, "counters": counters}, step, resources.preferred, local
+            {**state, "counters": counters}, step, [(resources.preferred, local)]
         )
 
     def answer(state: PrefRAGState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -235,36 +241,26 @@ def make_nodes(provider: ResourceProvider) -> dict[str, Node]:
         context = context_of(runtime)
         resources = provider.resolve(context)
         question = state["question"]
-        searched, used, notes = [], [], []
         counters = dict(state.get("counters") or empty_counters())
+        uses, notes = [], []
         for source in [resources.preferred, *resources.fallbacks[:1]]:
             documents, source_notes = _search(source, question, context.top_k)
-            searched.append(source.name)
             notes.extend(source_notes)
             for key, value in _retrieval_counts(source).items():
                 counters[key] += value
-            if documents:
-                for key, value in _used_counts(source).items():
-                    counters[key] += value
-                used.extend(documents)
+            uses.append((source, documents))
         step: Step = {
             "index": len(state.get("steps", [])),
             "kind": "supplement",
             "thought": "Self-reflection was negative; supplementing from every source.",
             "query": question,
-            "searched": searched,
-            "source": "+".join(searched),
+            "searched": [source.name for source, _ in uses],
             "verdict": None,
             "analysis": "",
-            "retrieved": used,
-            "used": used,
+            "retrieved": [document for _, documents in uses for document in documents],
             "notes": notes,
         }
-        return {
-            "steps": [step],
-            "evidence": unique_documents([*state.get("evidence", []), *used]),
-            "counters": counters,
-        }
+        return _use({**state, "counters": counters}, step, uses)
 
     return {
         "think": think,
@@ -287,16 +283,15 @@ def _requested_first(fallbacks: Sequence[Source], requested: str | None) -> list
     return ordered
 
 
-def _use(
-    state: Any, step: Step, source: Source, documents: list[Document] | None = None
-) -> dict[str, Any]:
-    """Record `step` with `documents` (default: the pending local ones) entering evidence."""
-    used = list(state.get("pending_local") or []) if documents is None else documents
-    step = {**step, "source": source.name, "used": used}
+def _use(state: Any, step: Step, uses: Sequence[tuple[Source, list[Document]]]) -> dict[str, Any]:
+    """Record `step` with each source's documents entering the evidence, and count them."""
+    used = [document for _, documents in uses for document in documents]
+    step = {**step, "source": "+".join(source.name for source, _ in uses), "used": used}
     counters = dict(state.get("counters") or empty_counters())
-    if used:
-        for key, value in _used_counts(source).items():
-            counters[key] += value
+    for source, documents in uses:
+        if documents:
+            for key, value in _used_counts(source).items():
+                counters[key] += value
     return {
         "steps": [step],
         "evidence": unique_documents([*state.get("evidence", []), *used]),

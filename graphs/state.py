@@ -28,6 +28,7 @@ class Step(TypedDict, total=False):
     retrieved: list[Document]
     used: list[Document]
     notes: list[str]
+    both: bool  # internal: preference off, use preferred and fallback together
 
 
 class Counters(TypedDict):

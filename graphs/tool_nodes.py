@@ -1,11 +1,114 @@
-"""PLACEHOLDER written by the lead so the graph imports; the tool-node helper replaces this file."""
+"""The retrieval-path tool nodes: Mix-of-Granularity selection and polyview reranking.
 
+Both read this round's local documents (`pending_local`) and the sub-query, and return a
+replacement `pending_local` plus trace notes. Each is off unless the run's `Context` turns
+it on (`use_mog`, `use_polyview`); off, it returns `{}` so the state passes through.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
 from typing import Any
 
+from langgraph.runtime import Runtime
 
-def mog_select(state: Any) -> dict:
-    return {}
+from prefrag.graphs.context import Context
+from prefrag.graphs.state import PrefRAGState
+
+_LOCK = threading.Lock()
+_SELECTORS: dict[tuple[str, float], Any] = {}
+_RERANKERS: dict[str, Any] = {}
 
 
-def polyview_rerank(state: Any) -> dict:
-    return {}
+def mog_select(state: PrefRAGState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Replace this round's local chunks with MoG's choice across granularities.
+
+    Needs the preferred source's granularity index (`<sources_dir>/<source>/mog`, with an
+    optional trained `router.npz`); without one the documents pass through with a note.
+    """
+    context = _context(runtime)
+    if not context.use_mog:
+        return {}
+    query = state.get("query") or state.get("question") or ""
+    pending = state.get("pending_local") or []
+    source = context.preferred_source or (pending[0].metadata.get("source") if pending else None)
+    if not source:
+        return {"notes": ["MoG: no preferred local source known; chunks passed through."]}
+    selector = _selector_for(source)
+    if selector is None:
+        return {
+            "notes": [
+                f"MoG: source '{source}' has no granularity index; chunks passed through "
+                "(build one with prefrag.tools.granularity_index)."
+            ]
+        }
+    result = selector.select(query, context.top_k)
+    if not result.documents:
+        return {"notes": [f"MoG: nothing selected from '{source}'; chunks passed through."]}
+    weights = ", ".join(f"{w:.2f}" for w in result.weights)
+    router = "trained router" if _has_router(selector) else "no router (uniform weights)"
+    note = (
+        f"MoG on '{source}': level {result.level} chosen ({router}; weights {weights}); "
+        f"{len(result.documents)} chunks."
+    )
+    return {"pending_local": result.documents, "notes": [note]}
+
+
+def polyview_rerank(state: PrefRAGState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Rerank this round's local documents with the polyview score and topic coverage.
+
+    Conflicts between an authoritative older document and a newer, less authoritative
+    one are added to the notes and to the documents' `metadata["polyview"]["conflict"]`.
+    Runs the non-LLM views (relevance, authority, timeliness, topic clusters).
+    """
+    context = _context(runtime)
+    if not context.use_polyview:
+        return {}
+    pending = state.get("pending_local") or []
+    if not pending:
+        return {}
+    query = state.get("query") or state.get("question") or ""
+    result = _reranker_for(context.polyview_profile).rerank(query, pending, context.top_k)
+    return {"pending_local": result.documents, "notes": result.notes}
+
+
+def _context(runtime: Runtime[Context] | None) -> Context:
+    context = getattr(runtime, "context", None) if runtime is not None else None
+    return context if context is not None else Context()
+
+
+def _selector_for(source: str) -> Any:
+    from prefrag.tools.granularity_index import GranularityIndex, mog_index_dir
+    from prefrag.tools.mog import MoGSelector, load_router
+
+    folder = mog_index_dir(source)
+    marker = folder / "index.json"
+    if not marker.exists():
+        return None
+    key = (str(folder), _mtime(folder))
+    with _LOCK:
+        if key not in _SELECTORS:
+            index = GranularityIndex.load(folder)
+            _SELECTORS[key] = MoGSelector(index, router=load_router(folder))
+        return _SELECTORS[key]
+
+
+def _reranker_for(profile: str) -> Any:
+    from prefrag.tools.polyview import PolyviewReranker
+
+    with _LOCK:
+        if profile not in _RERANKERS:
+            _RERANKERS[profile] = PolyviewReranker(profile=profile)
+        return _RERANKERS[profile]
+
+
+def _has_router(selector: Any) -> bool:
+    from prefrag.tools.mog import Router
+
+    return isinstance(selector.router, Router)
+
+
+def _mtime(folder: Path) -> float:
+    # A rebuilt index or a newly trained router invalidates the cached selector.
+    return max((p.stat().st_mtime for p in folder.iterdir()), default=0.0)

@@ -235,3 +235,21 @@ def test_streaming_node_updates() -> None:
     ]
     assert nodes[:3] == ["think", "retrieve_local", "mog_select"]
     assert "switch_to_web" in nodes and nodes[-1] == "self_reflect"
+
+
+def test_preference_off_uses_both_sources_every_step() -> None:
+    local, web = _sources()
+    reasoner = ScriptedReasoner()
+    result = ask(
+        QUESTION,
+        reasoner=reasoner,
+        sources=SourceRegistry([local, web]),
+        preference_driven=False,
+        max_reflections=0,
+    )
+    assert reasoner.compare_inputs == []  # no switcher without a preference
+    for step in result["steps"]:
+        assert step["searched"] == ["local", "web"]
+        assert step["source"] == "local+web"
+        assert {d.metadata["source"] for d in step["used"]} == {"local", "web"}
+    assert result["counters"] == {"local_total": 2, "web_total": 2, "local_used": 2, "used": 4}

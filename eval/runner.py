@@ -1,0 +1,497 @@
+"""Run methods over a dataset: concurrent, resumable, cached, with the configuration saved.
+
+Output folder layout:
+
+- `config.json`: the run configuration, the relevant settings and the two-source split;
+- `items.jsonl`: one record per (method, item), appended as items finish; a rerun skips
+  finished pairs and retries failed ones;
+- `retrieval_cache.jsonl`: every search's documents, so a resumed run sees the same ones;
+- `summary.json`, `report.md` and the plots (written by `prefrag.eval.report`).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from prefrag.documents import doc_id, unique_documents
+from prefrag.errors import ConfigurationError
+from prefrag.eval import metrics
+from prefrag.eval.cache import CachedSource, RetrievalCache
+from prefrag.eval.datasets import Dataset, EvalItem, load_dataset
+
+if TYPE_CHECKING:
+    from prefrag.config import Settings
+    from prefrag.reasoners.base import Reasoner
+    from prefrag.sources.base import SourceRegistry
+
+RETRIEVAL_METHODS = ("dense", "lexical", "hybrid")
+RETRIEVAL_KS = (1, 5, 10)
+# Keys that must match for a rerun into the same folder to resume instead of mixing runs.
+_RESUME_KEYS = (
+    "dataset",
+    "reasoner",
+    "two_source",
+    "seed",
+    "top_k",
+    "max_iterations",
+    "max_reflections",
+    "source",
+    "corpus",
+    "sample",
+)
+
+
+@dataclass
+class EvalConfig:
+    """Everything that defines an evaluation run (saved as `config.json`)."""
+
+    dataset: str
+    methods: list[str]
+    out: str
+    reasoner: str = "extractive"
+    two_source: float | None = None
+    limit: int | None = None
+    sample: bool = False
+    concurrency: int = 4
+    top_k: int = 5
+    max_iterations: int = 3
+    max_reflections: int = 1
+    seed: int = 0
+    source: str | None = None
+    corpus: str = "all"
+
+
+@dataclass
+class RunState:
+    """What a run built before scoring: items, sources, reasoner and extra facts."""
+
+    dataset: Dataset
+    items: list[EvalItem]
+    sources: SourceRegistry | None = None
+    reasoner: Reasoner | None = None
+    facts: dict[str, Any] = field(default_factory=dict)
+
+
+def select_items(dataset: Dataset, config: EvalConfig) -> list[EvalItem]:
+    """The items to evaluate: the first `limit`, or a seeded sample of `limit`."""
+    items = list(dataset.items)
+    if config.limit is None or config.limit >= len(items):
+        return items
+    if config.sample:
+        return random.Random(config.seed).sample(items, config.limit)
+    return items[: config.limit]
+
+
+def prepare(
+    config: EvalConfig,
+    *,
+    settings: Settings | None = None,
+    reasoner: Reasoner | None = None,
+    sources: SourceRegistry | None = None,
+) -> RunState:
+    """Load the dataset, build (or reuse) the indexes and the reasoner."""
+    from prefrag.config import get_settings
+
+    settings = settings or get_settings()
+    dataset = load_dataset(config.dataset)
+    items = select_items(dataset, config)
+    state = RunState(dataset, items, sources, reasoner)
+    out = Path(config.out)
+    if dataset.task == "retrieval":
+        bad = [m for m in config.methods if m not in RETRIEVAL_METHODS]
+        if bad:
+            raise ConfigurationError(
+                f"Retrieval datasets take methods {', '.join(RETRIEVAL_METHODS)}; got {bad}."
+            )
+        return state
+    from prefrag.graphs.baselines import METHODS
+
+    unknown = [m for m in config.methods if m not in METHODS]
+    if unknown or not config.methods:
+        raise ConfigurationError(
+            f"Unknown method(s) {unknown or '(none)'}; known: {', '.join(METHODS)}."
+        )
+    corpus_items = items if config.corpus == "items" else dataset.items
+    if state.sources is None:
+        if config.two_source is not None:
+            from prefrag.eval.twosource import build_two_source
+
+            state.sources, split = build_two_source(
+                corpus_items,
+                out / "index",
+                local_share=config.two_source,
+                seed=config.seed,
+                settings=settings,
+            )
+            state.facts["two_source"] = split.summary()
+        elif any(item.paragraphs for item in corpus_items):
+            from prefrag.eval.twosource import build_single_source
+
+            state.sources = build_single_source(corpus_items, out / "index", settings=settings)
+        else:
+            from prefrag.sources.defaults import default_sources
+
+            state.sources = default_sources()
+    if state.reasoner is None:
+        from prefrag.reasoners.factory import build_reasoner
+
+        state.reasoner = build_reasoner(settings, reasoner=config.reasoner)  # type: ignore[arg-type]
+    return state
+
+
+def _context(config: EvalConfig, sources: SourceRegistry) -> Any:
+    from prefrag.graphs.context import Context
+
+    preferred = config.source or ("local" if "local" in sources else None)
+    return Context(
+        reasoner="extractive" if config.reasoner == "extractive" else "llm",
+        top_k=config.top_k,
+        max_iterations=config.max_iterations,
+        max_reflections=config.max_reflections,
+        preferred_source=preferred,
+        fallback_sources=["web"],
+    )
+
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Records of an `items.jsonl`, the last one per (method, id) winning."""
+    if not path.exists():
+        return []
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut short by an interrupted run is redone
+            latest[(record["method"], record["id"])] = record
+    return list(latest.values())
+
+
+def _check_resumable(config: EvalConfig, out: Path) -> None:
+    saved_path = out / "config.json"
+    if not saved_path.exists():
+        return
+    saved = json.loads(saved_path.read_text()).get("config", {})
+    now = asdict(config)
+    changed = [k for k in _RESUME_KEYS if k in saved and saved[k] != now[k]]
+    if changed:
+        raise ConfigurationError(
+            f"'{out}' holds a run with different {', '.join(changed)}; use another --out."
+        )
+
+
+def _save_config(config: EvalConfig, out: Path, settings: Settings, facts: dict[str, Any]) -> None:
+    import prefrag
+
+    settings_view = {
+        key: str(getattr(settings, key))
+        for key in (
+            "backend",
+            "model",
+            "think_model",
+            "compare_model",
+            "answer_model",
+            "reflect_model",
+            "openai_base_url",
+            "embedding_model",
+            "chunk_size",
+            "chunk_overlap",
+            "temperature",
+            "top_p",
+        )
+    }
+    payload = {
+        "config": asdict(config),
+        "settings": settings_view,
+        "version": getattr(prefrag, "__version__", ""),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        **facts,
+    }
+    (out / "config.json").write_text(json.dumps(payload, indent=2))
+
+
+def run_eval(
+    config: EvalConfig,
+    *,
+    settings: Settings | None = None,
+    reasoner: Reasoner | None = None,
+    sources: SourceRegistry | None = None,
+    progress: bool = True,
+    report: bool = True,
+) -> dict[str, Any]:
+    """Run every method on every item, resuming what `config.out` already holds.
+
+    Returns the summary (per method: every metric), also written to `summary.json`.
+    """
+    from prefrag.config import get_settings
+    from prefrag.eval.report import summarize, write_report
+
+    settings = settings or get_settings()
+    out = Path(config.out)
+    out.mkdir(parents=True, exist_ok=True)
+    _check_resumable(config, out)
+    state = prepare(config, settings=settings, reasoner=reasoner, sources=sources)
+    _save_config(config, out, settings, state.facts)
+
+    items_path = out / "items.jsonl"
+    done = {(r["method"], r["id"]) for r in read_records(items_path) if not r.get("error")}
+    cache = RetrievalCache(out / "retrieval_cache.jsonl")
+    if state.dataset.task == "retrieval":
+        jobs = _retrieval_jobs(config, state, out, settings, cache, done)
+    else:
+        jobs = _qa_jobs(config, state, cache, done)
+
+    lock = threading.Lock()
+    with items_path.open("a", encoding="utf-8") as sink:
+
+        def finish(record: dict[str, Any]) -> None:
+            with lock:
+                sink.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+                sink.flush()
+
+        _execute(jobs, finish, concurrency=config.concurrency, progress=progress)
+
+    wanted_ids = {item.id for item in state.items}
+    records = [
+        r
+        for r in read_records(items_path)
+        if r["method"] in config.methods and r["id"] in wanted_ids
+    ]
+    summary = summarize(records, config.methods, task=state.dataset.task)
+    summary["_run"] = {
+        "dataset": config.dataset,
+        "items": len(state.items),
+        "task": state.dataset.task,
+        "retrieval_cache": {"hits": cache.hits, "misses": cache.misses},
+        **state.facts,
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    if report:
+        write_report(summary, out, config=asdict(config))
+    return summary
+
+
+Job = Callable[[], dict[str, Any]]
+
+
+def _execute(
+    jobs: Sequence[Job],
+    finish: Callable[[dict[str, Any]], None],
+    *,
+    concurrency: int,
+    progress: bool,
+) -> None:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    columns = (
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, disable=not progress, transient=False) as bar:
+        task = bar.add_task("eval", total=len(jobs))
+        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+            futures = [pool.submit(job) for job in jobs]
+            for future in as_completed(futures):
+                finish(future.result())
+                bar.advance(task)
+
+
+def _qa_jobs(
+    config: EvalConfig, state: RunState, cache: RetrievalCache, done: set[tuple[str, str]]
+) -> list[Job]:
+    from prefrag.graphs.baselines import build_method
+    from prefrag.sources.base import SourceRegistry
+
+    assert state.sources is not None and state.reasoner is not None
+    cached = SourceRegistry(CachedSource(s, cache) for s in state.sources)
+    context = _context(config, cached)
+    graph = None
+    jobs: list[Job] = []
+    for name in config.methods:
+        method = build_method(
+            name, reasoner=state.reasoner, sources=cached, context=context, graph=graph
+        )
+        if method.is_graph:
+            graph = method.system  # one compiled graph serves every graph-backed method
+        for item in state.items:
+            if (name, item.id) in done:
+                continue
+            jobs.append(lambda m=method, i=item: score_item(m, i))
+    return jobs
+
+
+def run_system(method: Any, question: str) -> tuple[dict[str, Any], list[tuple[str, float]]]:
+    """Run one question through a method; returns its output and (node, seconds) timings."""
+    if not method.is_graph:
+        output = method.system.invoke({"question": question}, context=method.context)
+        return output, list(output.pop("timings", []))
+    timings: list[tuple[str, float]] = []
+    final: dict[str, Any] = {}
+    last = time.perf_counter()
+    for mode, chunk in method.system.stream(
+        {"question": question}, context=method.context, stream_mode=["updates", "values"]
+    ):
+        now = time.perf_counter()
+        if mode == "updates":
+            for node in chunk:
+                timings.append((node, now - last))
+            last = now
+        else:
+            final = chunk
+    return final, timings
+
+
+def score_item(method: Any, item: EvalItem) -> dict[str, Any]:
+    """Run `item` through `method` and score it; a failure scores zero, with the error."""
+    record: dict[str, Any] = {"method": method.name, "id": item.id, "question": item.question}
+    record["golds"] = list(item.answers)
+    start = time.perf_counter()
+    try:
+        output, timings = run_system(method, item.question)
+        error = None
+    except Exception as failure:
+        output, timings = {}, []
+        error = f"{type(failure).__name__}: {failure}\n{traceback.format_exc(limit=3)}"
+    record["latency_s"] = time.perf_counter() - start
+    record["node_latency"] = timings
+    record["error"] = error
+    record.update(score_output(output, item))
+    return record
+
+
+def score_output(output: dict[str, Any], item: EvalItem) -> dict[str, Any]:
+    """Metrics of one method output against `item`'s gold data."""
+    prediction = str(output.get("answer") or "")
+    steps = list(output.get("steps") or [])
+    used = unique_documents(d for s in steps for d in s.get("used", []))
+    used_kinds = [str(d.metadata.get("kind", "local")) for d in used]
+    if item.task == "mc":
+        scores = {"choice_acc": metrics.choice_accuracy(prediction, item.answers[0], item.options)}
+        scores["parsed_choice"] = metrics.parse_choice(prediction, item.options)
+    else:
+        scores = metrics.answer_scores(prediction, list(item.answers))
+    if item.paragraphs:
+        titles = [str(d.metadata.get("title", "")) for d in used]
+        scores["evidence_recall"] = metrics.evidence_recall(titles, item.gold_titles)
+    scores["web_exposure"] = metrics.web_exposure(used_kinds)
+    counters = dict(output.get("counters") or {})
+    for key in ("local_total", "web_total", "local_used", "used"):
+        counters.setdefault(key, 0)
+    return {
+        "prediction": prediction,
+        "scores": scores,
+        "counters": counters,
+        "model_calls": dict(output.get("model_calls") or {}),
+        "tokens": dict(output.get("tokens") or {}),
+        "used_docs": [
+            {
+                "id": doc_id(d),
+                "source": d.metadata.get("source", ""),
+                "kind": d.metadata.get("kind", ""),
+                "title": d.metadata.get("title", ""),
+            }
+            for d in used
+        ],
+        "route": [
+            {
+                "kind": s.get("kind", "retrieve"),
+                "query": s.get("query", ""),
+                "searched": list(s.get("searched", [])),
+                "source": s.get("source", ""),
+                "verdict": s.get("verdict"),
+                "used": len(s.get("used", [])),
+            }
+            for s in steps
+        ],
+        "reflections": [
+            {"label": r.get("label"), "answer": r.get("answer", "")}
+            for r in output.get("reflections") or []
+        ],
+        "citations": list(output.get("citations") or []),
+        "notes": [str(n) for n in output.get("notes") or []],
+    }
+
+
+def _retrieval_jobs(
+    config: EvalConfig,
+    state: RunState,
+    out: Path,
+    settings: Settings,
+    cache: RetrievalCache,
+    done: set[tuple[str, str]],
+) -> list[Job]:
+    from prefrag.eval.twosource import isolated_settings
+
+    rows = state.dataset.corpus
+    if config.corpus == "items":
+        wanted = {gold for item in state.items for gold in item.gold_doc_ids}
+        rows = [r for r in rows if r["id"] in wanted]
+    index_settings = isolated_settings(settings, out / "index" / "home")
+    sources = _retrieval_sources(rows, out / "index", index_settings)
+    depth = max(RETRIEVAL_KS)
+    jobs: list[Job] = []
+    for mode in config.methods:
+        source = CachedSource(sources[mode], cache)
+        for item in state.items:
+            if (mode, item.id) in done:
+                continue
+            jobs.append(lambda s=source, m=mode, i=item: score_retrieval(s, m, i, depth))
+    state.facts["retrieval_corpus"] = len(rows)
+    return jobs
+
+
+def _retrieval_sources(
+    rows: list[dict[str, Any]], work: Path, settings: Settings
+) -> dict[str, Any]:
+    from prefrag.eval.twosource import _ensure_index
+    from prefrag.sources.local import LocalSource
+
+    _ensure_index("corpus", rows, work, settings, "hybrid")
+    return {mode: LocalSource("corpus", settings=settings, mode=mode) for mode in RETRIEVAL_METHODS}
+
+
+def document_key(metadata: dict[str, Any]) -> str:
+    """The id of the input document a retrieved chunk came from."""
+    return str(metadata.get("parent_id") or metadata.get("doc_id") or metadata.get("id") or "")
+
+
+def score_retrieval(source: Any, mode: str, item: EvalItem, depth: int) -> dict[str, Any]:
+    """Rank documents for `item.question` and score recall/HIT/NDCG at several k."""
+    start = time.perf_counter()
+    error = None
+    ranked: list[str] = []
+    try:
+        # Several chunks of one document may rank; ask deeper and count documents once.
+        documents = source.search(item.question, depth * 4)
+        ranked = list(dict.fromkeys(document_key(d.metadata) for d in documents))[:depth]
+    except Exception as failure:
+        error = f"{type(failure).__name__}: {failure}"
+    gold = list(item.gold_doc_ids)
+    scores: dict[str, float] = {}
+    for k in RETRIEVAL_KS:
+        scores[f"recall@{k}"] = metrics.recall_at_k(ranked, gold, k)
+        scores[f"hit@{k}"] = metrics.hit_at_k(ranked, gold, k)
+        scores[f"ndcg@{k}"] = metrics.ndcg_at_k(ranked, gold, k)
+    return {
+        "method": mode,
+        "id": item.id,
+        "question": item.question,
+        "golds": gold,
+        "ranked": ranked,
+        "scores": scores,
+        "latency_s": time.perf_counter() - start,
+        "node_latency": [],
+        "error": error,
+    }

@@ -1,0 +1,231 @@
+"""The two-source experiment: HotpotQA paragraphs split into a "local" and a "web" index.
+
+An offline stand-in for local corpus + web search. For each question, seeded by the question
+id (so a `--limit` or a reordering never changes another question's split):
+
+- the first gold paragraph is always local;
+- the second gold paragraph is local for a `local_share` of questions, otherwise web only;
+- distractors go local or web-only at random (50/50);
+- the web index holds every paragraph.
+
+Paragraphs are shared between questions, so a paragraph is local when any question puts it
+there, except a second-hop paragraph a question made web-only: it is kept out of the local
+index unless another question needs it as its first hop (counted in `conflicts`).
+
+The web index is served through the real `WebSource` with a search client backed by a local
+lexical index, so the switching behaviour the graph shows is the web source's own.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from prefrag.documents import content_id
+from prefrag.eval.datasets import EvalItem, Paragraph
+
+if TYPE_CHECKING:
+    from prefrag.config import Settings
+    from prefrag.sources.base import Source, SourceRegistry
+
+LOCAL_SOURCE = "local"
+WEB_CORPUS_SOURCE = "web-corpus"
+
+
+@dataclass
+class TwoSourceSplit:
+    """The rows of both indexes and, per question, what went where."""
+
+    local_rows: list[dict[str, Any]]
+    web_rows: list[dict[str, Any]]
+    second_gold_local: dict[str, bool] = field(default_factory=dict)
+    conflicts: int = 0
+    local_share: float = 0.5
+    seed: int = 0
+
+    def summary(self) -> dict[str, Any]:
+        """Counts worth saving next to the results."""
+        flags = list(self.second_gold_local.values())
+        return {
+            "local_share": self.local_share,
+            "seed": self.seed,
+            "questions": len(flags),
+            "second_gold_local": sum(flags),
+            "local_paragraphs": len(self.local_rows),
+            "web_paragraphs": len(self.web_rows),
+            "conflicts": self.conflicts,
+        }
+
+
+def paragraph_key(paragraph: Paragraph) -> str:
+    """Stable id of a paragraph across questions (same title and text, same id)."""
+    return content_id(paragraph.title, paragraph.text)
+
+
+def paragraph_url(title: str) -> str:
+    """The Wikipedia address a HotpotQA paragraph came from."""
+    return "https://en.wikipedia.org/wiki/" + quote(title.replace(" ", "_"))
+
+
+def _row(paragraph: Paragraph) -> dict[str, Any]:
+    return {
+        "id": paragraph_key(paragraph),
+        "title": paragraph.title,
+        "text": paragraph.text,
+        "url": paragraph_url(paragraph.title),
+    }
+
+
+def split_paragraphs(
+    items: Sequence[EvalItem], *, local_share: float = 0.5, seed: int = 0
+) -> TwoSourceSplit:
+    """Split every item's paragraphs into local and web-only, deterministically."""
+    if not 0.0 <= local_share <= 1.0:
+        raise ValueError("local_share must lie in [0, 1].")
+    every: dict[str, Paragraph] = {}
+    wanted_local: set[str] = set()
+    first_hops: set[str] = set()
+    web_only_second_hops: set[str] = set()
+    second_local: dict[str, bool] = {}
+    for item in items:
+        rng = random.Random(f"{seed}:{item.id}")
+        golds = [p for p in item.paragraphs if p.supporting]
+        keep_second = rng.random() < local_share
+        second_local[item.id] = keep_second
+        for index, paragraph in enumerate(item.paragraphs):
+            key = paragraph_key(paragraph)
+            every.setdefault(key, paragraph)
+            if golds and paragraph is golds[0]:
+                wanted_local.add(key)
+                first_hops.add(key)
+            elif paragraph.supporting:
+                if keep_second:
+                    wanted_local.add(key)
+                else:
+                    web_only_second_hops.add(key)
+            elif random.Random(f"{seed}:{item.id}:{index}").random() < 0.5:
+                wanted_local.add(key)
+    excluded = web_only_second_hops - first_hops
+    conflicts = len(web_only_second_hops & first_hops)
+    local_keys = wanted_local - excluded
+    return TwoSourceSplit(
+        local_rows=[_row(p) for k, p in every.items() if k in local_keys],
+        web_rows=[_row(p) for p in every.values()],
+        second_gold_local=second_local,
+        conflicts=conflicts,
+        local_share=local_share,
+        seed=seed,
+    )
+
+
+def corpus_rows(items: Sequence[EvalItem]) -> list[dict[str, Any]]:
+    """Every distinct paragraph of `items` as an index row (the single-source corpus)."""
+    rows: dict[str, dict[str, Any]] = {}
+    for item in items:
+        for paragraph in item.paragraphs:
+            rows.setdefault(paragraph_key(paragraph), _row(paragraph))
+    return list(rows.values())
+
+
+class IndexSearchClient:
+    """A ddgs-style search client answering from a `Source` (the offline "web").
+
+    `text(query, max_results=k)` returns `[{"title", "href", "body"}]` like `ddgs.DDGS.text`.
+    """
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self.calls = 0
+
+    def text(self, query: str, max_results: int | None = 10, **_: Any) -> list[dict[str, str]]:
+        """Search results for `query`, best first."""
+        self.calls += 1
+        documents = self.source.search(query, max_results or 10)
+        return [
+            {
+                "title": str(d.metadata.get("title", "")),
+                "href": str(d.metadata.get("url") or paragraph_url(d.metadata.get("title", ""))),
+                "body": d.page_content,
+            }
+            for d in documents
+        ]
+
+
+def write_jsonl(rows: Sequence[dict[str, Any]], path: Path) -> Path:
+    """Write rows as JSONL (creating folders) and return the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return path
+
+
+def _ensure_index(
+    name: str, rows: Sequence[dict[str, Any]], work: Path, settings: Settings, mode: str
+) -> Source:
+    from prefrag.index.ingest import index_paths
+    from prefrag.sources.local import LocalSource
+
+    marker = work / f"{name}.indexed.json"
+    signature = {"rows": len(rows), "hash": content_id(*(r["id"] for r in rows))}
+    source = LocalSource(name, settings=settings, mode=mode)
+    if not marker.exists() or json.loads(marker.read_text()) != signature:
+        path = write_jsonl(rows, work / f"{name}.jsonl")
+        index_paths([path], source, settings=settings, progress=False)
+        marker.write_text(json.dumps(signature))
+        source = LocalSource(name, settings=settings, mode=mode)
+    return source
+
+
+def isolated_settings(base: Settings, home: Path) -> Settings:
+    """A copy of `base` whose data directory is `home` (eval indexes stay out of the user's)."""
+    return base.model_copy(update={"home": home, "web_enabled": True})
+
+
+def build_two_source(
+    items: Sequence[EvalItem],
+    work_dir: Path,
+    *,
+    local_share: float = 0.5,
+    seed: int = 0,
+    settings: Settings | None = None,
+    local_mode: str = "hybrid",
+    web_mode: str = "lexical",
+) -> tuple[SourceRegistry, TwoSourceSplit]:
+    """Index the split under `work_dir` (once) and return the `local` + `web` sources."""
+    from prefrag.config import get_settings
+    from prefrag.sources.base import SourceRegistry
+    from prefrag.sources.web import WebSource
+
+    split = split_paragraphs(items, local_share=local_share, seed=seed)
+    work_dir = Path(work_dir)
+    settings = isolated_settings(settings or get_settings(), work_dir / "home")
+    local = _ensure_index(LOCAL_SOURCE, split.local_rows, work_dir, settings, local_mode)
+    web_corpus = _ensure_index(WEB_CORPUS_SOURCE, split.web_rows, work_dir, settings, web_mode)
+    web = WebSource(settings, client=IndexSearchClient(web_corpus))
+    return SourceRegistry([local, web]), split
+
+
+def build_single_source(
+    items: Sequence[EvalItem],
+    work_dir: Path,
+    *,
+    settings: Settings | None = None,
+    local_mode: str = "hybrid",
+    web: Source | None = None,
+) -> SourceRegistry:
+    """Every paragraph in one local index, plus the real web source (or `web`)."""
+    from prefrag.config import get_settings
+    from prefrag.sources.base import SourceRegistry
+    from prefrag.sources.web import WebSource
+
+    base = settings or get_settings()
+    settings = isolated_settings(base, Path(work_dir) / "home")
+    local = _ensure_index(LOCAL_SOURCE, corpus_rows(items), Path(work_dir), settings, local_mode)
+    # The real web source keeps the user's settings (cache, offline switch).
+    return SourceRegistry([local, web or WebSource(base)])

@@ -1,0 +1,253 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+from _eval_fakes import KeywordSource, ScriptedReasoner
+from typer.testing import CliRunner
+
+from prefrag.errors import ConfigurationError
+from prefrag.eval.runner import EvalConfig, read_records, run_eval
+from prefrag.graphs.baselines import METHODS
+from prefrag.sources.base import SourceRegistry
+
+
+def _dataset(tmp_path, n=4):
+    rows = []
+    for q in range(n):
+        rows.append(
+            {
+                "question_id": f"q{q}",
+                "question_text": f"where is town{q}",
+                "answers_objects": [{"spans": [f"Country{q}"]}],
+                "contexts": [
+                    {
+                        "id": "0",
+                        "title": f"Town{q}",
+                        "paragraph_text": f"town{q} lies in region{q}",
+                        "is_supporting": True,
+                    },
+                    {
+                        "id": "1",
+                        "title": f"Country{q}",
+                        "paragraph_text": f"region{q} belongs to country{q}",
+                        "is_supporting": True,
+                    },
+                    {
+                        "id": "2",
+                        "title": f"Other{q}",
+                        "paragraph_text": "unrelated words",
+                        "is_supporting": False,
+                    },
+                ],
+            }
+        )
+    path = tmp_path / "mini.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return path
+
+
+def _sources(n=4):
+    local = KeywordSource(
+        "local", "local", [(f"Town{q}", f"town{q} lies in region{q}") for q in range(n)]
+    )
+    web = KeywordSource(
+        "web",
+        "web",
+        [(f"Country{q}", f"region{q} belongs to country{q}") for q in range(n)]
+        + [(f"Town{q}", f"town{q} lies in region{q}") for q in range(n)],
+    )
+    return SourceRegistry([local, web]), local, web
+
+
+def _run(tmp_path, methods, *, limit=None, sources=None, reasoner=None, out="run"):
+    registry = sources or _sources()[0]
+    config = EvalConfig(
+        dataset=str(_dataset(tmp_path)),
+        methods=list(methods),
+        out=str(tmp_path / out),
+        limit=limit,
+        concurrency=3,
+        top_k=2,
+    )
+    return run_eval(
+        config, sources=registry, reasoner=reasoner or ScriptedReasoner(), progress=False
+    ), config
+
+
+def test_all_methods_run_and_summary_has_every_metric(tmp_path):
+    summary, _ = _run(tmp_path, METHODS)
+    out = tmp_path / "run"
+    records = read_records(out / "items.jsonl")
+    assert len(records) == len(METHODS) * 4
+    assert not [r for r in records if r["error"]]
+    for method in METHODS:
+        entry = summary[method]
+        assert entry["n"] == 4
+        for key in ("em", "f1", "acc", "acc_prefrag", "evidence_recall", "web_exposure"):
+            assert 0.0 <= entry[key] <= 100.0
+        assert set(entry["counters_mean"]) >= {
+            "local_total",
+            "web_total",
+            "local_used",
+            "used",
+            "total",
+        }
+        assert "p50" in entry["latency_s"] and "p95" in entry["latency_s"]
+    assert summary["no-retrieval"]["counters_total"]["total"] == 0
+    assert summary["vanilla-local"]["web_exposure"] == 0.0
+    assert summary["vanilla-web"]["web_exposure"] == 100.0
+    assert summary["vanilla-both"]["counters_mean"] == {
+        "local_total": 1.0,
+        "web_total": 1.0,
+        "local_used": 1.0,
+        "used": 2.0,
+        "total": 2.0,
+    }
+    # react-both searches both sources at each of its two hops.
+    assert summary["react-both"]["counters_mean"]["local_total"] == 2.0
+    assert summary["react-both"]["counters_mean"]["web_total"] == 2.0
+    # The scripted second hop finds the country only on the web: PrefRAG switches there,
+    # gets both gold paragraphs, and uses fewer retrievals than react-both.
+    assert summary["prefrag"]["evidence_recall"] == 100.0
+    assert summary["vanilla-local"]["evidence_recall"] == 50.0
+    assert (
+        summary["prefrag"]["counters_mean"]["used"] < summary["react-both"]["counters_mean"]["used"]
+    )
+    assert summary["prefrag"]["acc"] == 100.0
+    assert summary["prefrag"]["model_calls_mean"]["think"] >= 1
+    assert "think" in summary["prefrag"]["node_latency_s"]
+    report = (out / "report.md").read_text()
+    assert "| prefrag |" in report and "Evidence recall" in report
+    assert (out / "accuracy_vs_retrievals.png").stat().st_size > 1000
+    assert (out / "web_exposure.png").stat().st_size > 1000
+    saved = json.loads((out / "config.json").read_text())
+    assert saved["config"]["methods"] == list(METHODS)
+    assert json.loads((out / "summary.json").read_text())["prefrag"]["n"] == 4
+
+
+def test_resume_skips_finished_items_and_retries_failed_ones(tmp_path):
+    registry, local, web = _sources()
+    _run(tmp_path, ["vanilla-local"], limit=2, sources=registry)
+    assert local.calls == 2
+    _run(tmp_path, ["vanilla-local"], limit=4, sources=registry)
+    # Only the two new questions were searched (the first two were finished and skipped).
+    assert local.calls == 4
+    lines = (tmp_path / "run" / "items.jsonl").read_text().splitlines()
+    assert len(lines) == 4
+
+    class Flaky(KeywordSource):
+        fail = True
+
+        def search(self, query, k):
+            if Flaky.fail and "town1" in query:
+                raise RuntimeError("boom")
+            return super().search(query, k)
+
+    flaky = Flaky("local", "local", local.passages)
+    broken = SourceRegistry([flaky, web])
+    summary, _ = _run(tmp_path, ["react-choose"], sources=broken, out="flaky")
+    # A broken source is a trace note, not a failed item; a crashing reasoner is an error.
+
+    class Crashing(ScriptedReasoner):
+        def answer(self, question, scratchpad, evidence, *, feedback=""):
+            if "town2" in question:
+                raise RuntimeError("model down")
+            return super().answer(question, scratchpad, evidence, feedback=feedback)
+
+    summary, _ = _run(tmp_path, ["vanilla-local"], reasoner=Crashing(), out="crash")
+    assert summary["vanilla-local"]["errors"] == 1
+    assert summary["vanilla-local"]["n"] == 4  # the failed item scores zero, it is not dropped
+    summary, _ = _run(tmp_path, ["vanilla-local"], out="crash")
+    assert summary["vanilla-local"]["errors"] == 0
+
+
+def test_rerun_with_different_setup_into_same_folder_is_refused(tmp_path):
+    _run(tmp_path, ["no-retrieval"])
+    config = EvalConfig(
+        dataset=str(_dataset(tmp_path)),
+        methods=["no-retrieval"],
+        out=str(tmp_path / "run"),
+        top_k=7,
+    )
+    with pytest.raises(ConfigurationError, match="top_k"):
+        run_eval(config, sources=_sources()[0], reasoner=ScriptedReasoner(), progress=False)
+
+
+def test_cli_command_registers_and_rejects_unknown_method(tmp_path):
+    import typer
+
+    from prefrag.eval.cli import register
+
+    app = typer.Typer()
+    register(app)
+
+    @app.command()
+    def other() -> None:  # a second command keeps `eval` a named subcommand
+        pass
+
+    runner = CliRunner()
+    result = runner.invoke(app, ["eval", "--help"])
+    assert result.exit_code == 0 and "--two-source" in result.output
+    result = runner.invoke(
+        app,
+        [
+            "eval",
+            "--dataset",
+            str(_dataset(tmp_path)),
+            "--method",
+            "nope",
+            "--out",
+            str(tmp_path / "x"),
+            "--no-progress",
+        ],
+    )
+    assert result.exit_code == 2
+    assert "nope" in result.output
+
+
+def test_llm_reasoner_runs_against_the_stub_endpoint(tmp_path):
+    from prefrag.config import get_settings
+    from prefrag.eval.stub_server import StubChatServer
+
+    with StubChatServer(latency=0.0) as server:
+        settings = get_settings().model_copy(
+            update={
+                "openai_base_url": server.url,
+                "model": "stub",
+                "backend": "openai",
+                "openai_api_key": "x",
+            }
+        )
+        config = EvalConfig(
+            dataset=str(_dataset(tmp_path)),
+            methods=["prefrag", "react-both"],
+            out=str(tmp_path / "llm"),
+            reasoner="llm",
+            limit=2,
+            concurrency=2,
+        )
+        summary = run_eval(config, settings=settings, sources=_sources()[0], progress=False)
+        assert server.requests > 0
+    entry = summary["prefrag"]
+    assert entry["errors"] == 0
+    assert entry["model_calls_mean"]["think"] >= 2  # the stub searches twice, then answers
+    assert entry["tokens_mean"]["think"] > 0
+    assert summary["react-both"]["counters_mean"]["web_total"] == 2.0
+    assert "## Model calls" in (tmp_path / "llm" / "report.md").read_text()
+
+
+def test_stub_server_refuses_non_loopback_and_bounds_requests():
+    import httpx
+
+    from prefrag.eval.stub_server import StubChatServer
+
+    with pytest.raises(ValueError):
+        StubChatServer(host="0.0.0.0")
+    with StubChatServer(max_requests=1) as server:
+        body = {"model": "stub", "messages": [{"role": "user", "content": "hi"}]}
+        first = httpx.post(f"{server.url}/chat/completions", json=body)
+        second = httpx.post(f"{server.url}/chat/completions", json=body)
+    assert first.status_code == 200
+    assert first.json()["choices"][0]["message"]["content"]
+    assert second.status_code == 429

@@ -1,7 +1,9 @@
 """Development check of `ExtractiveReasoner` on HotpotQA dev (IRCoT format), no graph needed.
 
 Simulates the PrefRAG loop per question over a BM25 index of that question's own contexts
-(think -> search -> compare -> ... -> answer, at most 3 retrieval steps), and reports answer
+(think -> search -> compare -> ... -> answer, at most 3 retrieval steps, then self-reflection;
+a negative label supplements with the question and thinks again with the feedback, as the
+graph does; `--reflections 0` stops at the first answer), and reports answer
 EM/F1 and evidence recall (share of the 2 gold paragraphs in the cited and in the held
 evidence) for (a) answering from the two gold paragraphs only and (b) the iterative loop.
 The switcher's verdicts are compared to an oracle ("the new documents bring a gold
@@ -24,7 +26,7 @@ from pathlib import Path
 from rank_bm25 import BM25Okapi
 
 from prefrag.documents import doc_id, make_document, unique_documents
-from prefrag.reasoners._text import content_terms
+from prefrag.reasoners._text import analyze_question, content_terms
 from prefrag.reasoners.base import ScratchpadStep
 from prefrag.reasoners.extractive import ExtractiveReasoner
 
@@ -78,6 +80,13 @@ def main() -> None:
     parser.add_argument("--max-steps", type=int, default=3)
     parser.add_argument("--embeddings", action="store_true")
     parser.add_argument("--show", type=int, default=0, help="print N wrong loop answers")
+    parser.add_argument(
+        "--reflections",
+        type=int,
+        default=1,
+        help="negative reflections that trigger a supplement, as in the graph (0: plain loop)",
+    )
+    parser.add_argument("--trace", default="", help="print every decision for matching questions")
     args = parser.parse_args()
 
     rows = [json.loads(line) for line in DATA.open()]
@@ -122,49 +131,100 @@ def main() -> None:
         totals["gold_f1"] += f1
         totals["gold_cited_recall"] += len(gold_ids & set(draft.cited_ids)) / len(gold_ids)
 
-        # (b) the loop
+        # (b) the loop, as the graph runs it: think -> search -> compare until an answer, then
+        # self-reflection; a negative label supplements with the question and thinks again.
         index = Bm25(docs)
         scratchpad: list[ScratchpadStep] = []
         held = []
-        for step in range(args.max_steps + 1):
-            decision = timed(
-                "think",
-                reasoner.think,
-                question,
-                scratchpad,
-                sources=["local"],
-                force_answer=step == args.max_steps,
-            )
-            if decision.action == "answer":
+        trace = bool(args.trace) and args.trace.lower() in question.lower()
+        feedback = ""
+        budget_used = 0
+        first_label = None
+        first_em = 0.0
+        for round_ in range(args.reflections + 1):
+            while True:
+                decision = timed(
+                    "think",
+                    reasoner.think,
+                    question,
+                    scratchpad,
+                    sources=["local"],
+                    force_answer=budget_used >= args.max_steps,
+                    feedback=feedback,
+                )
+                if trace:
+                    print(f"  think: {decision.action} {decision.query!r} | {decision.thought}")
+                if decision.action == "answer":
+                    break
+                budget_used += 1
+                new = index.search(decision.query, args.k)
+                if held:
+                    verdict = timed("compare", reasoner.compare, question, held, new)
+                    held_ids = {doc_id(d) for d in held}
+                    useful = bool({doc_id(d) for d in new} & gold_ids - held_ids)
+                    verdicts[(useful, verdict.status)] += 1
+                    if trace:
+                        print(f"  compare: {verdict.status} useful={useful} {verdict.analysis}")
+                if trace:
+                    print("  got:", [(d.metadata["title"], d.metadata["gold"]) for d in new])
+                scratchpad.append(
+                    ScratchpadStep(
+                        thought=decision.thought,
+                        query=decision.query,
+                        source="local",
+                        observation=new,
+                    )
+                )
+                held = unique_documents([*held, *new])
+            draft = timed("answer", reasoner.answer, question, scratchpad, held, feedback=feedback)
+            reflection = timed("reflect", reasoner.reflect, question, draft.answer, held)
+            if trace:
+                print(f"  answer: {draft.answer!r} gold={golds}")
+                print(
+                    f"  reflect: {reflection.label} {reflection.explanation} | "
+                    f"{reflection.suggestion}"
+                )
+            if first_label is not None:
+                now_em = best(draft.answer, golds)[0]
+                totals["fixed"] += now_em > first_em
+                totals["broken"] += now_em < first_em
+                if args.show and now_em < first_em:
+                    print(f"BROKEN: {question} {golds} -> {draft.answer!r}")
+            if first_label is None:
+                first_label = reflection.label
+                first_em = best(draft.answer, golds)[0]
+                first_f1 = best(draft.answer, golds)[1]
+                first_steps = len(scratchpad)
+                totals["first_em"] += best(draft.answer, golds)[0]
+                totals["first_held_recall"] += len(gold_ids & {doc_id(d) for d in held}) / len(
+                    gold_ids
+                )
+            if not reflection.negative or round_ >= args.reflections:
                 break
-            new = index.search(decision.query, args.k)
-            if held:
-                verdict = timed("compare", reasoner.compare, question, held, new)
-                held_ids = {doc_id(d) for d in held}
-                useful = bool({doc_id(d) for d in new} & gold_ids - held_ids)
-                verdicts[(useful, verdict.status)] += 1
+            totals["supplements"] += 1
+            feedback = (
+                f"Previous answer: {draft.answer}\nSelf-reflection: {reflection.label}. "
+                f"{reflection.explanation}\nSuggestion: {reflection.suggestion}"
+            )
+            new = index.search(question, args.k)
             scratchpad.append(
                 ScratchpadStep(
-                    thought=decision.thought, query=decision.query, source="local", observation=new
+                    thought="supplement", query=question, source="local", observation=new
                 )
             )
             held = unique_documents([*held, *new])
-        steps_hist[len(scratchpad)] += 1
-        draft = timed("answer", reasoner.answer, question, scratchpad, held)
-        reflection = timed("reflect", reasoner.reflect, question, draft.answer, held)
+        steps_hist[first_steps] += 1
         em, f1 = best(draft.answer, golds)
         totals["loop_em"] += em
         totals["loop_f1"] += f1
         totals["loop_cited_recall"] += len(gold_ids & set(draft.cited_ids)) / len(gold_ids)
         totals["loop_held_recall"] += len(gold_ids & {doc_id(d) for d in held}) / len(gold_ids)
         totals["loop_docs"] += len(held)
-        from prefrag.reasoners._text import analyze_question
-
         kind = analyze_question(question).kind
         by_kind[kind][0] += 1
         by_kind[kind][1] += em
-        labels[reflection.label][0] += 1
-        labels[reflection.label][1] += f1
+        labels[first_label][0] += 1
+        labels[first_label][1] += first_f1
         if args.show and shown < args.show and em == 0:
             shown += 1
             print(
@@ -184,10 +244,16 @@ def main() -> None:
         f"held gold recall={totals['loop_held_recall'] / n:.3f} "
         f"docs held={totals['loop_docs'] / n:.1f}"
     )
-    print("retrieval steps:", dict(sorted(steps_hist.items())))
+    print(
+        f"    before reflection: EM={totals['first_em'] / n:.3f} "
+        f"held gold recall={totals['first_held_recall'] / n:.3f}; "
+        f"supplements={int(totals['supplements'])} (answers fixed {int(totals['fixed'])}, "
+        f"broken {int(totals['broken'])})"
+    )
+    print("retrieval steps before the first answer:", dict(sorted(steps_hist.items())))
     print("EM by question kind:", {k: f"{v[1] / v[0]:.3f} (n={v[0]})" for k, v in by_kind.items()})
     print(
-        "reflection label -> mean F1:",
+        "first reflection label -> mean F1 of that answer:",
         {k: f"{v[1] / v[0]:.3f} (n={v[0]})" for k, v in sorted(labels.items())},
     )
     agree = verdicts[(True, True)] + verdicts[(False, False)]

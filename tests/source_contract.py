@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 from langchain_core.documents import Document
+
 from prefrag.sources.base import Source
 
 REQUIRED_METADATA = ("id", "source", "kind", "title", "url", "date", "authority", "score")

@@ -263,3 +263,121 @@ def test_compare_with_embeddings_keeps_the_same_judgements():
     assert reasoner.compare(BRIDGE_Q, [KISS, MEET], [TEMPLE]).status is True
     assert reasoner.compare(BRIDGE_Q, [KISS, MEET], [KISS]).status is False
     assert reasoner.compare(BRIDGE_Q, [KISS, MEET], [BAKING]).status is False
+
+
+# --------------------------------------------------------------------------- early answers
+
+OLDER_Q = "Who is older, Annie Morton or Terry Richardson?"
+MORTON = doc(
+    "Annie Morton (born October 8, 1970) is an American model born in Pennsylvania. She has "
+    "been photographed by Helmut Newton, Peter Lindbergh and Terry Richardson.",
+    "Annie Morton",
+)
+RICHARDSON = doc(
+    "Terrence Richardson (born August 14, 1965) is an American fashion and portrait photographer.",
+    "Terry Richardson",
+)
+FATHER_Q = "What was the father of Kasper Schmeichel voted to be by the IFFHS in 1992?"
+KASPER = doc(
+    "Kasper Peter Schmeichel (born 5 November 1986) is a Danish professional footballer who "
+    "plays as a goalkeeper for Leicester City. He is the son of former Manchester United "
+    "goalkeeper Peter Schmeichel, who was voted the best goalkeeper of his era.",
+    "Kasper Schmeichel",
+)
+PETER = doc(
+    "Peter Bolesław Schmeichel (born 18 November 1963) is a Danish former footballer who was "
+    "voted the IFFHS World's Best Goalkeeper in 1992 and 1993.",
+    "Peter Schmeichel",
+)
+
+
+def graph_feedback(answer, reflection):
+    """The feedback string the graph's self_reflect node builds from a negative reflection."""
+    return (
+        f"Previous answer: {answer}\nSelf-reflection: {reflection.label}. "
+        f"{reflection.explanation}\nSuggestion: {reflection.suggestion}"
+    )
+
+
+def test_choice_keeps_searching_when_one_side_is_only_mentioned(reasoner):
+    # Annie Morton's page names Terry Richardson, but says nothing about his age.
+    decision = reasoner.think(OLDER_Q, [step(OLDER_Q, MORTON)], sources=["local"])
+    assert decision.action == "search"
+    assert "Terry Richardson" in decision.query
+
+
+def test_choice_answers_once_both_sides_have_a_document(reasoner):
+    scratchpad = [step(OLDER_Q, MORTON), step("Terry Richardson older", RICHARDSON)]
+    decision = reasoner.think(OLDER_Q, scratchpad, sources=["local"])
+    assert decision.action == "answer"
+    assert reasoner.answer(OLDER_Q, scratchpad, [MORTON, RICHARDSON]).answer == "Terry Richardson"
+
+
+def test_bridge_keeps_searching_while_question_constraints_are_missing(reasoner):
+    # Kasper's page answers "voted to be" loosely, but neither 'IFFHS' nor '1992' is in it:
+    # the father it names has no document yet.
+    decision = reasoner.think(FATHER_Q, [step(FATHER_Q, KASPER)], sources=["local"])
+    assert decision.action == "search"
+    assert "Peter Schmeichel" in decision.query
+
+
+def test_bridge_answer_comes_from_the_document_holding_the_constraints(reasoner):
+    scratchpad = [step(FATHER_Q, KASPER), step("Peter Schmeichel IFFHS 1992", PETER)]
+    draft = reasoner.answer(FATHER_Q, scratchpad, [KASPER, PETER])
+    assert draft.answer == "IFFHS World's Best Goalkeeper"
+    assert doc_id(PETER) in draft.cited_ids
+
+
+# --------------------------------------------------------------------------- reflection
+
+
+def test_reflect_choice_with_one_documented_side_is_not_correct(reasoner):
+    reflection = reasoner.reflect(OLDER_Q, "Annie Morton", [MORTON])
+    assert reflection.label != "CORRECT"
+    assert "'Terry Richardson'" in reflection.suggestion
+    assert reasoner.reflect(OLDER_Q, "Terry Richardson", [MORTON, RICHARDSON]).label == "CORRECT"
+
+
+def test_reflect_requires_the_question_constraints_in_the_supporting_evidence(reasoner):
+    reflection = reasoner.reflect(FATHER_Q, "best goalkeeper of his era", [KASPER])
+    assert reflection.label != "CORRECT"
+    assert "IFFHS" in reflection.explanation or "1992" in reflection.explanation
+    # The suggestion quotes the name to look up (the think step reads quoted names).
+    assert "'Peter Schmeichel'" in reflection.suggestion
+    supported = reasoner.reflect(FATHER_Q, "IFFHS World's Best Goalkeeper", [KASPER, PETER])
+    assert supported.label == "CORRECT"
+
+
+def test_negative_reflection_feedback_drives_the_search_for_the_missing_side(reasoner):
+    reflection = reasoner.reflect(OLDER_Q, "Annie Morton", [MORTON])
+    feedback = graph_feedback("Annie Morton", reflection)
+    # Even after a search for the question itself repeated, the quoted side is looked up.
+    scratchpad = [step(OLDER_Q, MORTON), step(OLDER_Q, MORTON)]
+    decision = reasoner.think(OLDER_Q, scratchpad, sources=["local"], feedback=feedback)
+    assert decision.action == "search"
+    assert decision.query.startswith("Terry Richardson")
+
+
+def test_feedback_quotes_in_the_explanation_are_not_leads(reasoner):
+    # The explanation quotes the rejected answer and its source title; only the suggestion
+    # line names what to search for.
+    feedback = (
+        "Previous answer: Meet Corliss Archer\nSelf-reflection: PARTIALLY CORRECT. "
+        "'Sourdough' appears in 'Sourdough'.\nSuggestion: Search for 'Shirley Temple'."
+    )
+    decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, KISS)], sources=["demo"], feedback=feedback)
+    assert decision.query.startswith("Shirley Temple")
+
+
+# --------------------------------------------------------------------------- sub-queries
+
+
+def test_follow_up_query_keeps_the_anchor_entity(reasoner):
+    question = "How many years did the president who appointed Roger Egeberg serve?"
+    egeberg = doc(
+        "Roger Egeberg was an American physician and public health official.",
+        "Roger Egeberg",
+    )
+    decision = reasoner.think(question, [step(question, egeberg)], sources=["local"])
+    assert decision.action == "search"
+    assert "Roger Egeberg" in decision.query

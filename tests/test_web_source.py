@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
+from source_contract import check_source_contract
+
 from prefrag.config import Settings
 from prefrag.documents import content_id
 from prefrag.errors import ConfigurationError
@@ -16,7 +18,6 @@ from prefrag.sources.authority import AuthorityTable
 from prefrag.sources.base import Source
 from prefrag.sources.cache import WebCache
 from prefrag.sources.web import WebSource
-from source_contract import check_source_contract
 
 RESULTS = [
     {

@@ -38,6 +38,8 @@ _TITLE_SHARE = 0.5
 _ENTITY_BOOST = 1.5
 _IMPLICIT_TITLE = 0.7
 _ACRONYM_RE = re.compile(r"[A-Z]{2,5}s?")
+# The subject of a lead sentence ends at its first verb, bracket or comma.
+_LEAD_SUBJECT_RE = re.compile(r"\s(?:is|was|are|were|has|had|became)\s|\(|,|;")
 _TYPE_FIT = {
     "date": {"date": 1.0, "year": 1.0},
     "number": {"number": 1.0, "year": 0.2},
@@ -130,6 +132,43 @@ class Evidence:
     def covers(self, name: str) -> bool:
         """Whether some document is about `name` (by title) or names it in full."""
         return bool(self.docs_about(name))
+
+    def has_document(self, name: str) -> bool:
+        """Whether some document is *about* `name`: its title, or the subject of its lead.
+
+        Stricter than `covers`: a model's page that mentions the photographer who shot her
+        says nothing about the photographer's own birth date.
+        """
+        name_terms = term_set(name)
+        if not name_terms:
+            return False
+        if any(_names_match(t, name_terms) for t in self.title_terms):
+            return True
+        # The lead must open with the name ("Lady Gaga x Terry Richardson is a book" is
+        # about the book, "Kenton Terry Richardson" another man); a middle name may follow.
+        size = len(name_terms) + 2
+        return any(
+            terms and terms[0] in name_terms and name_terms <= frozenset(terms[:size])
+            for terms in self._lead_subjects
+        )
+
+    @cached_property
+    def _lead_subjects(self) -> list[tuple[str, ...]]:
+        """Terms of each document's lead subject: its first sentence up to the first verb."""
+        subjects = []
+        for sentence in self.sentences:
+            if sentence.position == 0:
+                head = _LEAD_SUBJECT_RE.split(sentence.text, maxsplit=1)[0]
+                subjects.append(content_terms(head))
+        return subjects
+
+    def terms_of(self, doc_indexes: Sequence[int]) -> frozenset[str]:
+        """Every content term of the given documents (titles included)."""
+        return frozenset().union(*(self.doc_terms[i] for i in doc_indexes))
+
+    def text_of(self, doc_indexes: Sequence[int]) -> str:
+        """Title and text of the given documents, joined (for exact year and number checks)."""
+        return " ".join(f"{self.titles[i]} {self.docs[i].page_content}" for i in doc_indexes)
 
 
 def _names_match(title_terms: frozenset[str], name_terms: frozenset[str]) -> bool:

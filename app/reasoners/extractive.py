@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,6 +38,7 @@ from prefrag.reasoners._text import (
     analyze_question,
     candidate_spans,
     jaccard,
+    mentions,
     normalize_answer,
     number_of,
     split_sentences,
@@ -69,10 +71,21 @@ _RELEVANT_COSINE = 0.45
 # A yes/no property holds for a subject when its documents cover this share of its terms.
 _PROPERTY_COVERAGE = 0.75
 _MAX_QUERY_WORDS = 8
+# Sentences holding the answer that reflect checks for the question's names and years.
+_REFLECT_SENTENCES = 8
+# Share of a multi-word name's terms a text must hold to count as naming it.
+_NAME_MATCH = 0.67
 _COMPARATIVE_TERMS = frozenset(
     stem(w)
     for w in "first earlier older before later younger recent more larger bigger higher "
     "taller longer greater fewer less smaller lower shorter most largest".split()
+)
+# A question that describes an unnamed entity ("the woman who portrayed", "a film directed by
+# whom") asks something of that entity: a two-hop (bridge) question.
+_BRIDGE_SHAPE_RE = re.compile(
+    r"\b(?:a|an|the|this|that)\s+(?:[\w'\-]+\s+){0,4}?(?:who|whom|that|which|whose|where)\b"
+    r"|\b\w+ed by (?:who|whom|what|which)\b",
+    re.IGNORECASE,
 )
 _NOISE_WORDS = frozenset(
     "what which who whom whose when where why how many much did does do is are was were "
@@ -127,7 +140,7 @@ class ExtractiveReasoner:
         weights = QuestionWeights(shape, evidence)
         ranked = rank_sentences(shape, evidence, weights)
         for entity in hinted:
-            if not _about_itself(evidence, entity):
+            if not evidence.has_document(entity):
                 query = _compose_query(entity, shape, frozenset())
                 if _query_key(query) not in asked:
                     return ThinkDecision(
@@ -135,7 +148,9 @@ class ExtractiveReasoner:
                         query=query,
                     )
         if shape.kind in ("choice", "yesno"):
-            missing = [c for c in _subjects(shape) if not evidence.covers(c)]
+            # Each compared side needs a document of its own: a page that merely mentions
+            # the other side says nothing about its dates or numbers.
+            missing = [c for c in _subjects(shape) if not evidence.has_document(c)]
             for name in missing:
                 query = _compose_query(name, shape, term_set(" ".join(_subjects(shape))))
                 if _query_key(query) not in asked:
@@ -144,18 +159,40 @@ class ExtractiveReasoner:
                         f"looking it up.",
                         query=query,
                     )
-            draft, _ = self._draft(shape, evidence, weights, ranked, feedback)
+            draft, _, _ = self._draft(shape, evidence, weights, ranked, feedback)
             return ThinkDecision(
                 thought="The evidence describes every option the question names; answering.",
                 action="answer",
                 answer=draft.answer,
             )
 
-        draft, support = self._draft(shape, evidence, weights, ranked, feedback)
+        draft, support, scored = self._draft(shape, evidence, weights, ranked, feedback)
         if draft.answer and support >= _ANSWER_SUPPORT:
+            missing = _missing_for(shape, evidence, scored)
+            if not missing and _answer_is_bridge(shape, evidence, draft.answer, scored):
+                query = _compose_query(
+                    draft.answer, shape, scored.covered if scored else frozenset()
+                )
+                if _query_key(query) not in asked:
+                    return ThinkDecision(
+                        thought=f"'{draft.answer}' is the entity the question describes, and "
+                        "nothing held is about it yet; looking up what the question asks of it.",
+                        query=query,
+                    )
+            if not missing:
+                return ThinkDecision(
+                    thought=f"'{draft.answer}' is supported by sentences covering {support:.0%} "
+                    "of the question and naming all it asks about; answering.",
+                    action="answer",
+                    answer=draft.answer,
+                )
+            lead = _lead_for_missing(shape, evidence, ranked, missing, asked)
+            if lead is not None:
+                return lead
             return ThinkDecision(
-                thought=f"'{draft.answer}' is supported by sentences covering {support:.0%} of "
-                "the question; answering.",
+                thought=f"'{draft.answer}' is supported, but the evidence lacks "
+                + ", ".join(f"'{m}'" for m in missing)
+                + " and no search is left to find it; answering.",
                 action="answer",
                 answer=draft.answer,
             )
@@ -170,7 +207,7 @@ class ExtractiveReasoner:
                     query=query,
                 )
         unresolved = _unresolved_words(shape, ranked[0].covered if ranked else frozenset())
-        query = " ".join(unresolved)
+        query = _anchored(shape, unresolved)
         if unresolved and _query_key(query) not in asked and query != shape.text:
             return ThinkDecision(
                 thought="No new bridge entity; searching for the unresolved part of the question.",
@@ -273,7 +310,7 @@ class ExtractiveReasoner:
         if not held:
             return list(shape.entities)
         evidence = Evidence(held)
-        names = [c for c in _subjects(shape) if not evidence.covers(c)]
+        names = [c for c in _compared(shape) if not evidence.has_document(c)]
         names += [e for e in shape.entities if not evidence.covers(e)]
         ranked = rank_sentences(shape, evidence, QuestionWeights(shape, evidence))
         gap = _bridge_gap(shape, evidence, ranked)
@@ -311,14 +348,19 @@ class ExtractiveReasoner:
         weights: QuestionWeights,
         ranked: list[ScoredSentence],
         feedback: str,
-    ) -> tuple[AnswerDraft, float]:
-        """The answer and its support: the share of question weight its evidence covers."""
+    ) -> tuple[AnswerDraft, float, ScoredSentence | None]:
+        """The answer, its support and the sentence it came from.
+
+        Support is the share of question weight the answer's evidence covers; the sentence
+        is None for choice and yes/no answers.
+        """
         if shape.kind in ("choice", "yesno"):
-            covered = all(evidence.covers(s) for s in _subjects(shape)) and bool(_subjects(shape))
+            subjects = _subjects(shape)
+            covered = bool(subjects) and all(evidence.has_document(s) for s in subjects)
             support = 1.0 if covered else _WEAK_SUPPORT
             if shape.kind == "choice":
-                return _choose(shape, evidence, weights), support
-            return _yes_no(shape, evidence, weights, ranked), support
+                return _choose(shape, evidence, weights), support, None
+            return _yes_no(shape, evidence, weights, ranked), support, None
         rejected = _rejected_answer(feedback)
         candidates = answer_candidates(shape, evidence, ranked, exclude=rejected)
         if candidates:
@@ -327,7 +369,7 @@ class ExtractiveReasoner:
             draft = AnswerDraft(
                 answer=best.text, cited_ids=cited, rationale=f"From: {best.support.sentence.text}"
             )
-            return draft, weights.share(best.support.covered)
+            return draft, weights.share(best.support.covered), best.support
         if ranked and ranked[0].score > 0:
             # No span of the expected type: the best sentence itself is the answer.
             best_sentence = ranked[0]
@@ -336,11 +378,11 @@ class ExtractiveReasoner:
                 cited_ids=_support_ids(evidence, best_sentence),
                 rationale="No span of the expected type; the best-supported sentence instead.",
             )
-            return draft, weights.share(best_sentence.covered)
+            return draft, weights.share(best_sentence.covered), best_sentence
         draft = AnswerDraft(
             rationale="No evidence sentence shares a term with the question.", fallback=True
         )
-        return draft, 0.0
+        return draft, 0.0, None
 
     # ------------------------------------------------------------------ reflect
 
@@ -379,21 +421,44 @@ class ExtractiveReasoner:
                 explanation=f"No evidence sentence contains '{answer}'.",
                 suggestion=_suggest(shape, held),
             )
-        best = containing[0]
-        support = weights.share(best.covered)
+        # The answer's own sentence (and the bridge sentence leading to it) must name what
+        # the question asks about; of the sentences holding the answer, take the one that
+        # leaves the fewest names, titles and years of the question unaccounted for.
+        checked = [(s, _missing_for(shape, held, s)) for s in containing[:_REFLECT_SENTENCES]]
+        best, missing = min(checked, key=lambda pair: len(pair[1]))
+        # Question terms a sentence naming the answer's document covers count too: that
+        # sentence is how the question reaches the answer.
+        support = weights.share(best.covered | _bridged_terms(held, best))
         where = held.titles[best.sentence.doc] or held.ids[best.sentence.doc]
-        if support >= _ANSWER_SUPPORT:
+        if not missing and _answer_is_bridge(shape, held, answer, best):
+            return Reflection(
+                label="PARTIALLY CORRECT",
+                explanation=f"'{answer}' is the entity the question describes through a "
+                "relative clause, not what it asks about it; nothing held is about it.",
+                suggestion=f"Search for '{answer}' "
+                + " ".join(_unresolved_words(shape, best.covered | term_set(answer)))
+                + ".",
+            )
+        if support >= _ANSWER_SUPPORT and not missing:
             return Reflection(
                 label="CORRECT",
                 explanation=f"'{answer}' appears in '{where}', in evidence covering "
-                f"{support:.0%} of the question's key terms.",
+                f"{support:.0%} of the question's key terms and naming all it asks about.",
+            )
+        if missing:
+            label = "PARTIALLY CORRECT" if support >= _WEAK_SUPPORT else "INCORRECT"
+            return Reflection(
+                label=label,
+                explanation=f"'{answer}' appears in '{where}', but the evidence behind it does "
+                "not mention " + " or ".join(f"'{m}'" for m in missing) + ".",
+                suggestion=_suggest_missing(shape, held, missing),
             )
         label = "PARTIALLY CORRECT" if support >= _WEAK_SUPPORT else "INCORRECT"
-        missing = _unresolved_words(shape, best.covered)
+        unresolved = _unresolved_words(shape, best.covered)
         return Reflection(
             label=label,
             explanation=f"'{answer}' appears in '{where}', but that evidence covers only "
-            f"{support:.0%} of the question's key terms (missing: {', '.join(missing) or '-'}).",
+            f"{support:.0%} of the question's key terms (missing: {', '.join(unresolved) or '-'}).",
             suggestion=_suggest(shape, held, best.covered),
         )
 
@@ -437,6 +502,202 @@ def _query_key(query: str) -> str:
 
 def _subjects(shape: QuestionShape) -> tuple[str, ...]:
     return shape.candidates or shape.entities[:2]
+
+
+def _compared(shape: QuestionShape) -> tuple[str, ...]:
+    """The entities a question compares, each needing a document of its own.
+
+    The options of "X or Y" and the subjects of yes/no questions; for other questions the
+    two names of "both X and Y" / "X and Y ... in common / the same" phrasings.
+    """
+    if shape.kind in ("choice", "yesno"):
+        return _subjects(shape)
+    if not re.search(r"\bboth\b|\bin common\b|\bthe same\b", shape.text.lower()):
+        return ()
+    names = [c for c in _constraints(shape.text) if not _is_year(c)]
+    return tuple(names[:2]) if len(names) >= 2 else ()
+
+
+@lru_cache(maxsize=1024)
+def _constraints(question: str) -> tuple[str, ...]:
+    """Names, quoted titles and years of the question: what the answer's evidence must mention.
+
+    "X and Y" spans count as their two names when both are multi-word ("Nicolas Cage and
+    Téa Leoni"), else as one title ("Kiss and Tell"). Nationality adjectives, a lone
+    capitalised first word ("According", "Aside") and names that are part of a longer one
+    are dropped; dates count by their year.
+    """
+    out: list[str] = []
+    for span in candidate_spans(question):
+        text = span.text.strip()
+        if span.kind in ("date", "year"):
+            year = year_of(text)
+            if year is not None:
+                out.append(str(year))
+            continue
+        if span.kind not in ("name", "quote") or is_demonym(text):
+            continue
+        if not any(ch.isalpha() for ch in text):
+            continue
+        if span.start == 0 and " " not in text and text[1:].islower():
+            continue
+        parts = text.split(" and ")
+        if len(parts) == 2 and all(len(p.split()) >= 2 for p in parts):
+            out.extend(parts)
+        else:
+            out.append(text)
+    names = unique(out)
+    kept = []
+    for name in names:
+        terms = term_set(name)
+        if not terms:
+            continue
+        if any(terms < term_set(other) for other in names if other != name):
+            continue
+        kept.append(name)
+    return tuple(kept)
+
+
+def _is_year(text: str) -> bool:
+    return bool(re.fullmatch(r"1[0-9]{3}|20[0-9]{2}", text))
+
+
+def _mentioned(name: str, terms: frozenset[str], text: str) -> bool:
+    """Whether evidence with these terms and text names `name` (years must appear verbatim)."""
+    if _is_year(name):
+        return bool(re.search(rf"\b{name}\b", text))
+    return mentions(terms, name) >= _NAME_MATCH
+
+
+def _missing_for(
+    shape: QuestionShape, evidence: Evidence, scored: ScoredSentence | None
+) -> list[str]:
+    """What the answer's evidence lacks, in the question's words.
+
+    Compared entities without a document of their own, then the question's names and years
+    absent from the answer sentence's document and the bridge document leading to it.
+    """
+    missing = [c for c in _compared(shape) if not evidence.has_document(c)]
+    if scored is None:
+        return missing
+    chain = _chain(evidence, scored)
+    terms, text = evidence.terms_of(chain), evidence.text_of(chain)
+    compared = {c.lower() for c in _compared(shape)}
+    for name in _constraints(shape.text):
+        if name.lower() in compared or _mentioned(name, terms, text):
+            continue
+        missing.append(name)
+    return unique(missing)
+
+
+def _lead_for_missing(
+    shape: QuestionShape,
+    evidence: Evidence,
+    ranked: Sequence[ScoredSentence],
+    missing: Sequence[str],
+    asked: set[str],
+) -> ThinkDecision | None:
+    """A search for what an otherwise supported answer lacks, or None when none is left.
+
+    In order: a compared entity without its own document; the bridge entity the evidence
+    points to (its document likely holds the missing names and years); the missing names
+    themselves, with the question's anchor.
+    """
+    compared = [m for m in missing if m in _compared(shape)]
+    for name in compared:
+        query = _compose_query(name, shape, term_set(" ".join(_compared(shape))))
+        if _query_key(query) not in asked:
+            return ThinkDecision(
+                thought=f"The evidence has no document about '{name}', which the question "
+                "compares; looking it up.",
+                query=query,
+            )
+    gap = _bridge_gap(shape, evidence, ranked)
+    if gap is not None:
+        entity, covered = gap
+        query = _compose_query(entity, shape, covered)
+        if _query_key(query) not in asked:
+            return ThinkDecision(
+                thought="The answer's evidence does not mention "
+                + ", ".join(f"'{m}'" for m in missing)
+                + f"; the evidence points to '{entity}', which nothing held is about yet.",
+                query=query,
+            )
+    for name in missing:
+        if evidence.covers(name):
+            continue
+        query = _anchored(shape, [name, *_unresolved_words(shape, term_set(name))])
+        if _query_key(query) not in asked:
+            return ThinkDecision(
+                thought=f"Nothing held mentions '{name}'; searching for it.", query=query
+            )
+    return None
+
+
+def _answer_is_bridge(
+    shape: QuestionShape, evidence: Evidence, answer: str, scored: ScoredSentence | None
+) -> bool:
+    """Whether a name answer is likely the bridge entity of a two-hop question, not its answer.
+
+    "The actress who plays X" / "a film directed by whom": the question describes an unnamed
+    entity and asks something of it. A name answer that no held document is about is then
+    probably that entity (found in the first hop's document), with the asked fact in its own.
+    Only answers from a first-hop sentence count: one reached through a bridge is the second hop.
+    """
+    if shape.kind != "factoid" or not _BRIDGE_SHAPE_RE.search(shape.text):
+        return False
+    if scored is None or scored.link is not None:
+        return False
+    terms = term_set(answer)
+    if not terms or not any(ch.isupper() for ch in answer) or _is_year(answer.strip()):
+        return False
+    if terms <= term_set(shape.text):
+        return False
+    return not evidence.has_document(answer)
+
+
+def _chain(evidence: Evidence, scored: ScoredSentence) -> list[int]:
+    """The documents supporting a sentence: its own and those leading to it.
+
+    Those are the bridge sentence's document and any document naming its title in full.
+    """
+    doc = scored.sentence.doc
+    chain = [doc] + ([scored.link.doc] if scored.link is not None else [])
+    title_terms = evidence.title_terms[doc]
+    if title_terms:
+        chain += [i for i, t in enumerate(evidence.doc_terms) if i != doc and title_terms <= t]
+    return _unique_ints(chain)
+
+
+def _bridged_terms(evidence: Evidence, scored: ScoredSentence) -> frozenset[str]:
+    """Terms of the sentences elsewhere that name the sentence's document (its way in)."""
+    title_terms = evidence.title_terms[scored.sentence.doc]
+    if not title_terms:
+        return frozenset()
+    found = [
+        s.terms
+        for s in evidence.sentences
+        if s.doc != scored.sentence.doc and title_terms <= s.terms
+    ]
+    return frozenset().union(*found) if found else frozenset()
+
+
+def _unique_ints(items: Sequence[int]) -> list[int]:
+    return list(dict.fromkeys(items))
+
+
+def _anchor(shape: QuestionShape) -> str:
+    """The question's first name or title: the entity every sub-query should stay tied to."""
+    return next((c for c in _constraints(shape.text) if not _is_year(c)), "")
+
+
+def _anchored(shape: QuestionShape, words: Sequence[str]) -> str:
+    """A sub-query of `words` that keeps the question's anchor entity (prepended if absent)."""
+    query = " ".join(words).strip()
+    anchor = _anchor(shape)
+    if anchor and mentions(term_set(query), anchor) < _NAME_MATCH:
+        query = f"{anchor} {query}".strip()
+    return query
 
 
 def _support_ids(evidence: Evidence, scored: ScoredSentence) -> list[str]:
@@ -508,15 +769,25 @@ def _bridge_gap(
 def _about_itself(evidence: Evidence, name: str) -> bool:
     """Whether a held document has `name` as its title (so its facts are already held)."""
     name_terms = term_set(name)
-    return any(t and len(t & name_terms) / len(name_terms) >= 0.67 for t in evidence.title_terms)
+    return any(
+        t and len(t & name_terms) / len(name_terms) >= _NAME_MATCH - 0.01
+        for t in evidence.title_terms
+    )
 
 
 def _feedback_entities(feedback: str, shape: QuestionShape, asked: set[str]) -> list[str]:
-    """Names a negative reflection suggests searching for ('...' quoted in its suggestion)."""
+    """Names a negative reflection suggests searching for ('...' quoted in its suggestion).
+
+    Only the `Suggestion:` line counts when there is one: the explanation quotes the
+    rejected answer and the titles it came from, which are no leads. A quoted name may be
+    one the question already mentions (the missing side of a comparison).
+    """
     if not feedback:
         return []
-    quoted = re.findall(r"'([^']{2,80})'", feedback)
-    names = [q for q in quoted if term_set(q) and not term_set(q) <= term_set(shape.text)]
+    match = re.search(r"(?im)^\s*suggestion\s*:(.*)$", feedback)
+    text = match.group(1) if match else feedback
+    quoted = re.findall(r"'([^']{2,80})'", text)
+    names = [q for q in quoted if term_set(q)]
     return [n for n in unique(names) if _query_key(n) not in asked]
 
 
@@ -534,7 +805,9 @@ def _rejected_answer(feedback: str) -> frozenset[str]:
 def _suggest(
     shape: QuestionShape, evidence: Evidence | None, covered: frozenset[str] = frozenset()
 ) -> str:
-    missing_names = [e for e in _subjects(shape) if evidence is None or not evidence.covers(e)]
+    missing_names = [
+        e for e in _compared(shape) if evidence is None or not evidence.has_document(e)
+    ]
     if missing_names:
         return f"Search for '{missing_names[0]}'."
     if evidence is not None:
@@ -544,8 +817,25 @@ def _suggest(
             return f"Search for '{gap[0]}' " + " ".join(_unresolved_words(shape, gap[1])) + "."
     rest = _unresolved_words(shape, covered)
     if rest:
-        return "Search for " + " ".join(rest) + "."
+        return "Search for " + _anchored(shape, rest) + "."
     return "Search again with the question."
+
+
+def _suggest_missing(shape: QuestionShape, evidence: Evidence, missing: Sequence[str]) -> str:
+    """A search suggestion for what the answer's evidence lacks, quoting the name to look up."""
+    compared = [m for m in missing if m in _compared(shape)]
+    if compared:
+        return f"Search for '{compared[0]}'."
+    ranked = rank_sentences(shape, evidence, QuestionWeights(shape, evidence))
+    gap = _bridge_gap(shape, evidence, ranked)
+    extra = " ".join(m for m in missing if term_set(m))
+    if gap is not None:
+        return f"Search for '{gap[0]}' {extra}.".replace(" .", ".")
+    names = [m for m in missing if not _is_year(m)]
+    if names:
+        rest = " ".join(m for m in missing if m != names[0])
+        return f"Search for '{names[0]}' {_anchored(shape, [rest]) if rest else ''}".strip() + "."
+    return "Search for " + _anchored(shape, list(missing)) + "."
 
 
 # ---------------------------------------------------------------------- choice and yes/no
@@ -714,7 +1004,8 @@ def _lead_text(evidence: Evidence, doc_indexes: list[int]) -> str:
 
 def _reflect_on_subjects(shape: QuestionShape, evidence: Evidence, key: str) -> Reflection:
     subjects = _subjects(shape)
-    covered = [s for s in subjects if evidence.covers(s)]
+    # A side counts only with a document of its own (its title or its lead's subject).
+    covered = [s for s in subjects if evidence.has_document(s)]
     missing = [s for s in subjects if s not in covered]
     if shape.kind == "choice" and key not in {normalize_answer(c) for c in subjects}:
         return Reflection(

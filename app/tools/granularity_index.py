@@ -1,7 +1,7 @@
 """Five nested chunk granularities per document, for Mix-of-Granularity selection.
 
-Level 0 is the finest (½ × base size in words); level j is two adjacent level j−1 chunks,
-without overlap, so sizes are ½, 1, 2, 4, 8 × base. The text is stored once: every chunk
+Level 0 is the finest (½ x base size in words); level j is two adjacent level j-1 chunks,
+without overlap, so sizes are ½, 1, 2, 4, 8 x base. The text is stored once: every chunk
 is a character span into its document's text, and every level-j chunk is exactly a run of
 `2**j` consecutive finest chunks of one document. That makes "the chunk at level g that
 contains finest chunk c" an array lookup, which is what MoG's selection rule needs.
@@ -78,7 +78,7 @@ class _Level:
 
 
 def chunk_sizes(base_size: int, n_levels: int = N_LEVELS) -> list[int]:
-    """Chunk sizes in words per level: ½, 1, 2, 4, 8 × `base_size` for five levels."""
+    """Chunk sizes in words per level: ½, 1, 2, 4, 8 x `base_size` for five levels."""
     finest = max(1, base_size // 2)
     return [finest * 2**level for level in range(n_levels)]
 
@@ -185,7 +185,18 @@ class GranularityIndex:
         for sp, level_texts in zip(spans, chunk_texts, strict=True):
             idx = np.asarray([position[t] for t in level_texts], dtype=np.int64)
             vecs = vectors[idx] if len(idx) else np.zeros((0, vectors.shape[1]), np.float32)
-            levels.append(_Level(*sp, vectors=np.ascontiguousarray(vecs, dtype=np.float32)))
+            doc_a, start_a, end_a, first_a, count_a, ordinal_a = sp
+            levels.append(
+                _Level(
+                    doc=doc_a,
+                    start=start_a,
+                    end=end_a,
+                    first=first_a,
+                    count=count_a,
+                    ordinal=ordinal_a,
+                    vectors=np.ascontiguousarray(vecs, dtype=np.float32),
+                )
+            )
         return cls(
             texts=texts, metadata=metadata, levels=levels, base_size=base_size, encoder=encoder
         )
@@ -221,7 +232,7 @@ class GranularityIndex:
         return self.container(level + 1, int(self.levels[level].first[index]))
 
     def children(self, level: int, index: int) -> list[int]:
-        """The chunks of `level − 1` inside chunk `index` of `level` (two, or one at an end)."""
+        """The chunks of `level - 1` inside chunk `index` of `level` (two, or one at an end)."""
         if level == 0:
             return []
         finest = self.members(level, index)
@@ -261,7 +272,7 @@ class GranularityIndex:
         with (path / "documents.jsonl").open("w", encoding="utf-8") as handle:
             for text, meta in zip(self.texts, self.metadata, strict=True):
                 handle.write(json.dumps({"text": text, "metadata": meta}) + "\n")
-        arrays: dict[str, np.ndarray] = {}
+        arrays: dict[str, Any] = {}
         for j, lv in enumerate(self.levels):
             for field in ("doc", "start", "end", "first", "count", "ordinal"):
                 arrays[f"{field}_{j}"] = getattr(lv, field)
@@ -285,7 +296,11 @@ class GranularityIndex:
         with np.load(path / "levels.npz") as data:
             levels = [
                 _Level(
-                    *(data[f"{field}_{j}"] for field in ("doc", "start", "end", "first", "count")),
+                    doc=data[f"doc_{j}"],
+                    start=data[f"start_{j}"],
+                    end=data[f"end_{j}"],
+                    first=data[f"first_{j}"],
+                    count=data[f"count_{j}"],
                     ordinal=data[f"ordinal_{j}"],
                     vectors=data[f"vectors_{j}"].astype(np.float32),
                 )
@@ -342,3 +357,26 @@ def mog_index_dir(source: str) -> Path:
     from prefrag.config import get_settings
 
     return get_settings().sources_dir / source / "mog"
+
+
+def build_source_index(
+    source: str,
+    documents: Sequence[Document],
+    *,
+    base_size: int | None = None,
+    encoder: TextEncoder | None = None,
+) -> GranularityIndex:
+    """Build and save the MoG index of local source `source` from its whole documents.
+
+    Args:
+        source: The source name; the index goes to `<sources_dir>/<source>/mog`.
+        documents: The source's documents, unchunked.
+        base_size: Base chunk size in words; default `Settings.chunk_size`.
+        encoder: Embedder; default the configured one.
+    """
+    from prefrag.config import get_settings
+
+    size = base_size or get_settings().chunk_size
+    index = GranularityIndex.build(documents, base_size=size, encoder=encoder)
+    index.save(mog_index_dir(source))
+    return index

@@ -60,7 +60,7 @@ def split_nodes(text: str, *, max_node_words: int = 60) -> list[tuple[int, int]]
     while i < len(pieces):
         s, e, n = pieces[i]
         if n <= max_node_words // 2 and i + 1 < len(pieces):
-            s2, e2, n2 = pieces[i + 1]
+            _, e2, n2 = pieces[i + 1]
             if n + n2 <= max_node_words:
                 nodes.append((s, e2))
                 i += 2
@@ -103,7 +103,7 @@ class GraphGranularityIndex:
         documents: Sequence[Document],
         *,
         k_graph: int = 3,
-        t_graph: float = 0.3,
+        t_graph: float = 0.2,
         n_levels: int = N_LEVELS,
         max_nodes: int = 16,
         max_node_words: int = 60,
@@ -115,7 +115,7 @@ class GraphGranularityIndex:
             documents: Whole documents; their metadata is carried onto chunks.
             k_graph: Neighbours searched per node (paper's figure: 3).
             t_graph: Minimum BM25 score relative to the query's best score for an edge.
-            n_levels: Hop ranges 0 .. n_levels − 1.
+            n_levels: Hop ranges 0 .. n_levels - 1.
             max_nodes: Cap on nodes per chunk (breadth-first), to keep chunks embeddable.
             max_node_words: Longest node in words.
             encoder: Embedder; defaults to the configured MiniLM embedder.
@@ -220,7 +220,7 @@ class GraphGranularityIndex:
         with (path / "documents.jsonl").open("w", encoding="utf-8") as handle:
             for text, meta in zip(self.texts, self.metadata, strict=True):
                 handle.write(json.dumps({"text": text, "metadata": meta}) + "\n")
-        arrays: dict[str, np.ndarray] = {"node_doc": self.node_doc, "node_span": self.node_span}
+        arrays: dict[str, Any] = {"node_doc": self.node_doc, "node_span": self.node_span}
         arrays.update(_csr("neighbours", self.neighbours))
         for j in range(self.n_levels):
             arrays.update(_csr(f"members_{j}", self.level_members[j]))

@@ -1,0 +1,72 @@
+"""What local sources exist under the data directory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from prefrag.index import docstore
+
+if TYPE_CHECKING:
+    from prefrag.config import Settings
+
+
+@dataclass(frozen=True)
+class SourceInfo:
+    """One indexed local source.
+
+    Attributes:
+        name: The source name (`--source NAME`).
+        documents: Documents indexed.
+        chunks: Chunks indexed.
+        path: Its folder under the data directory.
+        updated: When it was last written (ISO 8601, UTC).
+        authority: Its authority in [0, 1].
+        description: What it holds, if set.
+    """
+
+    name: str
+    documents: int
+    chunks: int
+    path: Path
+    updated: str
+    authority: float = docstore.DEFAULT_AUTHORITY
+    description: str = ""
+
+
+def list_sources(settings: Settings | None = None) -> list[SourceInfo]:
+    """Every indexed local source, by name."""
+    from prefrag.config import get_settings
+
+    settings = settings or get_settings()
+    root = settings.sources_dir
+    if not root.is_dir():
+        return []
+    infos = []
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        manifest = docstore.read_manifest(folder)
+        if manifest is None or not (folder / manifest.generation).is_dir():
+            continue
+        infos.append(
+            SourceInfo(
+                name=folder.name,
+                documents=manifest.documents,
+                chunks=manifest.chunks,
+                path=folder,
+                updated=manifest.updated,
+                authority=manifest.authority,
+                description=manifest.description,
+            )
+        )
+    return infos
+
+
+def source_exists(name: str, settings: Settings | None = None) -> bool:
+    """Whether local source `name` has an index."""
+    from prefrag.config import get_settings
+
+    settings = settings or get_settings()
+    folder = settings.sources_dir / name
+    manifest = docstore.read_manifest(folder) if folder.is_dir() else None
+    return manifest is not None and (folder / manifest.generation).is_dir()

@@ -1,0 +1,131 @@
+"""Dense vector search: an exact in-process numpy index, and Qdrant (embedded or server).
+
+Qdrant is the store of record and the path for a server or cluster (`QDRANT_URL`). For
+the embedded default the numpy index answers queries: exact cosine search over a few
+thousand to a few hundred thousand unit vectors is one matrix-vector product, several
+times faster than embedded Qdrant's pure-Python scan, and it needs no lock, so any
+number of processes can read a source while one writes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from prefrag.errors import StoreLockedError
+
+if TYPE_CHECKING:
+    from prefrag.config import Settings
+
+_UPSERT_BATCH = 256
+
+
+class NumpyDenseIndex:
+    """Exact cosine search over unit row vectors held in memory."""
+
+    def __init__(self, vectors: np.ndarray) -> None:
+        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """Up to `k` (row, cosine) pairs, best first."""
+        size = len(self.vectors)
+        k = min(k, size)
+        if k <= 0:
+            return []
+        scores = self.vectors @ np.asarray(query, dtype=np.float32)
+        if k < size:
+            top = np.argpartition(-scores, k - 1)[:k]
+        else:
+            top = np.arange(size)
+        # Ties broken by row so results are stable from run to run.
+        top = top[np.lexsort((top, -scores[top]))]
+        return [(int(row), float(scores[row])) for row in top]
+
+
+def collection_name(source: str) -> str:
+    """The Qdrant collection of a source (prefixed so a shared server stays tidy)."""
+    return f"prefrag-{source}"
+
+
+class QdrantStore:
+    """One source's collection in embedded Qdrant or on a Qdrant server.
+
+    Opening the embedded store takes its folder lock; a second process gets
+    `StoreLockedError`. Use as a context manager so the lock is released.
+    """
+
+    def __init__(self, source: str, folder: Path, settings: Settings) -> None:
+        from qdrant_client import QdrantClient
+
+        self.collection = collection_name(source)
+        self.server = settings.qdrant_url is not None
+        if self.server:
+            self.client = QdrantClient(
+                url=settings.qdrant_url,
+                api_key=settings.qdrant_api_key,
+                timeout=int(settings.request_timeout),
+            )
+            return
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            self.client = QdrantClient(path=str(folder))
+        except RuntimeError as error:
+            if "already accessed" not in str(error):
+                raise
+            raise StoreLockedError(
+                f"Source '{source}' is open in another PrefRAG process; close it first or "
+                "set QDRANT_URL to a Qdrant server for concurrent use."
+            ) from None
+
+    def __enter__(self) -> QdrantStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Release the client (and the embedded store's lock)."""
+        self.client.close()
+
+    def ensure_collection(self, dimension: int) -> None:
+        """Create the collection (cosine distance) unless it exists."""
+        from qdrant_client import models
+
+        if not self.client.collection_exists(self.collection):
+            self.client.create_collection(
+                self.collection,
+                vectors_config=models.VectorParams(size=dimension, distance=models.Distance.COSINE),
+            )
+
+    def count(self) -> int:
+        """How many points the collection holds (0 when it does not exist)."""
+        if not self.client.collection_exists(self.collection):
+            return 0
+        return int(self.client.count(self.collection, exact=True).count)
+
+    def upsert(self, records: Sequence[dict[str, Any]], vectors: np.ndarray) -> None:
+        """Write chunk records (as payload) and their vectors under the chunk ids."""
+        from qdrant_client import models
+
+        for start in range(0, len(records), _UPSERT_BATCH):
+            stop = start + _UPSERT_BATCH
+            points = [
+                models.PointStruct(id=record["id"], vector=vector.tolist(), payload=record)
+                for record, vector in zip(records[start:stop], vectors[start:stop], strict=True)
+            ]
+            self.client.upsert(self.collection, points=points, wait=True)
+
+    def search(self, query: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """Up to `k` (chunk id, cosine) pairs, best first, via `query_points`."""
+        if k <= 0:
+            return []
+        response = self.client.query_points(
+            self.collection,
+            query=np.asarray(query, dtype=np.float32).tolist(),
+            limit=k,
+            with_payload=False,
+        )
+        return [(str(point.id), float(point.score)) for point in response.points]

@@ -1,0 +1,191 @@
+"""The on-disk layout of one local source: a manifest pointing at an immutable generation.
+
+```
+<sources_dir>/<name>/
+  manifest.json          what is indexed, and which generation folder holds it
+  gen-000002/            chunks.jsonl (text + metadata), vectors.npy, lexical/ (bm25s)
+  qdrant/                the embedded Qdrant store (unused when QDRANT_URL is set)
+```
+
+A write builds a new generation folder beside the current one and then swaps
+`manifest.json` atomically, so readers and a failed run always see a complete store.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.documents import Document
+
+from prefrag.errors import ConfigurationError, StoreLockedError, StoreMissingError
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+CHUNKS = "chunks.jsonl"
+VECTORS = "vectors.npy"
+LEXICAL = "lexical"
+QDRANT = "qdrant"
+DEFAULT_AUTHORITY = 0.8
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_KEEP_GENERATIONS = 2  # the current one and the one a slow reader may still be opening
+
+
+@dataclass
+class Manifest:
+    """What a source holds; stored as `manifest.json`."""
+
+    name: str
+    generation: str
+    documents: int
+    chunks: int
+    dimension: int
+    embedding_model: str
+    authority: float = DEFAULT_AUTHORITY
+    description: str = ""
+    chunk_size: int = 200
+    chunk_overlap: int = 0
+    collection: str = ""
+    updated: str = ""
+    format: int = FORMAT_VERSION
+
+
+def check_source_name(name: str) -> str:
+    """`name` if it is usable as a folder and collection name.
+
+    Raises:
+        ConfigurationError: The name is empty or has characters other than letters,
+            digits, '.', '_' and '-'.
+    """
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ConfigurationError(
+            f"Source name {name!r} must start with a letter or digit and use only letters, "
+            "digits, '.', '_' and '-' (at most 64 characters)."
+        )
+    return name
+
+
+def read_manifest(folder: Path) -> Manifest | None:
+    """The manifest in `folder`, or None when the source has never been indexed."""
+    try:
+        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    known = Manifest.__dataclass_fields__
+    return Manifest(**{key: value for key, value in data.items() if key in known})
+
+
+def require_manifest(folder: Path, name: str) -> Manifest:
+    """The manifest of source `name`, or `StoreMissingError` saying how to create it."""
+    manifest = read_manifest(folder)
+    if manifest is None or not (folder / manifest.generation).is_dir():
+        raise StoreMissingError(
+            f"Local source '{name}' has no index yet; run `prefrag index PATH --source {name}`."
+        )
+    return manifest
+
+
+def now_iso() -> str:
+    """The current UTC time, to the second."""
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
+
+
+def document_to_record(document: Document) -> dict[str, Any]:
+    """The stored form of a chunk: its metadata (without the search score) and text."""
+    record = {k: v for k, v in document.metadata.items() if k != "score"}
+    record["text"] = document.page_content
+    return record
+
+
+def record_to_document(record: dict[str, Any], score: float) -> Document:
+    """A chunk record as a Document with a retrieval `score`."""
+    metadata = {k: v for k, v in record.items() if k != "text"}
+    metadata["score"] = float(score)
+    return Document(page_content=record["text"], metadata=metadata, id=record["id"])
+
+
+def load_records(generation_dir: Path) -> list[dict[str, Any]]:
+    """The chunk records of a generation, in row order."""
+    with (generation_dir / CHUNKS).open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def load_vectors(generation_dir: Path) -> np.ndarray:
+    """The chunk vectors of a generation, one row per record."""
+    return np.load(generation_dir / VECTORS)
+
+
+def write_generation(
+    folder: Path,
+    records: Sequence[dict[str, Any]],
+    vectors: np.ndarray,
+    save_lexical: Any,
+) -> str:
+    """Write records, vectors and the lexical index as a new generation; return its name.
+
+    `save_lexical(path)` writes the lexical index into `path`. The generation is built in
+    a temporary folder and renamed into place, so it is either complete or absent.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    number = 1 + max((_generation_number(p.name) for p in folder.glob("gen-*")), default=0)
+    name = f"gen-{number:06d}"
+    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=folder))
+    try:
+        with (staging / CHUNKS).open("w", encoding="utf-8") as handle:
+            for record in records:
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        np.save(staging / VECTORS, np.ascontiguousarray(vectors, dtype=np.float32))
+        save_lexical(staging / LEXICAL)
+        os.replace(staging, folder / name)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return name
+
+
+def write_manifest(folder: Path, manifest: Manifest) -> None:
+    """Replace `manifest.json` atomically, then drop generations nobody points at."""
+    handle, temporary = tempfile.mkstemp(prefix=".manifest-", dir=folder)
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        json.dump(asdict(manifest), stream, indent=2)
+    os.replace(temporary, folder / MANIFEST)
+    keep = _generation_number(manifest.generation)
+    for old in folder.glob("gen-*"):
+        if _generation_number(old.name) <= keep - _KEEP_GENERATIONS:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def writer_lock(folder: Path, name: str) -> Iterator[None]:
+    """Hold the source's write lock, or raise `StoreLockedError` if another writer has it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / ".lock").open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise StoreLockedError(
+                f"Source '{name}' is being written by another PrefRAG process; "
+                "wait for it to finish and try again."
+            ) from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _generation_number(name: str) -> int:
+    try:
+        return int(name.removeprefix("gen-"))
+    except ValueError:
+        return 0

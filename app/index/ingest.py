@@ -1,0 +1,269 @@
+"""`prefrag index`: read files, chunk, embed new chunks and write one local source.
+
+The order is what keeps the store whole: every input is parsed and validated first (a
+bad line raises `IngestError` before anything is touched), then the source's locks are
+taken, new chunks are embedded, Qdrant is upserted (idempotent: ids come from content),
+and finally a new generation of the docstore is swapped in atomically.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from prefrag.errors import ConfigurationError, IngestError
+from prefrag.index import docstore
+from prefrag.index.chunking import chunk_document
+from prefrag.index.loaders import RawDocument, iter_input_files, load_file
+
+if TYPE_CHECKING:
+    from prefrag.config import Settings
+    from prefrag.index.embeddings import Embedder
+
+_EMBED_STEP = 256  # texts per progress update; the embedder batches inside
+
+
+@dataclass(frozen=True)
+class IndexReport:
+    """What one indexing run did.
+
+    Attributes:
+        source: The source name.
+        path: The source's folder under the data directory.
+        files: Input files read.
+        documents: Documents read from them.
+        added: New chunks written.
+        skipped: Chunks already in the index (or repeated in the input).
+        total_documents: Documents in the source afterwards.
+        total_chunks: Chunks in the source afterwards.
+        seconds: Wall time of the run.
+    """
+
+    source: str
+    path: Path
+    files: int
+    documents: int
+    added: int
+    skipped: int
+    total_documents: int
+    total_chunks: int
+    seconds: float
+
+
+def index_paths(
+    paths: Iterable[str | Path] | str | Path,
+    source: str,
+    *,
+    settings: Settings | None = None,
+    progress: bool = False,
+    authority: float | None = None,
+    description: str | None = None,
+) -> IndexReport:
+    """Index JSONL, Markdown and text files (or folders of them) into local source `source`.
+
+    Re-indexing the same input adds nothing. `authority` sets the source's authority
+    (kept for later runs; records with their own `authority` keep theirs).
+
+    Raises:
+        IngestError: A path is missing, unreadable, or has a malformed line (the message
+            names the file and line); the store is left exactly as it was.
+        StoreLockedError: Another process holds the source's store.
+        ConfigurationError: Bad source name, authority, chunking or a different embedding
+            model than the one the source was built with.
+    """
+    from prefrag.config import get_settings
+
+    started = time.perf_counter()
+    settings = settings or get_settings()
+    docstore.check_source_name(source)
+    if authority is not None and not 0.0 <= authority <= 1.0:
+        raise ConfigurationError(f"Authority must be in [0, 1]; got {authority}.")
+    if isinstance(paths, str | Path):
+        paths = [paths]
+    files, raws = _read_inputs(list(paths))
+
+    folder = settings.sources_dir / source
+    with docstore.writer_lock(folder, source):
+        manifest = docstore.read_manifest(folder)
+        old_records, old_vectors = _current_contents(folder, manifest)
+        source_authority = _source_authority(authority, manifest)
+        new_records, chunk_total = _new_chunks(
+            raws, source, settings, source_authority, old_records
+        )
+        skipped = chunk_total - len(new_records)
+        if not new_records and manifest is not None:
+            if not _manifest_current(manifest, source_authority, description):
+                manifest.authority = source_authority
+                manifest.description = manifest.description if description is None else description
+                docstore.write_manifest(folder, manifest)
+            return _report(source, folder, files, raws, 0, skipped, manifest, started)
+
+        from prefrag.index.dense import QdrantStore
+        from prefrag.index.embeddings import get_embedder
+
+        embedder = get_embedder(settings)
+        if manifest is not None and manifest.dimension != embedder.dimension:
+            raise ConfigurationError(
+                f"Source '{source}' was built with {manifest.embedding_model} "
+                f"({manifest.dimension}-d vectors); re-index it into a new source name."
+            )
+        # Open Qdrant before the long embedding step so a locked store fails at once.
+        with QdrantStore(source, folder / docstore.QDRANT, settings) as store:
+            new_vectors = _embed([r["text"] for r in new_records], embedder, progress, source)
+            records = [*old_records, *new_records]
+            vectors = np.vstack([old_vectors, new_vectors]) if old_records else new_vectors
+            store.ensure_collection(embedder.dimension)
+            if store.count() < len(old_records):
+                # The store of record lost points (or QDRANT_URL now names a new server).
+                store.upsert(records, vectors)
+            else:
+                store.upsert(new_records, new_vectors)
+            manifest = _write(folder, source, records, vectors, manifest, settings, embedder)
+            manifest.authority = source_authority
+            if description is not None:
+                manifest.description = description
+            docstore.write_manifest(folder, manifest)
+    return _report(source, folder, files, raws, len(new_records), skipped, manifest, started)
+
+
+def _read_inputs(paths: Sequence[str | Path]) -> tuple[int, list[RawDocument]]:
+    files = list(iter_input_files(paths))
+    raws = [raw for path in files for raw in load_file(path)]
+    if not raws:
+        where = ", ".join(str(p) for p in paths) or "(no paths)"
+        raise IngestError(f"Found no text to index in {where}.")
+    return len(files), raws
+
+
+def _current_contents(
+    folder: Path, manifest: docstore.Manifest | None
+) -> tuple[list[dict[str, Any]], np.ndarray]:
+    if manifest is None or not (folder / manifest.generation).is_dir():
+        return [], np.zeros((0, 0), dtype=np.float32)
+    generation = folder / manifest.generation
+    return docstore.load_records(generation), docstore.load_vectors(generation)
+
+
+def _source_authority(authority: float | None, manifest: docstore.Manifest | None) -> float:
+    if authority is not None:
+        return float(authority)
+    return manifest.authority if manifest is not None else docstore.DEFAULT_AUTHORITY
+
+
+def _new_chunks(
+    raws: Sequence[RawDocument],
+    source: str,
+    settings: Settings,
+    authority: float,
+    old_records: Sequence[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], int]:
+    seen = {record["id"] for record in old_records}
+    fresh: list[dict[str, Any]] = []
+    total = 0
+    for raw in raws:
+        chunks = chunk_document(
+            raw,
+            source=source,
+            size=settings.chunk_size,
+            overlap=settings.chunk_overlap,
+            authority=authority,
+        )
+        total += len(chunks)
+        for chunk in chunks:
+            if chunk.metadata["id"] not in seen:
+                seen.add(chunk.metadata["id"])
+                fresh.append(docstore.document_to_record(chunk))
+    return fresh, total
+
+
+def _embed(texts: list[str], embedder: Embedder, progress: bool, source: str) -> np.ndarray:
+    if not texts:
+        return np.zeros((0, embedder.dimension), dtype=np.float32)
+    # One global length order keeps padding small across the progress steps.
+    order = np.argsort([-len(t) for t in texts], kind="stable")
+    vectors = np.empty((len(texts), embedder.dimension), dtype=np.float32)
+    steps = range(0, len(texts), _EMBED_STEP)
+    if not progress:
+        for start in steps:
+            rows = order[start : start + _EMBED_STEP]
+            vectors[rows] = embedder.encode([texts[i] for i in rows])
+        return vectors
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    columns = (
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, transient=False) as bar:
+        task = bar.add_task(f"Embedding {source}", total=len(texts))
+        for start in steps:
+            rows = order[start : start + _EMBED_STEP]
+            vectors[rows] = embedder.encode([texts[i] for i in rows])
+            bar.advance(task, len(rows))
+    return vectors
+
+
+def _write(
+    folder: Path,
+    source: str,
+    records: list[dict[str, Any]],
+    vectors: np.ndarray,
+    manifest: docstore.Manifest | None,
+    settings: Settings,
+    embedder: Embedder,
+) -> docstore.Manifest:
+    from prefrag.index.dense import collection_name
+    from prefrag.index.lexical import LexicalIndex
+
+    lexical = LexicalIndex.build([record["text"] for record in records])
+    generation = docstore.write_generation(folder, records, vectors, lexical.save)
+    return docstore.Manifest(
+        name=source,
+        generation=generation,
+        documents=len({record["parent_id"] for record in records}),
+        chunks=len(records),
+        dimension=embedder.dimension,
+        embedding_model=settings.embedding_model,
+        authority=manifest.authority if manifest else docstore.DEFAULT_AUTHORITY,
+        description=manifest.description if manifest else "",
+        chunk_size=settings.chunk_size,
+        chunk_overlap=settings.chunk_overlap,
+        collection=collection_name(source),
+        updated=docstore.now_iso(),
+    )
+
+
+def _manifest_current(
+    manifest: docstore.Manifest, authority: float, description: str | None
+) -> bool:
+    return manifest.authority == authority and description in (None, manifest.description)
+
+
+def _report(
+    source: str,
+    folder: Path,
+    files: int,
+    raws: Sequence[RawDocument],
+    added: int,
+    skipped: int,
+    manifest: docstore.Manifest,
+    started: float,
+) -> IndexReport:
+    return IndexReport(
+        source=source,
+        path=folder,
+        files=files,
+        documents=len(raws),
+        added=added,
+        skipped=skipped,
+        total_documents=manifest.documents,
+        total_chunks=manifest.chunks,
+        seconds=time.perf_counter() - started,
+    )

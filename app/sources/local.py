@@ -1,0 +1,137 @@
+"""A local source: hybrid dense + BM25 search over one index built by `prefrag index`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from langchain_core.documents import Document
+
+from prefrag.index import docstore
+from prefrag.index.fusion import reciprocal_rank_fusion
+from prefrag.sources.base import SourceKind
+
+if TYPE_CHECKING:
+    from prefrag.config import Settings
+    from prefrag.index.dense import NumpyDenseIndex, QdrantStore
+    from prefrag.index.embeddings import Embedder
+    from prefrag.index.lexical import LexicalIndex
+
+SearchMode = Literal["hybrid", "dense", "lexical"]
+_MODES = ("hybrid", "dense", "lexical")
+_FUSION_DEPTH = 20  # candidates per retriever before fusion; more rarely changes the top 5
+
+
+class LocalSource:
+    """One indexed local source, searched dense, lexical, or both fused by reciprocal rank.
+
+    With embedded Qdrant (the default) queries go to an exact in-process numpy index of
+    the same vectors, so reading never opens (or locks) the Qdrant store; with
+    `QDRANT_URL` set, dense queries go to the server with `query_points`.
+
+    Raises:
+        StoreMissingError: `name` has not been indexed under the data directory.
+        ConfigurationError: `name` is not a valid source name or `mode` is unknown.
+    """
+
+    kind: SourceKind = "local"
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        settings: Settings | None = None,
+        description: str | None = None,
+        mode: SearchMode = "hybrid",
+    ) -> None:
+        from prefrag.config import get_settings
+        from prefrag.errors import ConfigurationError
+
+        if mode not in _MODES:
+            known = ", ".join(_MODES)
+            raise ConfigurationError(f"Search mode must be one of {known}; got {mode!r}.")
+        self.settings = settings or get_settings()
+        self.name = docstore.check_source_name(name)
+        self.mode: SearchMode = mode
+        folder = self.settings.sources_dir / name
+        manifest = docstore.require_manifest(folder, name)
+        generation = folder / manifest.generation
+        self.authority = float(manifest.authority)
+        self.description = (
+            description
+            or manifest.description
+            or f"Local documents indexed as '{name}' ({manifest.documents} documents)."
+        )
+        self.manifest = manifest
+        self._records: list[dict[str, Any]] = docstore.load_records(generation)
+        self._note: str | None = None
+        self._embedder: Embedder | None = None
+        self._lexical: LexicalIndex | None = None
+        self._numpy: NumpyDenseIndex | None = None
+        self._qdrant: QdrantStore | None = None
+        self._rows: dict[str, int] = {}
+        if mode != "dense":
+            from prefrag.index.lexical import LexicalIndex
+
+            self._lexical = LexicalIndex.load(generation / docstore.LEXICAL, len(self._records))
+        if mode != "lexical":
+            self._open_dense(folder, generation)
+
+    def _open_dense(self, folder: Any, generation: Any) -> None:
+        if self.settings.qdrant_url is None:
+            from prefrag.index.dense import NumpyDenseIndex
+
+            self._numpy = NumpyDenseIndex(docstore.load_vectors(generation))
+        else:
+            from prefrag.index.dense import QdrantStore
+
+            self._qdrant = QdrantStore(self.name, folder / docstore.QDRANT, self.settings)
+            self._rows = {record["id"]: row for row, record in enumerate(self._records)}
+
+    @property
+    def last_note(self) -> str | None:
+        """Why the last search returned nothing, if it did."""
+        return self._note
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def search(self, query: str, k: int) -> list[Document]:
+        """The top-`k` chunks for `query`, best first, with metadata `score`.
+
+        Hybrid scores are reciprocal-rank-fusion scores; dense scores are cosines; lexical
+        scores are BM25 scores.
+        """
+        self._note = None
+        if k <= 0:
+            return []
+        if not query.strip():
+            self._note = f"Empty query: nothing searched in '{self.name}'."
+            return []
+        if self.mode == "dense":
+            hits = self._dense(query, k)
+        elif self.mode == "lexical":
+            hits = self._lexical_hits(query, k)
+        else:
+            depth = max(k, _FUSION_DEPTH)
+            dense = [row for row, _ in self._dense(query, depth)]
+            lexical = [row for row, _ in self._lexical_hits(query, depth)]
+            hits = reciprocal_rank_fusion([dense, lexical], limit=k)
+        if not hits:
+            self._note = f"No document in '{self.name}' matches the query."
+        return [docstore.record_to_document(self._records[row], score) for row, score in hits]
+
+    def _lexical_hits(self, query: str, k: int) -> list[tuple[int, float]]:
+        assert self._lexical is not None
+        return self._lexical.search(query, k)
+
+    def _dense(self, query: str, k: int) -> list[tuple[int, float]]:
+        if self._embedder is None:
+            from prefrag.index.embeddings import get_embedder
+
+            self._embedder = get_embedder(self.settings)
+        vector = self._embedder.encode_one(query)
+        if self._numpy is not None:
+            return self._numpy.search(vector, k)
+        assert self._qdrant is not None
+        hits = self._qdrant.search(vector, k)
+        return [(self._rows[point], score) for point, score in hits if point in self._rows]

@@ -1,0 +1,202 @@
+"""Indexing: loaders, chunking, idempotent ingest, atomic failure, locks, the catalog."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from prefrag.config import Settings
+from prefrag.errors import (
+    ConfigurationError,
+    IngestError,
+    StoreLockedError,
+    StoreMissingError,
+)
+from prefrag.index.catalog import list_sources, source_exists
+from prefrag.index.chunking import chunk_words
+from prefrag.index.dense import NumpyDenseIndex, QdrantStore
+from prefrag.index.fusion import reciprocal_rank_fusion
+from prefrag.index.ingest import index_paths
+from prefrag.sources.local import LocalSource
+
+DOCS = [
+    {"id": "warfarin", "title": "Warfarin and aspirin",
+     "text": "Aspirin taken with warfarin raises the risk of serious bleeding.",
+     "url": "https://example.org/warfarin", "date": "2021-03-01", "source": "NIH"},
+    {"title": "Statins", "content": "Grapefruit juice raises blood levels of simvastatin.",
+     "authority": 0.95, "qtype": "interaction"},
+    {"id": 7, "title": "Metformin", "text": "Metformin is the first medicine for type 2 diabetes.",
+     "year": 2019},
+]
+
+
+def _write_jsonl(path: Path, rows: list[dict], extra_lines: tuple[str, ...] = ()) -> Path:
+    lines = [json.dumps(r) for r in rows] + list(extra_lines)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _snapshot(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != ".lock"
+    }
+
+
+@pytest.fixture()
+def settings(tmp_path: Path) -> Settings:
+    return Settings(home=tmp_path / "home")
+
+
+@pytest.fixture()
+def corpus(tmp_path: Path) -> Path:
+    return _write_jsonl(tmp_path / "docs.jsonl", DOCS)
+
+
+def test_chunk_words_windows_with_overlap() -> None:
+    words = " ".join(f"w{i}" for i in range(10))
+    assert chunk_words(words, 4, 0) == ["w0 w1 w2 w3", "w4 w5 w6 w7", "w8 w9"]
+    assert chunk_words(words, 4, 2) == [
+        "w0 w1 w2 w3", "w2 w3 w4 w5", "w4 w5 w6 w7", "w6 w7 w8 w9"
+    ]
+    assert chunk_words("  short\n text ", 200) == ["short text"]
+    with pytest.raises(ConfigurationError):
+        chunk_words(words, 4, 4)
+
+
+def test_index_reports_added_then_skipped_on_reindex(settings, corpus, tmp_path) -> None:
+    markdown = tmp_path / "notes.md"
+    markdown.write_text("# Lithium monitoring\n\nCheck lithium levels every three months.\n")
+    text = tmp_path / "plain_note.txt"
+    text.write_text("Ibuprofen can reduce the effect of blood pressure medicines.")
+
+    first = index_paths([corpus, markdown, text], "meds", settings=settings)
+    assert (first.files, first.documents, first.added, first.skipped) == (3, 5, 5, 0)
+    assert first.total_chunks == 5 and first.total_documents == 5
+
+    before = _snapshot(first.path)
+    again = index_paths([corpus, markdown, text], "meds", settings=settings)
+    assert (again.added, again.skipped, again.total_chunks) == (0, 5, 5)
+    assert _snapshot(again.path) == before
+
+    [info] = list_sources(settings)
+    assert (info.name, info.documents, info.chunks, info.path) == ("meds", 5, 5, first.path)
+    assert info.updated and source_exists("meds", settings)
+    assert not source_exists("other", settings)
+
+
+def test_chunks_keep_metadata_and_parent_ids(settings, corpus, tmp_path) -> None:
+    long_doc = {"id": "long", "title": "Long", "text": " ".join(f"word{i}" for i in range(25))}
+    path = _write_jsonl(tmp_path / "more.jsonl", [*DOCS, long_doc])
+    small = settings.model_copy(update={"chunk_size": 10, "chunk_overlap": 2})
+    report = index_paths(path, "meds", settings=small, authority=0.7)
+    assert report.added == 3 + 3  # the long document gives windows at 0, 8, 16
+
+    source = LocalSource("meds", settings=small, mode="lexical")
+    assert source.authority == 0.7
+    [hit] = source.search("warfarin bleeding", 1)
+    meta = hit.metadata
+    assert (meta["title"], meta["url"], meta["date"]) == (
+        "Warfarin and aspirin", "https://example.org/warfarin", "2021-03-01"
+    )
+    assert meta["parent_id"] == "warfarin" and meta["source"] == "meds"
+    assert meta["origin"] == "NIH" and meta["authority"] == 0.7 and meta["kind"] == "local"
+    [statin] = source.search("grapefruit simvastatin", 1)
+    assert statin.metadata["authority"] == 0.95 and statin.metadata["qtype"] == "interaction"
+    assert source.search("type 2 diabetes", 1)[0].metadata["date"] == "2019"
+    parts = source.search("word3 word12 word20", 5)
+    assert {d.metadata["parent_id"] for d in parts} == {"long"}
+    assert len({d.metadata["id"] for d in parts}) == 3
+
+
+@pytest.mark.parametrize(
+    ("bad_line", "reason"),
+    [
+        ('{"title": "no text"}', "text"),
+        ("{not json", "not valid JSON"),
+        ('["a", "list"]', "JSON object"),
+        ('{"text": "x", "authority": 3}', "authority"),
+        ('{"text": "x", "title": 5}', "title"),
+    ],
+)
+def test_malformed_line_names_file_and_line_and_leaves_store(
+    settings, corpus, tmp_path, bad_line, reason
+) -> None:
+    index_paths(corpus, "meds", settings=settings)
+    folder = settings.sources_dir / "meds"
+    before = _snapshot(folder)
+    bad = _write_jsonl(tmp_path / "bad.jsonl", [{"text": "A new fine document."}], ("", bad_line))
+    with pytest.raises(IngestError) as caught:
+        index_paths([bad], "meds", settings=settings)
+    assert f"{bad}:3" in str(caught.value) and reason in str(caught.value)
+    assert _snapshot(folder) == before
+
+
+def test_bad_inputs_on_a_fresh_source_create_nothing(settings, tmp_path) -> None:
+    missing = tmp_path / "nope.jsonl"
+    with pytest.raises(IngestError, match="no such file"):
+        index_paths([missing], "fresh", settings=settings)
+    unreadable = tmp_path / "locked.md"
+    unreadable.write_text("# Hidden\n\ntext")
+    unreadable.chmod(0)
+    if os.access(unreadable, os.R_OK):  # root reads anything
+        unreadable.chmod(0o644)
+        unreadable.write_bytes(b"\xff\xfe not utf-8 \xff")
+    with pytest.raises(IngestError, match="Cannot read"):
+        index_paths([unreadable], "fresh", settings=settings)
+    pdf = tmp_path / "paper.pdf"
+    pdf.write_bytes(b"%PDF")
+    with pytest.raises(IngestError, match="unsupported"):
+        index_paths([pdf], "fresh", settings=settings)
+    with pytest.raises(ConfigurationError):
+        index_paths([pdf], "../escape", settings=settings)
+    assert list_sources(settings) == []
+    with pytest.raises(StoreMissingError, match="prefrag index"):
+        LocalSource("fresh", settings=settings)
+
+
+def test_second_holder_of_embedded_store_gets_store_locked(settings, corpus) -> None:
+    index_paths(corpus, "meds", settings=settings)
+    folder = settings.sources_dir / "meds"
+    with QdrantStore("meds", folder / "qdrant", settings):
+        more = corpus.parent / "more.md"
+        more.write_text("# Another\n\nSomething new to write.")
+        with pytest.raises(StoreLockedError) as caught:
+            index_paths([more], "meds", settings=settings)
+        assert "another PrefRAG process" in str(caught.value)
+        # Readers never open Qdrant in embedded mode, so they work while it is held.
+        assert LocalSource("meds", settings=settings).search("warfarin", 2)
+    assert index_paths([more], "meds", settings=settings).added == 1
+
+
+def test_numpy_index_matches_qdrant_query_points(settings, corpus) -> None:
+    index_paths(corpus, "meds", settings=settings)
+    source = LocalSource("meds", settings=settings, mode="dense")
+    from prefrag.index.embeddings import get_embedder
+
+    vector = get_embedder(settings).encode_one("bleeding with blood thinners")
+    numpy_hits = [(source._records[row]["id"], s) for row, s in source._numpy.search(vector, 3)]
+    with QdrantStore("meds", settings.sources_dir / "meds" / "qdrant", settings) as store:
+        assert store.count() == 3
+        qdrant_hits = store.search(vector, 3)
+    assert [i for i, _ in numpy_hits] == [i for i, _ in qdrant_hits]
+    assert np.allclose([s for _, s in numpy_hits], [s for _, s in qdrant_hits], atol=1e-5)
+
+
+def test_numpy_index_clips_k_and_orders_ties() -> None:
+    index = NumpyDenseIndex(np.array([[1, 0], [0, 1], [1, 0]], dtype=np.float32))
+    assert index.search(np.array([1, 0], dtype=np.float32), 10) == [
+        (0, 1.0), (2, 1.0), (1, 0.0)
+    ]
+    assert index.search(np.array([1, 0], dtype=np.float32), 0) == []
+
+
+def test_reciprocal_rank_fusion_rewards_agreement() -> None:
+    fused = reciprocal_rank_fusion([["a", "b", "c"], ["b", "d"]])
+    assert [key for key, _ in fused] == ["b", "a", "d", "c"]
+    assert reciprocal_rank_fusion([["a"], []], limit=0) == []

@@ -1,0 +1,58 @@
+"""bm25s (our lexical index) ranks like the reference rank-bm25 implementation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from prefrag.index.lexical import LexicalIndex, tokenize
+
+rank_bm25 = pytest.importorskip("rank_bm25")
+
+CORPUS = [
+    "Aspirin taken with warfarin raises the risk of serious bleeding.",
+    "Grapefruit juice raises blood levels of simvastatin and lovastatin.",
+    "Metformin is the usual first medicine for type 2 diabetes.",
+    "Lithium levels rise with dehydration and with some diuretics.",
+    "Clarithromycin blocks the enzyme that clears many statins from the blood.",
+    "Warfarin doses are adjusted by measuring the INR blood test.",
+    "Insulin lowers blood sugar; metformin lowers liver glucose output.",
+    "NSAIDs such as ibuprofen can raise lithium levels and harm kidneys.",
+    "Statins lower LDL cholesterol and the risk of heart attacks.",
+    "Bleeding on warfarin is reversed with vitamin K.",
+]
+QUERIES = [
+    "warfarin bleeding",
+    "statin levels grapefruit",
+    "lithium kidneys ibuprofen",
+    "blood sugar metformin",
+    "cholesterol heart",
+    "vitamin K reversal",
+]
+
+
+def _reference_ranking(query: str) -> list[int]:
+    reference = rank_bm25.BM25Okapi(tokenize(CORPUS), k1=1.5, b=0.75, epsilon=0.25)
+    scores = reference.get_scores(tokenize([query])[0])
+    return [int(i) for i in np.argsort(-scores, kind="stable") if scores[i] > 0]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_robertson_bm25_ranks_exactly_like_rank_bm25(query: str) -> None:
+    ours = LexicalIndex.build(CORPUS, method="robertson")
+    assert [row for row, _ in ours.search(query, len(CORPUS))] == _reference_ranking(query)
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_default_lucene_bm25_agrees_on_the_top_results(query: str) -> None:
+    ours = [row for row, _ in LexicalIndex.build(CORPUS).search(query, 3)]
+    reference = _reference_ranking(query)[:3]
+    assert ours[0] == reference[0]
+    assert set(ours) == set(reference)
+
+
+def test_scores_are_positive_and_best_first() -> None:
+    hits = LexicalIndex.build(CORPUS).search("warfarin bleeding vitamin", 10)
+    scores = [score for _, score in hits]
+    assert scores == sorted(scores, reverse=True) and all(s > 0 for s in scores)
+    assert {row for row, _ in hits} == {0, 5, 9}

@@ -173,13 +173,11 @@ def _ensure_index(
 
     marker = work / f"{name}.indexed.json"
     signature = {"rows": len(rows), "hash": content_id(*(r["id"] for r in rows))}
-    source = LocalSource(name, settings=settings, mode=mode)
     if not marker.exists() or json.loads(marker.read_text()) != signature:
         path = write_jsonl(rows, work / f"{name}.jsonl")
-        index_paths([path], source, settings=settings, progress=False)
+        index_paths([path], name, settings=settings, progress=False)
         marker.write_text(json.dumps(signature))
-        source = LocalSource(name, settings=settings, mode=mode)
-    return source
+    return LocalSource(name, settings=settings, mode=mode)
 
 
 def isolated_settings(base: Settings, home: Path) -> Settings:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 
 @dataclass(kw_only=True)
@@ -65,7 +65,21 @@ class Context:
         default=False,
         metadata={"description": "Polyview reranking (relevance, authority, timeliness, ...)."},
     )
+    polyview_pool: int = field(
+        default=3,
+        metadata={"description": "With polyview on, each search fetches top_k x this candidates."},
+    )
     polyview_profile: str = field(
         default="inquiry",
         metadata={"description": "Polyview weight profile: 'inquiry', 'policy' or 'care'."},
     )
+
+    def candidates(self) -> int:
+        """How many documents a search fetches before the tool nodes cut to `top_k`."""
+        return self.top_k * max(1, self.polyview_pool) if self.use_polyview else self.top_k
+
+
+def context_of(runtime: Any) -> Context:
+    """The run's context; LangGraph's `runtime.context` is None unless the caller passed one."""
+    context = getattr(runtime, "context", None)
+    return context if isinstance(context, Context) else Context()

@@ -16,19 +16,14 @@ from langgraph.types import Command
 
 from prefrag.documents import citation, doc_id, unique_documents
 from prefrag.errors import EmptyQuestionError
-from prefrag.graphs.context import Context
+from prefrag.graphs.context import Context, context_of
 from prefrag.graphs.resources import ResourceProvider
 from prefrag.graphs.state import Counters, PrefRAGState, Step, empty_counters
+from prefrag.graphs.tool_nodes import rerank_with_polyview
 from prefrag.reasoners.base import ScratchpadStep, Usage
 from prefrag.sources.base import Source
 
 Node = Callable[..., Any]
-
-
-def context_of(runtime: Runtime[Context] | None) -> Context:
-    """The run's context; `runtime.context` is None unless the caller passed one."""
-    context = getattr(runtime, "context", None)
-    return context if isinstance(context, Context) else Context()
 
 
 def scratchpad(state: PrefRAGState) -> list[ScratchpadStep]:
@@ -116,7 +111,7 @@ def make_nodes(provider: ResourceProvider) -> dict[str, Node]:
         """Search the preferred source with the sub-query (top-k)."""
         context = context_of(runtime)
         preferred = provider.resolve(context).preferred
-        documents, notes = _search(preferred, state["query"], context.top_k)
+        documents, notes = _search(preferred, state["query"], context.candidates())
         return {
             "pending_local": documents,
             "counters": _counted(state, **_retrieval_counts(preferred)),
@@ -173,11 +168,14 @@ def make_nodes(provider: ResourceProvider) -> dict[str, Node]:
         local = list(state.get("pending_local") or [])
         target = _requested_first(resources.fallbacks, state.get("requested_source"))
         for source in target:
-            documents, notes = _search(source, state["query"], context.top_k)
+            documents, notes = _search(source, state["query"], context.candidates())
             step["searched"] = [*step["searched"], source.name]
             step["notes"].extend(notes)
             for key, value in _retrieval_counts(source).items():
                 counters[key] += value
+            if documents and context.use_polyview:
+                documents, polyview_notes = rerank_with_polyview(state["query"], documents, context)
+                step["notes"].extend(polyview_notes)
             if documents:
                 step["retrieved"] = [*step["retrieved"], *documents]
                 uses = [(resources.preferred, local)] if step.pop("both", False) else []

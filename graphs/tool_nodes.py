@@ -11,9 +11,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from langchain_core.documents import Document
 from langgraph.runtime import Runtime
 
-from prefrag.graphs.context import Context
+from prefrag.graphs.context import Context, context_of
 from prefrag.graphs.state import PrefRAGState
 
 _LOCK = threading.Lock()
@@ -27,7 +28,7 @@ def mog_select(state: PrefRAGState, runtime: Runtime[Context]) -> dict[str, Any]
     Needs the preferred source's granularity index (`<sources_dir>/<source>/mog`, with an
     optional trained `router.npz`); without one the documents pass through with a note.
     """
-    context = _context(runtime)
+    context = context_of(runtime)
     if not context.use_mog:
         return {}
     query = state.get("query") or state.get("question") or ""
@@ -43,7 +44,7 @@ def mog_select(state: PrefRAGState, runtime: Runtime[Context]) -> dict[str, Any]
                 "(build one with prefrag.tools.granularity_index)."
             ]
         }
-    result = selector.select(query, context.top_k)
+    result = selector.select(query, context.candidates())
     if not result.documents:
         return {"notes": [f"MoG: nothing selected from '{source}'; chunks passed through."]}
     weights = ", ".join(f"{w:.2f}" for w in result.weights)
@@ -62,20 +63,29 @@ def polyview_rerank(state: PrefRAGState, runtime: Runtime[Context]) -> dict[str,
     one are added to the notes and to the documents' `metadata["polyview"]["conflict"]`.
     Runs the non-LLM views (relevance, authority, timeliness, topic clusters).
     """
-    context = _context(runtime)
+    context = context_of(runtime)
     if not context.use_polyview:
         return {}
     pending = state.get("pending_local") or []
     if not pending:
         return {}
     query = state.get("query") or state.get("question") or ""
-    result = _reranker_for(context.polyview_profile).rerank(query, pending, context.top_k)
-    return {"pending_local": result.documents, "notes": result.notes}
+    documents, notes = rerank_with_polyview(query, pending, context)
+    return {"pending_local": documents, "notes": notes}
 
 
-def _context(runtime: Runtime[Context] | None) -> Context:
-    context = getattr(runtime, "context", None) if runtime is not None else None
-    return context if context is not None else Context()
+def rerank_with_polyview(
+    query: str, documents: list[Document], context: Context
+) -> tuple[list[Document], list[str]]:
+    """Top `context.top_k` of `documents` by polyview score, with conflict notes.
+
+    Used by the `polyview_rerank` node for local documents and by `switch_to_web` for the
+    fallback's documents, so both sources are ranked by the same views.
+    """
+    if not documents:
+        return [], []
+    result = _reranker_for(context.polyview_profile).rerank(query, documents, context.top_k)
+    return result.documents, result.notes
 
 
 def _selector_for(source: str) -> Any:

@@ -24,13 +24,26 @@ from prefrag.index.ingest import index_paths
 from prefrag.sources.local import LocalSource
 
 DOCS = [
-    {"id": "warfarin", "title": "Warfarin and aspirin",
-     "text": "Aspirin taken with warfarin raises the risk of serious bleeding.",
-     "url": "https://example.org/warfarin", "date": "2021-03-01", "source": "NIH"},
-    {"title": "Statins", "content": "Grapefruit juice raises blood levels of simvastatin.",
-     "authority": 0.95, "qtype": "interaction"},
-    {"id": 7, "title": "Metformin", "text": "Metformin is the first medicine for type 2 diabetes.",
-     "year": 2019},
+    {
+        "id": "warfarin",
+        "title": "Warfarin and aspirin",
+        "text": "Aspirin taken with warfarin raises the risk of serious bleeding.",
+        "url": "https://example.org/warfarin",
+        "date": "2021-03-01",
+        "source": "NIH",
+    },
+    {
+        "title": "Statins",
+        "content": "Grapefruit juice raises blood levels of simvastatin.",
+        "authority": 0.95,
+        "qtype": "interaction",
+    },
+    {
+        "id": 7,
+        "title": "Metformin",
+        "text": "Metformin is the first medicine for type 2 diabetes.",
+        "year": 2019,
+    },
 ]
 
 
@@ -61,9 +74,7 @@ def corpus(tmp_path: Path) -> Path:
 def test_chunk_words_windows_with_overlap() -> None:
     words = " ".join(f"w{i}" for i in range(10))
     assert chunk_words(words, 4, 0) == ["w0 w1 w2 w3", "w4 w5 w6 w7", "w8 w9"]
-    assert chunk_words(words, 4, 2) == [
-        "w0 w1 w2 w3", "w2 w3 w4 w5", "w4 w5 w6 w7", "w6 w7 w8 w9"
-    ]
+    assert chunk_words(words, 4, 2) == ["w0 w1 w2 w3", "w2 w3 w4 w5", "w4 w5 w6 w7", "w6 w7 w8 w9"]
     assert chunk_words("  short\n text ", 200) == ["short text"]
     with pytest.raises(ConfigurationError):
         chunk_words(words, 4, 4)
@@ -102,7 +113,9 @@ def test_chunks_keep_metadata_and_parent_ids(settings, corpus, tmp_path) -> None
     [hit] = source.search("warfarin bleeding", 1)
     meta = hit.metadata
     assert (meta["title"], meta["url"], meta["date"]) == (
-        "Warfarin and aspirin", "https://example.org/warfarin", "2021-03-01"
+        "Warfarin and aspirin",
+        "https://example.org/warfarin",
+        "2021-03-01",
     )
     assert meta["parent_id"] == "warfarin" and meta["source"] == "meds"
     assert meta["origin"] == "NIH" and meta["authority"] == 0.7 and meta["kind"] == "local"
@@ -190,9 +203,7 @@ def test_numpy_index_matches_qdrant_query_points(settings, corpus) -> None:
 
 def test_numpy_index_clips_k_and_orders_ties() -> None:
     index = NumpyDenseIndex(np.array([[1, 0], [0, 1], [1, 0]], dtype=np.float32))
-    assert index.search(np.array([1, 0], dtype=np.float32), 10) == [
-        (0, 1.0), (2, 1.0), (1, 0.0)
-    ]
+    assert index.search(np.array([1, 0], dtype=np.float32), 10) == [(0, 1.0), (2, 1.0), (1, 0.0)]
     assert index.search(np.array([1, 0], dtype=np.float32), 0) == []
 
 

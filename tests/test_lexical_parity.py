@@ -45,10 +45,11 @@ def test_robertson_bm25_ranks_exactly_like_rank_bm25(query: str) -> None:
 
 @pytest.mark.parametrize("query", QUERIES)
 def test_default_lucene_bm25_agrees_on_the_top_results(query: str) -> None:
-    ours = [row for row, _ in LexicalIndex.build(CORPUS).search(query, 3)]
-    reference = _reference_ranking(query)[:3]
+    # Lucene's idf differs from Okapi's for common terms, so only the head must agree.
+    ours = [row for row, _ in LexicalIndex.build(CORPUS).search(query, 5)]
+    reference = _reference_ranking(query)
     assert ours[0] == reference[0]
-    assert set(ours) == set(reference)
+    assert set(reference[:3]) <= set(ours)
 
 
 def test_scores_are_positive_and_best_first() -> None:
@@ -56,3 +57,10 @@ def test_scores_are_positive_and_best_first() -> None:
     scores = [score for _, score in hits]
     assert scores == sorted(scores, reverse=True) and all(s > 0 for s in scores)
     assert {row for row, _ in hits} == {0, 5, 9}
+
+
+@pytest.mark.parametrize(
+    "text", ["Warfarin's bleeding RISKS, in 2021!", "the a of", "émigré naïve café", "x y zz"]
+)
+def test_queries_are_tokenised_exactly_like_the_corpus(text: str) -> None:
+    assert LexicalIndex.build(CORPUS).query_terms(text) == tokenize([text])[0]

@@ -99,8 +99,11 @@ def test_hotpotqa_gold_paragraphs_are_retrieved(shared_data: Path, tmp_path: Pat
             item = json.loads(line)
             questions.append(item)
             for ctx in item["contexts"]:
-                rows[ctx["title"]] = {"id": ctx["title"], "title": ctx["title"],
-                                      "text": ctx["paragraph_text"]}
+                rows[ctx["title"]] = {
+                    "id": ctx["title"],
+                    "title": ctx["title"],
+                    "text": ctx["paragraph_text"],
+                }
     corpus = tmp_path / "hotpot.jsonl"
     corpus.write_text("\n".join(json.dumps(r) for r in rows.values()) + "\n")
     settings = Settings(home=tmp_path / "home")

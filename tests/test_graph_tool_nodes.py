@@ -1,0 +1,81 @@
+"""The tool nodes sit in the retrieval path and are toggled by the run context."""
+
+from __future__ import annotations
+
+from graph_helpers import ListSource, doc
+from test_graph_flow import QUESTION, ScriptedReasoner
+
+from prefrag import ask
+from prefrag.sources.base import SourceRegistry
+
+
+class CountingSource(ListSource):
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.ks: list[int] = []
+
+    def search(self, query: str, k: int):
+        self.ks.append(k)
+        return super().search(query, k)
+
+
+def _pool(prefix: str, source: str, kind: str, n: int = 12):
+    return [
+        doc(
+            f"{prefix}{i}",
+            f"Carsten Olsen note {i}: Danish plant ecologist, pH, soils, 19{70 + i}.",
+            source,
+            kind,
+            date=f"20{10 + i}-01-01",
+            authority=0.3 + 0.05 * i,
+        )
+        for i in range(n)
+    ]
+
+
+def test_polyview_on_fetches_a_pool_and_keeps_top_k_with_view_scores() -> None:
+    local = CountingSource("local", default=_pool("l", "local", "local"))
+    web = CountingSource("web", "web", default=_pool("w", "web", "web"))
+    result = ask(
+        QUESTION,
+        reasoner=ScriptedReasoner(),
+        sources=SourceRegistry([local, web]),
+        use_polyview=True,
+        top_k=3,
+        polyview_pool=4,
+        max_reflections=0,
+    )
+    assert set(local.ks) == {12} and set(web.ks) == {12}
+    for step in result["steps"]:
+        assert len(step["used"]) == 3
+        assert all("polyview" in d.metadata for d in step["used"])
+
+
+def test_tool_nodes_off_pass_documents_through() -> None:
+    local = CountingSource("local", default=_pool("l", "local", "local"))
+    result = ask(
+        QUESTION,
+        reasoner=ScriptedReasoner(),
+        sources=SourceRegistry([local]),
+        top_k=3,
+        max_reflections=0,
+        fallback_sources=[],
+    )
+    assert set(local.ks) == {3}
+    assert [d.metadata["id"] for d in result["steps"][0]["used"]] == ["l0", "l1", "l2"]
+    assert all("polyview" not in d.metadata for d in result["steps"][0]["used"])
+
+
+def test_mog_on_without_a_granularity_index_passes_through_and_says_so() -> None:
+    local = CountingSource("local", default=_pool("l", "local", "local"))
+    result = ask(
+        QUESTION,
+        reasoner=ScriptedReasoner(),
+        sources=SourceRegistry([local]),
+        use_mog=True,
+        preferred_source="local",
+        max_reflections=0,
+        fallback_sources=[],
+    )
+    assert any("no granularity index" in note for note in result["notes"])
+    assert result["steps"][0]["used"]

@@ -44,6 +44,9 @@ def index(
     authority: Annotated[
         float | None, typer.Option(help="Authority of this source in [0, 1].")
     ] = None,
+    mog: Annotated[
+        bool, typer.Option("--mog", help="Also build the five-level Mix-of-Granularity index.")
+    ] = False,
 ) -> None:
     """Index documents into a local source (idempotent: known chunks are skipped)."""
     from prefrag.index.ingest import index_paths
@@ -53,6 +56,18 @@ def index(
     console.print(
         f"[green]{source}[/]: {report.added} chunks added, {report.skipped} already indexed."
     )
+    if mog:
+        from prefrag.tools.granularity_source import build_mog_index
+
+        with _clear_errors():
+            sizes = build_mog_index(source).size_report()
+        console.print(f"[green]{source}[/]: MoG index built ({_describe_sizes(sizes)}).")
+
+
+def _describe_sizes(sizes: dict[str, float]) -> str:
+    levels = sorted(key for key in sizes if key.startswith("chunks_"))
+    chunks = "/".join(str(int(sizes[key])) for key in levels)
+    return f"chunks per level {chunks}, {sizes['total_bytes'] / 1e6:.1f} MB"
 
 
 @app.command()
@@ -86,10 +101,15 @@ def ask(
     ] = None,
     top_k: Annotated[int, typer.Option(help="Documents per search.")] = 5,
     no_web: Annotated[bool, typer.Option("--no-web", help="Never search the web.")] = False,
+    mog: Annotated[bool, typer.Option("--mog", help="Mix-of-Granularity selection.")] = False,
+    polyview: Annotated[
+        bool, typer.Option("--polyview", help="Polyview reranking (authority, recency, ...).")
+    ] = False,
 ) -> None:
     """Answer a question: preferred local source first, the web only when it adds nothing."""
     with _clear_errors():
-        result = _run_ask(question, source, thread, top_k=top_k, web=not no_web)
+        tools = {"use_mog": mog, "use_polyview": polyview}
+        result = _run_ask(question, source, thread, top_k=top_k, web=not no_web, tools=tools)
     from prefrag.results import result_record
 
     record = result_record(result)
@@ -100,7 +120,13 @@ def ask(
 
 
 def _run_ask(
-    question: str | None, source: str | None, thread: str | None, *, top_k: int, web: bool
+    question: str | None,
+    source: str | None,
+    thread: str | None,
+    *,
+    top_k: int,
+    web: bool,
+    tools: dict[str, bool],
 ) -> dict[str, Any]:
     from prefrag.api import ask as ask_question
     from prefrag.api import make_context, recursion_limit
@@ -114,7 +140,7 @@ def _run_ask(
     if question is not None and not question.strip():
         raise EmptyQuestionError("The question is empty; ask something.")
     registry = _with_status("Opening sources", lambda: default_sources(web=web))
-    context = make_context(top_k=top_k, preferred_source=source or None)
+    context = make_context(top_k=top_k, preferred_source=source or None, **tools)
     if source is not None:
         registry.get(source)  # an unknown name fails here, with the known ones listed
     with open_checkpointer() as checkpointer:
@@ -179,6 +205,34 @@ def _print_answer(record: dict[str, Any], *, trace: bool) -> None:
                 "; ".join(step["notes"]),
             )
         console.print(table)
+
+
+train = typer.Typer(help="Train PrefRAG's small models.", no_args_is_help=True)
+app.add_typer(train, name="train")
+
+
+@train.command("mog-router")
+def train_mog_router(
+    source: Annotated[str, typer.Option("--source", "-s", help="Source with a MoG index.")],
+    data: Annotated[Path, typer.Option(help="JSONL with `question` and `answer`/`content`.")],
+    epochs: Annotated[int, typer.Option(help="Training epochs.")] = 300,
+    limit: Annotated[int | None, typer.Option(help="Use at most this many examples.")] = None,
+) -> None:
+    """Train the Mix-of-Granularity router for a source (soft labels, BCE, Adam)."""
+    from prefrag.errors import StoreMissingError
+    from prefrag.tools.granularity_index import mog_index_dir
+    from prefrag.training.mog_router import RouterTrainConfig, main
+
+    with _clear_errors():
+        folder = mog_index_dir(source)
+        if not (folder / "index.json").exists():
+            raise StoreMissingError(
+                f"Source '{source}' has no MoG index; run `prefrag index ... --source "
+                f"{source} --mog` first."
+            )
+        if not data.is_file():
+            raise StoreMissingError(f"Training data '{data}' does not exist.")
+        main(RouterTrainConfig(data=data, index=folder, epochs=epochs, max_examples=limit))
 
 
 def _register_optional_commands() -> None:

@@ -23,10 +23,19 @@ def corpus(tmp_path: Path) -> Path:
     return _write_jsonl(
         tmp_path / "notes.jsonl",
         [
-            {"id": "n1", "title": "Warfarin and NSAIDs", "text": "Ibuprofen raises the "
-             "bleeding risk of warfarin; paracetamol is the usual alternative.", "date": "2020"},
-            {"id": "n2", "title": "Statins and grapefruit", "text": "Grapefruit juice raises "
-             "simvastatin levels through CYP3A4 inhibition.", "date": "2019"},
+            {
+                "id": "n1",
+                "title": "Warfarin and NSAIDs",
+                "text": "Ibuprofen raises the "
+                "bleeding risk of warfarin; paracetamol is the usual alternative.",
+                "date": "2020",
+            },
+            {
+                "id": "n2",
+                "title": "Statins and grapefruit",
+                "text": "Grapefruit juice raises simvastatin levels through CYP3A4 inhibition.",
+                "date": "2019",
+            },
         ],
     )
 
@@ -98,3 +107,44 @@ def test_unreadable_file_is_a_clear_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["index", str(tmp_path / "missing.jsonl"), "--source", "x"])
     assert result.exit_code == 2
     assert "missing.jsonl" in result.output
+
+
+def test_mog_index_router_training_and_ask_with_tool_nodes(corpus: Path, tmp_path: Path) -> None:
+    built = runner.invoke(app, ["index", str(corpus), "--source", "notes", "--mog"])
+    assert built.exit_code == 0, built.output
+    assert "MoG index built" in built.output
+    train = _write_jsonl(
+        tmp_path / "train.jsonl",
+        [
+            {"question": "What raises simvastatin levels?", "answer": "Grapefruit juice"},
+            {"question": "What raises the bleeding risk of warfarin?", "answer": "Ibuprofen"},
+        ],
+    )
+    trained = runner.invoke(
+        app, ["train", "mog-router", "--source", "notes", "--data", str(train), "--epochs", "5"]
+    )
+    assert trained.exit_code == 0, trained.output
+    result = runner.invoke(
+        app,
+        [
+            "ask",
+            "What raises simvastatin levels?",
+            "--source",
+            "notes",
+            "--no-web",
+            "--mog",
+            "--polyview",
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.stdout)
+    assert any("MoG on 'notes'" in note and "trained router" in note for note in record["notes"])
+    assert record["answer"]
+
+
+def test_router_training_without_a_mog_index_is_a_clear_error(corpus: Path) -> None:
+    runner.invoke(app, ["index", str(corpus), "--source", "notes"])
+    result = runner.invoke(app, ["train", "mog-router", "--source", "notes", "--data", str(corpus)])
+    assert result.exit_code == 2
+    assert "has no MoG index" in result.output

@@ -94,7 +94,8 @@ def _check_document(source: Source, document: Document) -> None:
     missing = [key for key in REQUIRED_METADATA if key not in meta]
     assert not missing, f"metadata lacks {missing}"
     assert isinstance(meta["id"], str) and meta["id"], "id must be a non-empty string"
-    assert meta["source"] == source.name, f"source {meta['source']!r} != {source.name!r}"
+    names = getattr(source, "member_names", {source.name})  # a combined source's members
+    assert meta["source"] in names, f"source {meta['source']!r} not in {names!r}"
     assert meta["kind"] == source.kind, f"kind {meta['kind']!r} != {source.kind!r}"
     for key in ("title", "url", "date"):
         assert isinstance(meta[key], str), f"{key} must be a string, got {meta[key]!r}"

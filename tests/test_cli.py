@@ -148,3 +148,25 @@ def test_router_training_without_a_mog_index_is_a_clear_error(corpus: Path) -> N
     result = runner.invoke(app, ["train", "mog-router", "--source", "notes", "--data", str(corpus)])
     assert result.exit_code == 2
     assert "has no MoG index" in result.output
+
+
+def test_unreachable_model_endpoint_is_one_sentence_and_exit_2(
+    corpus: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    from prefrag.config import get_settings
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    runner.invoke(app, ["index", str(corpus), "--source", "notes"])
+    monkeypatch.setenv("PREFRAG_BACKEND", "openai")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("PREFRAG_MODEL", "tiny")
+    monkeypatch.setenv("PREFRAG_MAX_RETRIES", "0")
+    get_settings.cache_clear()
+    result = runner.invoke(app, ["ask", "What raises simvastatin levels?", "--no-web"])
+    assert result.exit_code == 2, result.output
+    assert "Cannot reach the model 'tiny'" in result.output
+    assert "Traceback" not in result.output

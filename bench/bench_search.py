@@ -1,6 +1,7 @@
 """Per-query search latency on HotpotQA-350: numpy exact index vs Qdrant vs lexical vs hybrid.
 
-Run: `python bench/bench_search.py [--limit N]` (needs ../shared/data).
+Run: `python bench/bench_search.py [--limit N] [--home DIR]` (needs ../shared/data; with
+`--home` the index is kept there and reused by later runs).
 Each of the 350 questions is searched for its top 5. "numpy" and "qdrant" time the dense
 lookup alone (query vectors encoded beforehand); "encode" is the MiniLM query embedding;
 "lexical", "dense" and "hybrid" are full `LocalSource.search` calls.
@@ -17,6 +18,7 @@ from pathlib import Path
 from _common import hotpot_corpus_rows, hotpot_items, percentiles, write_jsonl
 
 from prefrag.config import Settings
+from prefrag.index.catalog import source_exists
 from prefrag.index.dense import QdrantStore
 from prefrag.index.embeddings import get_embedder
 from prefrag.index.ingest import index_paths
@@ -38,12 +40,15 @@ def _latencies(items: list, call: Callable[[object], object]) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--limit", type=int, default=None, help="index only the first N rows")
+    parser.add_argument("--home", type=Path, default=None, help="keep and reuse the index here")
     args = parser.parse_args()
     rows = hotpot_corpus_rows()[: args.limit]
     questions = [item["question_text"] for item in hotpot_items()]
     with tempfile.TemporaryDirectory() as folder:
-        settings = Settings(home=Path(folder) / "home")
-        index_paths([write_jsonl(Path(folder) / "c.jsonl", rows)], "hotpot", settings=settings)
+        settings = Settings(home=args.home or Path(folder) / "home")
+        if not source_exists("hotpot", settings):
+            corpus = write_jsonl(Path(folder) / "c.jsonl", rows)
+            index_paths([corpus], "hotpot", settings=settings)
         embedder = get_embedder(settings)
         vectors = [embedder.encode_one(q) for q in questions]
         dense = LocalSource("hotpot", settings=settings, mode="dense")

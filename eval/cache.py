@@ -81,12 +81,14 @@ class CachedSource:
     """A `Source` whose searches go through a `RetrievalCache`.
 
     Empty results are not cached (they may be a transient web failure); `last_note` is
-    the wrapped source's.
+    the wrapped source's. `key` names the source's cache entries (default: its name); sources
+    that share a name but rank differently (one index searched in several modes) need their own.
     """
 
-    def __init__(self, source: Source, cache: RetrievalCache) -> None:
+    def __init__(self, source: Source, cache: RetrievalCache, *, key: str | None = None) -> None:
         self.inner = source
         self.cache = cache
+        self.key = key or source.name
         self.name = source.name
         self.description = source.description
         self.kind = source.kind
@@ -99,10 +101,10 @@ class CachedSource:
 
     def search(self, query: str, k: int) -> list[Document]:
         """Cached top-`k` documents for `query`."""
-        found = self.cache.get(self.name, query, k)
+        found = self.cache.get(self.key, query, k)
         if found is not None:
             return list(found)
         documents = self.inner.search(query, k)
         if documents:
-            self.cache.put(self.name, query, k, documents)
+            self.cache.put(self.key, query, k, documents)
         return documents

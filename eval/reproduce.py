@@ -10,6 +10,9 @@ A file in `prefrag/eval/expected/` holds entries like::
         prefrag: {em: 20.0, f1: 25.1, counters_mean.total: 3.9}
 
 `check` compares a run's summary with `expected` and lists every value out of tolerance.
+`python -m prefrag.eval.reproduce ENTRY_ID OUT_DIR [DATA_ROOT] [--write]` reruns an entry (a
+folder that already holds the run resumes it, so nothing is recomputed) and prints, or with
+`--write` stores, the numbers it gave: expected values always come from a real run.
 """
 
 from __future__ import annotations
@@ -110,28 +113,86 @@ def expected_block(summary: dict[str, Any], keys: list[str]) -> dict[str, dict[s
     }
 
 
-def main() -> None:
-    """Rerun one entry and print its fresh `expected:` block.
+# What an entry records when it names no keys yet: every reported metric of its task.
+QA_KEYS = (
+    "em",
+    "f1",
+    "acc",
+    "acc_prefrag",
+    "evidence_recall",
+    "web_exposure",
+    "counters_mean.local_total",
+    "counters_mean.web_total",
+    "counters_mean.local_used",
+    "counters_mean.used",
+    "counters_mean.total",
+)
+RETRIEVAL_KEYS = ("recall@1", "recall@5", "recall@10", "ndcg@5", "ndcg@10", "hit@5")
 
-    `python -m prefrag.eval.reproduce ENTRY_ID OUT_DIR [DATA_ROOT]`
-    """
-    import sys
 
+def default_keys(summary: dict[str, Any]) -> list[str]:
+    """The keys to record for a run whose entry names none (by the run's task)."""
+    task = summary.get("_run", {}).get("task", "qa")
+    return list(RETRIEVAL_KEYS if task == "retrieval" else QA_KEYS)
+
+
+def rerun(entry: dict[str, Any], out: Path, data_root: Path | None = None) -> dict[str, Any]:
+    """Run `entry`'s command into `out` (resuming what it holds) and return the summary."""
     from typer.testing import CliRunner
 
     from prefrag.cli import app
 
-    entry_id, out = sys.argv[1], Path(sys.argv[2])
-    data_root = Path(sys.argv[3]) if len(sys.argv) > 3 else None
-    entry = next(e for _, e in all_entries() if e["id"] == entry_id)
-    result = CliRunner().invoke(
-        app, [*command_args(entry["command"], out=out, data_root=data_root), "--no-progress"]
-    )
+    args = command_args(entry["command"], out=out, data_root=data_root)
+    result = CliRunner().invoke(app, [*args, "--no-progress"])
     if result.exit_code != 0:
-        raise SystemExit(result.output)
-    summary = json.loads((out / "summary.json").read_text())
-    keys = sorted({k for values in entry["expected"].values() for k in values})
-    print(yaml.safe_dump({"expected": expected_block(summary, keys)}, sort_keys=False))
+        raise RuntimeError(result.output)
+    return json.loads((out / "summary.json").read_text())
+
+
+def write_expected(path: Path, entry_id: str, expected: dict[str, dict[str, float]]) -> None:
+    """Store `expected` in entry `entry_id` of file `path`, marking it measured.
+
+    The file's leading comment lines are kept; the entries are rewritten by YAML.
+    """
+    text = Path(path).read_text()
+    head_lines = []
+    for line in text.splitlines(keepends=True):
+        if not line.startswith("#"):
+            break
+        head_lines.append(line)
+    data = yaml.safe_load(text) or {}
+    for entry in data.get("entries", []):
+        if entry["id"] == entry_id:
+            entry["expected"] = expected
+            entry["status"] = "measured"
+            break
+    else:
+        raise KeyError(f"No entry '{entry_id}' in {path}.")
+    body = yaml.safe_dump(data, sort_keys=False, width=100, allow_unicode=True)
+    Path(path).write_text("".join(head_lines) + body)
+
+
+def main() -> None:
+    """Rerun one entry and print (or with `--write` store) its fresh `expected:` block.
+
+    `python -m prefrag.eval.reproduce ENTRY_ID OUT_DIR [DATA_ROOT] [--write]`
+    """
+    import sys
+
+    args = [a for a in sys.argv[1:] if a != "--write"]
+    entry_id, out = args[0], Path(args[1])
+    data_root = Path(args[2]) if len(args) > 2 else None
+    path, entry = next((p, e) for p, e in all_entries() if e["id"] == entry_id)
+    try:
+        summary = rerun(entry, out, data_root)
+    except RuntimeError as failure:
+        raise SystemExit(str(failure)) from None
+    keys = sorted({k for values in (entry.get("expected") or {}).values() for k in values})
+    block = expected_block(summary, keys or default_keys(summary))
+    if "--write" in sys.argv[1:]:
+        write_expected(path, entry_id, block)
+        print(f"Wrote {entry_id} to {path}")
+    print(yaml.safe_dump({"expected": block}, sort_keys=False))
 
 
 if __name__ == "__main__":

@@ -443,7 +443,8 @@ def _retrieval_jobs(
     depth = max(RETRIEVAL_KS)
     jobs: list[Job] = []
     for mode in config.methods:
-        source = CachedSource(sources[mode], cache)
+        # One index in three modes: each mode caches its own rankings.
+        source = CachedSource(sources[mode], cache, key=f"{sources[mode].name}:{mode}")
         for item in state.items:
             if (mode, item.id) in done:
                 continue

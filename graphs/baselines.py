@@ -10,7 +10,7 @@ retrieval is "used" when its documents entered the context.
 |---|---|
 | `prefrag` | the PrefRAG graph |
 | `prefrag-no-reflection` | the graph with `max_reflections=0` |
-| `prefrag-no-pref` | both sources at every step, both in context, with self-reflection |
+| `prefrag-no-pref` | the graph with `preference_driven=False`: both sources every step |
 | `prefrag-prompt` | one source per step chosen by the model, preference stated in the tool list |
 | `no-retrieval` | answer from the question alone |
 | `vanilla-local` / `vanilla-web` / `vanilla-both` | one retrieval with the question |
@@ -35,7 +35,7 @@ from prefrag.graphs.state import Step, empty_counters
 from prefrag.reasoners.base import Reasoner, ScratchpadStep, Usage
 from prefrag.sources.base import Source, SourceRegistry
 
-GRAPH_METHODS = ("prefrag", "prefrag-no-reflection")
+GRAPH_METHODS = ("prefrag", "prefrag-no-reflection", "prefrag-no-pref")
 LOOP_METHODS = (
     "no-retrieval",
     "vanilla-local",
@@ -43,7 +43,6 @@ LOOP_METHODS = (
     "vanilla-both",
     "react-both",
     "react-choose",
-    "prefrag-no-pref",
     "prefrag-prompt",
 )
 METHODS = (*GRAPH_METHODS, *LOOP_METHODS)
@@ -76,8 +75,8 @@ def method_context(name: str, base: Context | None = None) -> Context:
     base = base or Context()
     if name == "prefrag-no-reflection":
         return dataclasses.replace(base, max_reflections=0)
-    if name == "prefrag-no-pref" and _has_field("preference_driven"):
-        return dataclasses.replace(base, preference_driven=False)  # type: ignore[call-arg]
+    if name == "prefrag-no-pref":
+        return dataclasses.replace(base, preference_driven=False)
     return base
 
 
@@ -93,20 +92,13 @@ def build_method(
     if name not in METHODS:
         raise ConfigurationError(f"Unknown method '{name}' (known: {', '.join(METHODS)}).")
     ctx = method_context(name, context)
-    graph_backed = name in GRAPH_METHODS or (
-        name == "prefrag-no-pref" and _has_field("preference_driven")
-    )
-    if graph_backed:
+    if name in GRAPH_METHODS:
         if graph is None:
             from prefrag.graphs.graph import build_graph
 
             graph = build_graph(reasoner=reasoner, sources=sources)
         return Method(name, graph, ctx, is_graph=True)
     return Method(name, LoopSystem(name, reasoner, sources), ctx)
-
-
-def _has_field(name: str) -> bool:
-    return any(f.name == name for f in dataclasses.fields(Context))
 
 
 @dataclass
@@ -203,50 +195,22 @@ class LoopSystem:
 
     def _loop(self, run: _Run, context: Context, local: Source, fallbacks: list[Source]) -> None:
         both = [local, *fallbacks[:1]]
-        reflect = self.method == "prefrag-no-pref"
         names = self._tool_names(local, fallbacks)
-        feedback = ""
-        while True:
-            while _retrieval_steps(run) < context.max_iterations:
-                decision = run.timed(
-                    "think",
-                    lambda f=feedback: self.reasoner.think(
-                        run.question, run.scratchpad(), sources=names, feedback=f
-                    ),
-                )
-                run.spend("think", decision.usage)
-                if decision.action == "answer":
-                    break
-                query = decision.query.strip() or run.question
-                if self.method in ("react-both", "prefrag-no-pref"):
-                    chosen = both
-                else:
-                    chosen = [self._chosen(decision.source, local, fallbacks, run)]
-                self._retrieve(run, chosen, query, context.top_k, thought=decision.thought)
-            draft = self._answer(run, feedback=feedback)
-            if not reflect or len(run.reflections) >= context.max_reflections:
-                return
-            reflection = run.timed(
-                "self_reflect",
-                lambda a=draft: self.reasoner.reflect(run.question, a, run.evidence),
+        while _retrieval_steps(run) < context.max_iterations:
+            decision = run.timed(
+                "think",
+                lambda: self.reasoner.think(run.question, run.scratchpad(), sources=names),
             )
-            run.spend("reflect", reflection.usage)
-            run.reflections.append(
-                {
-                    "answer": draft,
-                    "label": reflection.label,
-                    "explanation": reflection.explanation,
-                    "suggestion": reflection.suggestion,
-                    "fallback": reflection.fallback,
-                }
-            )
-            if not reflection.negative:
-                return
-            feedback = (
-                f"Previous answer: {draft}\nSelf-reflection: {reflection.label}. "
-                f"{reflection.explanation}\nSuggestion: {reflection.suggestion}"
-            )
-            self._retrieve(run, both, run.question, context.top_k, kind="supplement")
+            run.spend("think", decision.usage)
+            if decision.action == "answer":
+                break
+            query = decision.query.strip() or run.question
+            if self.method == "react-both":
+                chosen = both
+            else:
+                chosen = [self._chosen(decision.source, local, fallbacks, run)]
+            self._retrieve(run, chosen, query, context.top_k, thought=decision.thought)
+        self._answer(run, feedback="")
 
     def _tool_names(self, local: Source, fallbacks: list[Source]) -> list[str]:
         if self.method == "prefrag-prompt":

@@ -7,7 +7,15 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from prefrag.eval.reproduce import all_entries, check, command_args, expected_block
+from prefrag.eval.reproduce import (
+    all_entries,
+    check,
+    command_args,
+    default_keys,
+    expected_block,
+    load_entries,
+    write_expected,
+)
 
 ENTRIES = [(path.name, entry) for path, entry in all_entries()]
 READY = [entry for _, entry in ENTRIES if entry.get("status") != "pending"]
@@ -21,6 +29,7 @@ def test_every_entry_has_a_command_numbers_and_a_tolerance():
         assert float(entry["tolerance"]) >= 0
     for entry in READY:
         assert entry["expected"], entry["id"]
+    assert any(e.get("ci") for e in READY), "no measured CI slice to rerun"
 
 
 def test_check_flags_values_out_of_tolerance():
@@ -31,7 +40,25 @@ def test_check_flags_values_out_of_tolerance():
     assert expected_block(summary, ["em"]) == {"prefrag": {"em": 30.0}}
 
 
-@pytest.mark.parametrize("entry", [e for _, e in ENTRIES if e.get("ci")], ids=lambda e: e["id"])
+def test_measured_numbers_are_written_into_the_entry_keeping_the_header(tmp_path):
+    path = tmp_path / "x.yaml"
+    path.write_text(
+        "# how to rerun\nentries:\n  - id: a\n    ci: true\n    status: pending\n"
+        "    tolerance: 1.0\n    command: prefrag eval --dataset d --out o\n    expected: {}\n"
+    )
+    summary = {"prefrag": {"em": 12.345, "counters_mean": {"total": 2.0}}, "_run": {"task": "qa"}}
+    block = expected_block(summary, ["em", "counters_mean.total"])
+    write_expected(path, "a", block)
+    assert path.read_text().startswith("# how to rerun\n")
+    (entry,) = load_entries(path)
+    assert entry["status"] == "measured"
+    assert entry["expected"] == {"prefrag": {"em": 12.35, "counters_mean.total": 2.0}}
+    assert "recall@5" in default_keys({"_run": {"task": "retrieval"}})
+    assert "evidence_recall" in default_keys(summary)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("entry", [e for e in READY if e.get("ci")], ids=lambda e: e["id"])
 def test_ci_slice_reproduces(entry, shared_data, tmp_path):
     pytest.importorskip("prefrag.sources.local")
     from prefrag.cli import app

@@ -251,3 +251,42 @@ def test_stub_server_refuses_non_loopback_and_bounds_requests():
     assert first.status_code == 200
     assert first.json()["choices"][0]["message"]["content"]
     assert second.status_code == 429
+
+
+class _RankedSource:
+    """A retrieval index in one mode: always returns `order` (ids) for any query."""
+
+    def __init__(self, order):
+        self.name, self.description, self.kind, self.authority = "corpus", "", "local", 1.0
+        self.last_note = None
+        self.order = order
+
+    def search(self, query, k):
+        from prefrag.documents import make_document
+
+        return [
+            make_document(text=f"text {i}", source="corpus", title=i, id=i, parent_id=i)
+            for i in self.order[:k]
+        ]
+
+
+def test_retrieval_modes_of_one_index_are_scored_separately(tmp_path, monkeypatch):
+    import prefrag.eval.runner as runner
+
+    folder = tmp_path / "mq"
+    folder.mkdir()
+    rows = [{"id": f"s{n}", "title": f"T{n}", "content": "c", "question": f"q{n}?"} for n in (1, 2)]
+    (folder / "1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ranked = {
+        "dense": _RankedSource(["s1", "s2"]),
+        "lexical": _RankedSource(["x", "y", "z"]),
+        "hybrid": _RankedSource(["s2", "s1"]),
+    }
+    monkeypatch.setattr(runner, "_retrieval_sources", lambda *_: ranked)
+    config = EvalConfig(
+        dataset=str(folder), methods=["dense", "lexical", "hybrid"], out=str(tmp_path / "run")
+    )
+    summary = run_eval(config, progress=False, report=False)
+    assert summary["dense"]["recall@1"] == 50.0  # s1 right, s2 second
+    assert summary["lexical"]["recall@5"] == 0.0
+    assert summary["hybrid"]["recall@1"] == 50.0 and summary["hybrid"]["recall@5"] == 100.0

@@ -35,7 +35,10 @@ class NumpyDenseIndex:
         k = min(k, size)
         if k <= 0:
             return []
-        scores = self.vectors @ np.asarray(query, dtype=np.float32)
+        from prefrag.index.threads import single_blas_thread
+
+        with single_blas_thread():
+            scores = self.vectors @ np.asarray(query, dtype=np.float32)
         if k < size:
             top = np.argpartition(-scores, k - 1)[:k]
         else:
@@ -99,6 +102,28 @@ class QdrantStore:
                 self.collection,
                 vectors_config=models.VectorParams(size=dimension, distance=models.Distance.COSINE),
             )
+        if not self.server:
+            self._relax_embedded_fsync()
+
+    def _relax_embedded_fsync(self) -> None:
+        """Let embedded Qdrant commit points without an fsync each.
+
+        Its sqlite persistence commits every point separately; with the default rollback
+        journal each commit is an fsync (15 ms on a busy disk, a minute for 3,600 chunks).
+        WAL with synchronous=NORMAL stays crash-safe (no corruption) and may only lose the
+        last commits on power loss, which the next `index_paths` re-upserts (ids are
+        content-derived and the docstore is compared with the point count). This reaches
+        into qdrant-client's private local storage, so any mismatch just keeps the default.
+        """
+        import sqlite3
+
+        try:
+            local = self.client._client.collections[self.collection]  # type: ignore[attr-defined]
+            connection = local.storage.storage
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+        except (AttributeError, KeyError, TypeError, sqlite3.Error):
+            return
 
     def count(self) -> int:
         """How many points the collection holds (0 when it does not exist)."""

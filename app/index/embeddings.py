@@ -145,7 +145,9 @@ class _Bert:
         """Last hidden states (batch, tokens, hidden) computed in numpy float32."""
         # Query-sized matrices are slower with BLAS threads than without (thread wake-up
         # costs more than the product), most of all on a busy machine.
-        with _single_blas_thread():
+        from prefrag.index.threads import single_blas_thread
+
+        with single_blas_thread():
             return self._numpy_forward(ids, mask)
 
     def _numpy_forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -227,16 +229,6 @@ def _is_dense(name: str, value: np.ndarray) -> bool:
 def _linear(x: Any, weight_t: Any, bias: Any) -> Any:
     """`x W^T + b` with the weight already transposed (works for numpy and torch)."""
     return x @ weight_t + bias
-
-
-def _single_blas_thread() -> Any:
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - scikit-learn brings it
-        import contextlib
-
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float) -> np.ndarray:

@@ -6,6 +6,7 @@ import uuid
 from dataclasses import fields
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph.state import CompiledStateGraph
 
@@ -49,7 +50,7 @@ def ask(
         raise EmptyQuestionError("The question is empty; ask something.")
     run_context = make_context(**context)
     graph = graph or build_graph(reasoner=reasoner, sources=sources, checkpointer=checkpointer)
-    config: dict[str, Any] = {"recursion_limit": recursion_limit(run_context)}
+    config: RunnableConfig = {"recursion_limit": recursion_limit(run_context)}
     if checkpointer is not None or graph.checkpointer is not None:
         config["configurable"] = {"thread_id": thread_id or str(uuid.uuid4())}
     return graph.invoke({"question": question.strip()}, config=config, context=run_context)

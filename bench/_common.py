@@ -26,8 +26,11 @@ def hotpot_corpus_rows() -> list[dict]:
         for context in item["contexts"]:
             rows.setdefault(
                 context["title"],
-                {"id": context["title"], "title": context["title"],
-                 "text": context["paragraph_text"]},
+                {
+                    "id": context["title"],
+                    "title": context["title"],
+                    "text": context["paragraph_text"],
+                },
             )
     return list(rows.values())
 
@@ -48,7 +51,7 @@ def timed(fn: Callable[[], object]) -> float:
 def percentiles(seconds: list[float]) -> dict[str, float]:
     """p50 / p95 / mean in milliseconds."""
     ordered = sorted(seconds)
-    p95 = ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
     return {
         "p50_ms": 1000 * statistics.median(ordered),
         "p95_ms": 1000 * p95,

@@ -36,7 +36,8 @@ class ZeroLatencyReasoner:
         if len(scratchpad) == 0:
             return ThinkDecision(query=question)
         if len(scratchpad) == 1:
-            title = scratchpad[0].observation[0].metadata["title"] if scratchpad[0].observation else ""
+            observation = scratchpad[0].observation
+            title = observation[0].metadata["title"] if observation else ""
             return ThinkDecision(query=f"{title} {question}")
         return ThinkDecision(action="answer")
 
@@ -45,8 +46,10 @@ class ZeroLatencyReasoner:
         return CompareVerdict(status=self.calls % 2 == 0)
 
     def answer(self, question, scratchpad, evidence, *, feedback=""):
-        return AnswerDraft(answer=evidence[0].page_content[:20] if evidence else "",
-                           cited_ids=[evidence[0].metadata["id"]] if evidence else [])
+        return AnswerDraft(
+            answer=evidence[0].page_content[:20] if evidence else "",
+            cited_ids=[evidence[0].metadata["id"]] if evidence else [],
+        )
 
     def reflect(self, question, answer, evidence):
         return Reflection(label="CORRECT")

@@ -24,6 +24,7 @@ import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol
 
 from langchain_core.documents import Document
@@ -244,7 +245,7 @@ class LoopSystem:
         notes: list[str] = []
         for source in sources:
             node = "switch_to_web" if source.kind == "web" else "retrieve_local"
-            documents = run.timed(node, lambda s=source: _search(s, query, k, notes))
+            documents = run.timed(node, partial(_search, source, query, k, notes))
             run.counters["web_total" if source.kind == "web" else "local_total"] += 1
             if documents:
                 run.counters["used"] += 1

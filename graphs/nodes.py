@@ -10,7 +10,6 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from langchain_core.documents import Document
-from langgraph.graph import END
 from langgraph.runtime import Runtime
 from langgraph.types import Command
 
@@ -212,7 +211,7 @@ def make_nodes(provider: ResourceProvider) -> dict[str, Node]:
         """Label the answer; a negative label triggers one supplement (paper §3.3)."""
         context = context_of(runtime)
         if context.max_reflections <= 0:
-            return Command(goto=END)
+            return Command(goto="__end__")
         resources = provider.resolve(context)
         reflection = resources.reasoner.reflect(
             state["question"], state.get("answer", ""), state.get("evidence", [])
@@ -232,7 +231,7 @@ def make_nodes(provider: ResourceProvider) -> dict[str, Node]:
                 f"{reflection.explanation}\nSuggestion: {reflection.suggestion}"
             )
             return Command(goto="supplement", update=update | {"feedback": feedback})
-        return Command(goto=END, update=update)
+        return Command(goto="__end__", update=update)
 
     def supplement(state: PrefRAGState, runtime: Runtime[Context]) -> dict[str, Any]:
         """Retrieve with the original question from preferred and fallback; use both."""

@@ -36,8 +36,11 @@ def hotpot_index(shared_data: Path, tmp_path_factory: pytest.TempPathFactory):
             item = json.loads(line)
             questions.append(item)
             for ctx in item["contexts"]:
-                rows[ctx["title"]] = {"id": ctx["title"], "title": ctx["title"],
-                                      "text": ctx["paragraph_text"]}
+                rows[ctx["title"]] = {
+                    "id": ctx["title"],
+                    "title": ctx["title"],
+                    "text": ctx["paragraph_text"],
+                }
     folder = tmp_path_factory.mktemp("hotpot")
     corpus = folder / "corpus.jsonl"
     corpus.write_text("\n".join(json.dumps(r) for r in rows.values()) + "\n")
@@ -52,7 +55,8 @@ def test_hotpotqa_answers_cite_documents_in_the_index(hotpot_index) -> None:
     registry = SourceRegistry([source])
     answered = 0
     for item in questions[:8]:
-        result = ask(item["question_text"], reasoner=reasoner, sources=registry, fallback_sources=[])
+        question = item["question_text"]
+        result = ask(question, reasoner=reasoner, sources=registry, fallback_sources=[])
         assert result["citations"], item["question_text"]
         for cite in result["citations"]:
             hits = source.search(cite["title"], 5)

@@ -27,7 +27,8 @@ def _sources() -> SourceRegistry:
             "inbios": [doc("i", "InBios International, Inc. was founded in 1996 in Seattle.")],
         },
     )
-    return SourceRegistry([local, ListSource("web", "web", default=[doc("w", "web", "web", "web")])])
+    web = ListSource("web", "web", default=[doc("w", "web", "web", "web")])
+    return SourceRegistry([local, web])
 
 
 def test_paper_case_grouplogic_end_to_end_with_fake_models() -> None:
@@ -41,7 +42,9 @@ def test_paper_case_grouplogic_end_to_end_with_fake_models() -> None:
         ],
         compare=['```json\n{"analysis": "InBios founding year is new.", "status": "True"}\n```'],
         answer=["Thought: 1988 < 1996.\nFinal Answer: Grouplogic [g] [i]"],
-        reflect=["Self-Evaluation: CORRECT\nExplanation: Supported.\nImprovement Suggestions: None"],
+        reflect=[
+            "Self-Evaluation: CORRECT\nExplanation: Supported.\nImprovement Suggestions: None"
+        ],
     )
     graph = build_graph(reasoner=reasoner, sources=_sources())
     result = graph.invoke({"question": QUESTION}, context=Context())
@@ -85,8 +88,10 @@ def test_compare_node_with_garbage_output_keeps_local_and_notes_the_fallback() -
 
 def test_self_reflect_node_negative_label_goes_to_supplement() -> None:
     reasoner = _reasoner(
-        reflect=["Self-Evaluation: INCORRECT\nExplanation: Unsupported.\n"
-                 "Improvement Suggestions: Search Inbios."]
+        reflect=[
+            "Self-Evaluation: INCORRECT\nExplanation: Unsupported.\n"
+            "Improvement Suggestions: Search Inbios."
+        ]
     )
     graph = build_graph(reasoner=reasoner, sources=_sources())
     command = run_node(graph, "self_reflect", {"question": QUESTION, "answer": "Inbios"})

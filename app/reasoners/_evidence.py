@@ -190,8 +190,13 @@ class QuestionWeights:
         self.total = sum(self.weights.values()) or 1.0
 
     def of(self, terms: frozenset[str]) -> float:
-        """Summed weight of the question terms in `terms`."""
-        return sum(self.weights.get(t, 0.0) for t in terms)
+        """Summed weight of the question terms in `terms`.
+
+        Summed in question order, never in set order: float addition is not associative,
+        and set order varies with PYTHONHASHSEED, which would break score ties differently
+        from one process to the next.
+        """
+        return sum(w for t, w in self.weights.items() if t in terms)
 
     def share(self, terms: frozenset[str]) -> float:
         """Share of the question's weight that `terms` account for."""

@@ -9,6 +9,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import yaml
+
 from prefrag.errors import ConfigurationError
 
 DEFAULT_WEB_AUTHORITY = 0.4

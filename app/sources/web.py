@@ -17,6 +17,7 @@ from typing import Any, Protocol, TypeVar
 
 from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 from langchain_core.documents import Document
+
 from prefrag.config import Settings, get_settings
 from prefrag.documents import content_id, make_document
 from prefrag.sources.authority import AuthorityTable

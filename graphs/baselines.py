@@ -32,6 +32,7 @@ from langchain_core.documents import Document
 from prefrag.documents import citation, doc_id, unique_documents
 from prefrag.errors import ConfigurationError, EmptyQuestionError
 from prefrag.graphs.context import Context
+from prefrag.graphs.nodes import scratchpad_of
 from prefrag.graphs.state import Step, empty_counters
 from prefrag.reasoners.base import Reasoner, ScratchpadStep, Usage
 from prefrag.sources.base import Source, SourceRegistry
@@ -123,16 +124,7 @@ class _Run:
         self.tokens[role] = self.tokens.get(role, 0) + usage.input_tokens + usage.output_tokens
 
     def scratchpad(self) -> list[ScratchpadStep]:
-        return [
-            ScratchpadStep(
-                thought=s.get("thought", ""),
-                query=s.get("query", ""),
-                source=s.get("source", ""),
-                observation=list(s.get("used", [])),
-                note="; ".join(s.get("notes", [])),
-            )
-            for s in self.steps
-        ]
+        return scratchpad_of(self.steps)
 
     def timed(self, node: str, call: Callable[[], Any]) -> Any:
         start = time.perf_counter()

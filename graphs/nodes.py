@@ -26,7 +26,12 @@ Node = Callable[..., Any]
 
 
 def scratchpad(state: PrefRAGState) -> list[ScratchpadStep]:
-    """Earlier rounds as the reasoner sees them: thought, query, source, observation."""
+    """Earlier rounds of a graph state as the reasoner sees them."""
+    return scratchpad_of(state.get("steps", []))
+
+
+def scratchpad_of(steps: Sequence[Step]) -> list[ScratchpadStep]:
+    """Recorded steps as the reasoner sees them: thought, query, source, observation."""
     return [
         ScratchpadStep(
             thought=step.get("thought", ""),
@@ -35,7 +40,7 @@ def scratchpad(state: PrefRAGState) -> list[ScratchpadStep]:
             observation=list(step.get("used", [])),
             note="; ".join(step.get("notes", [])),
         )
-        for step in state.get("steps", [])
+        for step in steps
     ]
 
 

@@ -1,0 +1,76 @@
+"""A built wheel (not only the editable install) imports every layer and reads its data."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+CHECK = """
+import prefrag, prefrag.graphs.graph, prefrag.eval.metrics, prefrag.training.mog_router
+from prefrag.prompts import load_prompt
+from prefrag.demo_corpus import demo_corpus_path
+from prefrag.sources.authority import AuthorityTable
+assert prefrag.__file__.startswith(SITE), prefrag.__file__
+assert prefrag.graphs.graph.__file__.startswith(SITE), prefrag.graphs.graph.__file__
+assert "{question}" in load_prompt("compare")
+assert demo_corpus_path().read_text().count("\\n") >= 40
+assert AuthorityTable.load().score("https://www.nih.gov/x") > 0.8
+print("ok")
+"""
+
+
+@pytest.mark.slow
+def test_built_wheel_imports_and_reads_prompts_and_data(tmp_path: Path) -> None:
+    pytest.importorskip("setuptools")
+    wheels = tmp_path / "wheels"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            str(REPO_ROOT),
+            "-w",
+            str(wheels),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = wheels.glob("prefrag-*.whl")
+    site = tmp_path / "site"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--target",
+            str(site),
+            str(wheel),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-I",
+            "-c",
+            f"import sys; SITE = {str(site)!r}; sys.path.insert(0, SITE)\n" + CHECK,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().endswith("ok")

@@ -4,12 +4,17 @@ It is the default reasoner when no model is configured, so the graph runs anywhe
 
 - think: the first step searches with the question; later steps follow a bridge entity found
   in the evidence (a name near the question's words whose own document is not held yet) and
-  add the part of the question still unresolved, or answer once the evidence supports one.
+  add the part of the question still unresolved, or answer once the evidence supports one
+  (a typed answer at the end of a held bridge chain needs no further bridge). With several
+  sources, a search names one: the current source until a step of it brings nothing new and
+  relevant, then the next in order (the graph itself ignores this beyond fallback order).
 - compare: new documents help when they are not near-duplicates of held ones (by id, word
   overlap and, optionally, embedding cosine) and are relevant to the question or its gap.
 - answer: the best-supported span of the expected type from the best sentence, a choice
   between the two options a question names, or yes/no from the subjects' documents.
-- reflect: a support check of the answer against the evidence and the question's key terms.
+- reflect: a support check of the answer against the evidence and the question's key terms;
+  a supported answer of the wrong type, or whose sentence states none of the question's
+  relation words, is only PARTIALLY CORRECT.
 
 Decisions are deterministic: the same inputs always give the same outputs.
 """
@@ -120,7 +125,24 @@ class ExtractiveReasoner:
         force_answer: bool = False,
         feedback: str = "",
     ) -> ThinkDecision:
-        """Search with the question, then with bridge sub-queries, until evidence suffices."""
+        """Search with the question, then with bridge sub-queries, until evidence suffices.
+
+        With several `sources`, a search names one: the source of the latest step, or the
+        next one in `sources` order when that step brought nothing new and relevant.
+        """
+        decision = self._think(question, scratchpad, force_answer=force_answer, feedback=feedback)
+        if decision.action == "search" and len(sources) > 1:
+            decision.source = _next_source(question, scratchpad, sources)
+        return decision
+
+    def _think(
+        self,
+        question: str,
+        scratchpad: Sequence[ScratchpadStep],
+        *,
+        force_answer: bool,
+        feedback: str,
+    ) -> ThinkDecision:
         shape = analyze_question(question)
         evidence_docs = _observed(scratchpad)
         asked = {_query_key(step.query) for step in scratchpad if step.query}
@@ -167,6 +189,13 @@ class ExtractiveReasoner:
             )
 
         draft, support, scored = self._draft(shape, evidence, weights, ranked, feedback)
+        if draft.answer and _settled(shape, evidence, weights, draft.answer, scored):
+            return ThinkDecision(
+                thought=f"'{draft.answer}' is the {shape.answer_type} the question asks for, "
+                "reached through a held bridge document and naming all it asks about; answering.",
+                action="answer",
+                answer=draft.answer,
+            )
         if draft.answer and support >= _ANSWER_SUPPORT:
             missing = _missing_for(shape, evidence, scored)
             if not missing and _answer_is_bridge(shape, evidence, draft.answer, scored):
@@ -363,6 +392,10 @@ class ExtractiveReasoner:
             return _yes_no(shape, evidence, weights, ranked), support, None
         rejected = _rejected_answer(feedback)
         candidates = answer_candidates(shape, evidence, ranked, exclude=rejected)
+        if not candidates and rejected:
+            # The rejected answer is still the only span of the expected type; a whole
+            # sentence would be no better an answer.
+            candidates = answer_candidates(shape, evidence, ranked)
         if candidates:
             best = candidates[0]
             cited = _support_ids(evidence, best.support)
@@ -429,6 +462,9 @@ class ExtractiveReasoner:
         # Question terms a sentence naming the answer's document covers count too: that
         # sentence is how the question reaches the answer.
         support = weights.share(best.covered | _bridged_terms(held, best))
+        if not missing and _settled(shape, held, weights, answer, best):
+            # The standard `think` answers by: a typed answer at the end of a held chain.
+            support = max(support, _ANSWER_SUPPORT)
         where = held.titles[best.sentence.doc] or held.ids[best.sentence.doc]
         if not missing and _answer_is_bridge(shape, held, answer, best):
             return Reflection(
@@ -438,6 +474,13 @@ class ExtractiveReasoner:
                 suggestion=f"Search for '{answer}' "
                 + " ".join(_unresolved_words(shape, best.covered | term_set(answer)))
                 + ".",
+            )
+        doubt = _answer_doubt(shape, held, weights, answer, best)
+        if support >= _ANSWER_SUPPORT and not missing and doubt:
+            return Reflection(
+                label="PARTIALLY CORRECT",
+                explanation=f"'{answer}' appears in '{where}', but {doubt}.",
+                suggestion=_suggest(shape, held, best.covered),
             )
         if support >= _ANSWER_SUPPORT and not missing:
             return Reflection(
@@ -494,6 +537,63 @@ class ExtractiveReasoner:
 
 def _observed(scratchpad: Sequence[ScratchpadStep]) -> list[Document]:
     return unique_documents(d for step in scratchpad for d in step.observation)
+
+
+def _source_index(name: str, sources: Sequence[str]) -> int | None:
+    """Position in `sources` of the source a step used (entries may carry a note after the name).
+
+    A step that used several sources ("local+web") counts as on the last of them.
+    """
+    for part in reversed(name.split("+")):
+        part = part.strip().lower()
+        for index, entry in enumerate(sources):
+            entry = entry.strip().lower()
+            if part and (entry == part or entry.startswith(part + " ")):
+                return index
+    return None
+
+
+def _next_source(
+    question: str, scratchpad: Sequence[ScratchpadStep], sources: Sequence[str]
+) -> str:
+    """The source for the next search: stay on the current one while it brings something.
+
+    The current source is the latest step's; when that step returned only documents already
+    held (by id or near-duplicate text) or none relevant to the question, the next source in
+    `sources` order is tried (a ReAct agent switching tools when one stops helping).
+    """
+    if not scratchpad:
+        return sources[0]
+    current = _source_index(scratchpad[-1].source, sources)
+    if current is None:
+        return sources[0]
+    if current + 1 < len(sources) and not _step_helped(question, scratchpad):
+        current += 1
+    return sources[current]
+
+
+def _step_helped(question: str, scratchpad: Sequence[ScratchpadStep]) -> bool:
+    """Whether the latest step brought a document that is new and relevant to the question."""
+    held = _observed(scratchpad[:-1])
+    held_ids = {doc_id(d) for d in held}
+    held_terms = [term_set(d.page_content) for d in held]
+    new = [
+        d
+        for d in unique_documents(scratchpad[-1].observation)
+        if doc_id(d) not in held_ids
+        and not any(jaccard(term_set(d.page_content), t) >= _DUPLICATE_JACCARD for t in held_terms)
+    ]
+    if not new:
+        return False
+    shape = analyze_question(question)
+    weights = QuestionWeights(shape, Evidence([*held, *new]))
+    keys = frozenset(weights.weights)
+    for document in new:
+        title = str(document.metadata.get("title") or "")
+        terms = term_set(f"{title} {document.page_content}") & keys
+        if weights.share(terms) >= _RELEVANT_SHARE:
+            return True
+    return False
 
 
 def _query_key(query: str) -> str:
@@ -632,6 +732,92 @@ def _lead_for_missing(
                 thought=f"Nothing held mentions '{name}'; searching for it.", query=query
             )
     return None
+
+
+def _answer_doubt(
+    shape: QuestionShape,
+    evidence: Evidence,
+    weights: QuestionWeights,
+    answer: str,
+    scored: ScoredSentence,
+) -> str:
+    """Why a well-supported answer is still doubtful ("" when there is no reason).
+
+    Support counts the names the question gives, which any sentence about its subject
+    shares; the answer must also be of the asked type (a name for "who", not a common word
+    capitalised at a sentence start or a bare number), and its own sentence must state some
+    of the question's relation words ("formed", "executive producer", "voted").
+    """
+    if not _fits_type(shape, answer):
+        return f"it is not a {shape.answer_type}, which the question asks for"
+    word = answer.strip()
+    if shape.answer_type == "name" and (
+        re.fullmatch(r"[\d,.\s]+", word)
+        or (word.isalpha() and _lower_case_in(evidence, word.lower()))
+    ):
+        return "it is a common word or a bare number, not the name the question asks for"
+    # Counted, not idf-weighted: the relation word the answer's sentence shares ("victories")
+    # is often in every held document, which gives it almost no idf weight.
+    names = frozenset().union(*(term_set(c) for c in _constraints(shape.text)))
+    relation = [t for t in weights.weights if t not in names]
+    stated = sum(1 for t in relation if t in scored.sentence.terms)
+    if relation and stated == 0:
+        return "its sentence states none of what the question asks about its subject"
+    return ""
+
+
+def _lower_case_in(evidence: Evidence, word: str) -> bool:
+    """Whether `word` occurs in lower case in the evidence (a common word, not a name)."""
+    pattern = re.compile(rf"\b{re.escape(word)}\b")
+    return any(pattern.search(d.page_content) for d in evidence.docs)
+
+
+def _fits_type(shape: QuestionShape, answer: str) -> bool:
+    """Whether `answer` is of the type the question asks for (any type fits an open question)."""
+    if shape.answer_type == "date":
+        return year_of(answer) is not None
+    if shape.answer_type == "number":
+        return any(s.kind == "number" for s in candidate_spans(answer))
+    if shape.answer_type == "name":
+        return any(s.kind in ("name", "quote") for s in candidate_spans(answer))
+    return True
+
+
+def _attainable_share(
+    evidence: Evidence, weights: QuestionWeights, covered: frozenset[str]
+) -> float:
+    """Share of the question's weight `covered` accounts for, among terms the evidence has.
+
+    Question words no held document uses ("inhabitants" for "population", a typo) cannot be
+    covered by any sentence; they say nothing about whether this answer is the right one.
+    """
+    reachable = weights.of(evidence.all_terms)
+    return weights.of(covered) / reachable if reachable > 0 else 0.0
+
+
+def _settled(
+    shape: QuestionShape,
+    evidence: Evidence,
+    weights: QuestionWeights,
+    answer: str,
+    scored: ScoredSentence | None,
+) -> bool:
+    """Whether held evidence already answers a two-hop question: no further bridge to chase.
+
+    The answer is a span of the asked type, its sentence is reached through a bridge (another
+    held document names the answer's document), the chain names every name and year the
+    question gives, and its documents cover most of the question terms the evidence has.
+    """
+    if shape.kind != "factoid" or shape.answer_type == "any" or scored is None:
+        return False
+    if scored.link is None or not _fits_type(shape, answer):
+        return False
+    if _missing_for(shape, evidence, scored):
+        return False
+    # The chain's documents, not just the answer's sentence: the bridge document states the
+    # relation the question describes ("a promo for a movie"), the answer's the fact asked.
+    covered = evidence.terms_of(_chain(evidence, scored))
+    return _attainable_share(evidence, weights, covered) >= _ANSWER_SUPPORT
 
 
 def _answer_is_bridge(

@@ -52,6 +52,25 @@ def eval_command(
         str,
         typer.Option(help="Index 'all' of the dataset's paragraphs or only the evaluated 'items'."),
     ] = "all",
+    polyview: Annotated[
+        bool,
+        typer.Option(
+            "--polyview",
+            help="Graph methods (prefrag*) rerank each search's candidates with polyview.",
+        ),
+    ] = False,
+    polyview_profile: Annotated[
+        str,
+        typer.Option("--polyview-profile", help="Polyview weights: 'inquiry', 'policy' or 'care'."),
+    ] = "inquiry",
+    mog: Annotated[
+        bool,
+        typer.Option(
+            "--mog",
+            help="Graph methods (prefrag*) pick local chunks with Mix-of-Granularity; the "
+            "local source's MoG index is built first when absent.",
+        ),
+    ] = False,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
 ) -> None:
     """Evaluate methods on a dataset: items.jsonl, summary.json, report.md and plots in OUT."""
@@ -82,6 +101,9 @@ def eval_command(
         seed=seed,
         source=source,
         corpus=corpus,
+        polyview=polyview,
+        polyview_profile=polyview_profile,
+        mog=mog,
     )
     try:
         run_eval(config, progress=not no_progress)

@@ -18,6 +18,7 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,6 +48,9 @@ _RESUME_KEYS = (
     "source",
     "corpus",
     "sample",
+    "polyview",
+    "polyview_profile",
+    "mog",
 )
 
 
@@ -68,6 +72,9 @@ class EvalConfig:
     seed: int = 0
     source: str | None = None
     corpus: str = "all"
+    polyview: bool = False
+    polyview_profile: str = "inquiry"
+    mog: bool = False
 
 
 @dataclass
@@ -79,6 +86,7 @@ class RunState:
     sources: SourceRegistry | None = None
     reasoner: Reasoner | None = None
     facts: dict[str, Any] = field(default_factory=dict)
+    mog_index: Path | None = None
 
 
 def select_items(dataset: Dataset, config: EvalConfig) -> list[EvalItem]:
@@ -141,6 +149,12 @@ def prepare(
             from prefrag.sources.defaults import default_sources
 
             state.sources = default_sources()
+    if config.polyview:
+        _check_polyview_profile(config.polyview_profile)
+    if config.mog:
+        state.mog_index, state.facts["mog"] = ensure_mog_index(
+            state.sources, _preferred_name(config, state.sources), settings
+        )
     if state.reasoner is None:
         from prefrag.reasoners.factory import build_reasoner
 
@@ -148,18 +162,67 @@ def prepare(
     return state
 
 
+def _preferred_name(config: EvalConfig, sources: SourceRegistry) -> str | None:
+    return config.source or ("local" if "local" in sources else None)
+
+
 def _context(config: EvalConfig, sources: SourceRegistry) -> Any:
     from prefrag.graphs.context import Context
 
-    preferred = config.source or ("local" if "local" in sources else None)
+    # The tool flags act on graph-backed methods (prefrag*); the baselines ignore them.
     return Context(
         reasoner="extractive" if config.reasoner == "extractive" else "llm",
         top_k=config.top_k,
         max_iterations=config.max_iterations,
         max_reflections=config.max_reflections,
-        preferred_source=preferred,
+        preferred_source=_preferred_name(config, sources),
         fallback_sources=["web"],
+        use_polyview=config.polyview,
+        polyview_profile=config.polyview_profile,
+        use_mog=config.mog,
     )
+
+
+def _check_polyview_profile(profile: str) -> None:
+    from prefrag.graphs import tool_nodes
+
+    try:
+        tool_nodes.reranker_for(profile)
+    except ValueError as error:
+        raise ConfigurationError(str(error)) from None
+
+
+def ensure_mog_index(
+    sources: SourceRegistry | None, name: str | None, settings: Settings
+) -> tuple[Path, dict[str, Any]]:
+    """The MoG index folder of local source `name`, built from its chunks when absent.
+
+    The folder lies under the data directory of the source object itself (an evaluation's
+    sources live in its own isolated one), falling back to `settings`.
+
+    Raises:
+        ConfigurationError: No such source, or it has no index to build from.
+    """
+    from prefrag.tools.granularity_index import build_source_index, mog_index_dir
+
+    if not name or sources is None or name not in sources:
+        raise ConfigurationError("--mog needs a local source to search (none was found).")
+    source_settings = getattr(sources.get(name), "settings", None) or settings
+    folder = mog_index_dir(name, source_settings)
+    facts: dict[str, Any] = {"source": name, "index": str(folder), "built": False}
+    if (folder / "index.json").exists():
+        return folder, facts
+    from prefrag.errors import StoreMissingError
+    from prefrag.tools.granularity_source import source_documents
+
+    try:
+        documents = source_documents(name, source_settings)
+    except StoreMissingError as error:
+        raise ConfigurationError(f"--mog cannot build an index for '{name}': {error}") from None
+    start = time.perf_counter()
+    build_source_index(name, documents, settings=source_settings, folder=folder)
+    facts.update(built=True, build_s=round(time.perf_counter() - start, 2), docs=len(documents))
+    return folder, facts
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -252,7 +315,7 @@ def run_eval(
         jobs = _qa_jobs(config, state, cache, done)
 
     lock = threading.Lock()
-    with items_path.open("a", encoding="utf-8") as sink:
+    with items_path.open("a", encoding="utf-8") as sink, _mog_scope(config, state):
 
         def finish(record: dict[str, Any]) -> None:
             with lock:
@@ -282,6 +345,16 @@ def run_eval(
 
 
 Job = Callable[[], dict[str, Any]]
+
+
+def _mog_scope(config: EvalConfig, state: RunState) -> AbstractContextManager[None]:
+    """While the jobs run, the graph's MoG node reads this run's index of its source."""
+    name = _preferred_name(config, state.sources) if state.sources is not None else None
+    if state.mog_index is None or not name:
+        return nullcontext()
+    from prefrag.graphs.tool_nodes import use_mog_index
+
+    return use_mog_index(name, state.mog_index)
 
 
 def _execute(

@@ -3,11 +3,18 @@
 Both read this round's local documents (`pending_local`) and the sub-query, and return a
 replacement `pending_local` plus trace notes. Each is off unless the run's `Context` turns
 it on (`use_mog`, `use_polyview`); off, it returns `{}` so the state passes through.
+
+The MoG index of a source is looked up at `<sources_dir>/<source>/mog` of the process
+settings, unless `use_mog_index` points the source name at another folder (an evaluation
+searches sources under its own data directory). `register_reranker` adds named polyview
+rerankers (e.g. a subset of views for an ablation) that `Context.polyview_profile` selects.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +27,56 @@ from prefrag.graphs.state import PrefRAGState
 _LOCK = threading.Lock()
 _SELECTORS: dict[tuple[str, float], Any] = {}
 _RERANKERS: dict[str, Any] = {}
+_MOG_DIRS: dict[str, Path] = {}
+
+
+@contextmanager
+def use_mog_index(source: str, folder: Path) -> Iterator[None]:
+    """Within the block, the MoG index of source `source` is the one in `folder`.
+
+    The previous folder (or none) is restored on exit. The mapping is process-wide, so two
+    runs searching different sources of the same name at once would see the last one set.
+    """
+    with _LOCK:
+        previous = _MOG_DIRS.get(source)
+        _MOG_DIRS[source] = Path(folder)
+    try:
+        yield
+    finally:
+        with _LOCK:
+            if previous is None:
+                _MOG_DIRS.pop(source, None)
+            else:
+                _MOG_DIRS[source] = previous
+
+
+def mog_folder(source: str) -> Path:
+    """The folder the `mog_select` node reads source `source`'s MoG index from."""
+    from prefrag.tools.granularity_index import mog_index_dir
+
+    with _LOCK:
+        folder = _MOG_DIRS.get(source)
+    return folder if folder is not None else mog_index_dir(source)
+
+
+def register_reranker(name: str, reranker: Any) -> None:
+    """Make `Context.polyview_profile == name` use `reranker` (a `PolyviewReranker`)."""
+    with _LOCK:
+        _RERANKERS[name] = reranker
+
+
+def reranker_for(profile: str) -> Any:
+    """The polyview reranker a run with `polyview_profile=profile` uses (shared, cached).
+
+    Raises:
+        ValueError: `profile` is neither a known profile nor a registered reranker.
+    """
+    from prefrag.tools.polyview import PolyviewReranker
+
+    with _LOCK:
+        if profile not in _RERANKERS:
+            _RERANKERS[profile] = PolyviewReranker(profile=profile)
+        return _RERANKERS[profile]
 
 
 def mog_select(state: PrefRAGState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -84,15 +141,15 @@ def rerank_with_polyview(
     """
     if not documents:
         return [], []
-    result = _reranker_for(context.polyview_profile).rerank(query, documents, context.top_k)
+    result = reranker_for(context.polyview_profile).rerank(query, documents, context.top_k)
     return result.documents, result.notes
 
 
 def _selector_for(source: str) -> Any:
-    from prefrag.tools.granularity_index import GranularityIndex, mog_index_dir
+    from prefrag.tools.granularity_index import GranularityIndex
     from prefrag.tools.mog import MoGSelector, load_router
 
-    folder = mog_index_dir(source)
+    folder = mog_folder(source)
     marker = folder / "index.json"
     if not marker.exists():
         return None
@@ -102,15 +159,6 @@ def _selector_for(source: str) -> Any:
             index = GranularityIndex.load(folder)
             _SELECTORS[key] = MoGSelector(index, router=load_router(folder))
         return _SELECTORS[key]
-
-
-def _reranker_for(profile: str) -> Any:
-    from prefrag.tools.polyview import PolyviewReranker
-
-    with _LOCK:
-        if profile not in _RERANKERS:
-            _RERANKERS[profile] = PolyviewReranker(profile=profile)
-        return _RERANKERS[profile]
 
 
 def _has_router(selector: Any) -> bool:

@@ -290,3 +290,152 @@ def test_retrieval_modes_of_one_index_are_scored_separately(tmp_path, monkeypatc
     assert summary["dense"]["recall@1"] == 50.0  # s1 right, s2 second
     assert summary["lexical"]["recall@5"] == 0.0
     assert summary["hybrid"]["recall@1"] == 50.0 and summary["hybrid"]["recall@5"] == 100.0
+
+
+# ----- tool nodes -----------------------------------------------------------------------
+class _Words:
+    """Deterministic stand-in for the embedder (hashed bag of words, unit length)."""
+
+    dimension = 64
+
+    def encode(self, texts):
+        import zlib
+
+        import numpy as np
+
+        out = np.zeros((len(texts), 64), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for word in text.lower().split():
+                out[i, zlib.crc32(word.encode()) % 64] += 1.0
+        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
+
+
+class _CountingKeywordSource(KeywordSource):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.ks = []
+
+    def search(self, query, k):
+        self.ks.append(k)
+        return super().search(query, k)
+
+
+def test_polyview_option_reaches_the_graph_and_is_saved(tmp_path, monkeypatch):
+    from prefrag.graphs import tool_nodes
+    from prefrag.tools.polyview import PolyviewReranker
+
+    monkeypatch.setattr(tool_nodes, "_RERANKERS", {})
+    tool_nodes.register_reranker("care", PolyviewReranker(profile="care", embedder=_Words()))
+    _, _, web = _sources()
+    local = _CountingKeywordSource(
+        "local", "local", [(f"Town{q}", f"town{q} lies in region{q}") for q in range(4)]
+    )
+    config = EvalConfig(
+        dataset=str(_dataset(tmp_path)),
+        methods=["prefrag", "vanilla-local"],
+        out=str(tmp_path / "run"),
+        top_k=2,
+        polyview=True,
+        polyview_profile="care",
+    )
+    summary = run_eval(
+        config,
+        sources=SourceRegistry([local, web]),
+        reasoner=ScriptedReasoner(),
+        progress=False,
+    )
+    records = read_records(tmp_path / "run" / "items.jsonl")
+    prefrag = [r for r in records if r["method"] == "prefrag"]
+    assert prefrag and all(any("Polyview (care" in n for n in r["notes"]) for r in prefrag)
+    assert 6 in local.ks  # the graph fetched top_k x pool candidates for the reranker
+    assert "polyview_rerank" in summary["prefrag"]["node_latency_s"]
+    saved = json.loads((tmp_path / "run" / "config.json").read_text())["config"]
+    assert saved["polyview"] is True and saved["polyview_profile"] == "care"
+    assert saved["mog"] is False
+    config.polyview = False
+    with pytest.raises(ConfigurationError, match="polyview"):
+        run_eval(config, sources=_sources()[0], reasoner=ScriptedReasoner(), progress=False)
+
+
+def test_unknown_polyview_profile_is_refused(tmp_path):
+    config = EvalConfig(
+        dataset=str(_dataset(tmp_path)),
+        methods=["prefrag"],
+        out=str(tmp_path / "run"),
+        polyview=True,
+        polyview_profile="nonsense",
+    )
+    with pytest.raises(ConfigurationError, match="nonsense"):
+        run_eval(config, sources=_sources()[0], reasoner=ScriptedReasoner(), progress=False)
+
+
+def test_mog_option_builds_the_index_of_the_searched_source_and_uses_it(tmp_path, monkeypatch):
+    from prefrag.config import Settings
+    from prefrag.documents import make_document
+    from prefrag.graphs import tool_nodes
+    from prefrag.index import embeddings
+    from prefrag.tools import granularity_source
+
+    registry, local, _ = _sources()
+    local.settings = Settings(home=tmp_path / "eval-home")  # like an eval's LocalSource
+    whole = [
+        make_document(text, id=title, source="local", title=title) for title, text in local.passages
+    ]
+    monkeypatch.setattr(granularity_source, "source_documents", lambda name, settings: whole)
+    monkeypatch.setattr(embeddings, "get_embedder", lambda settings=None: _Words())
+    config = EvalConfig(
+        dataset=str(_dataset(tmp_path)),
+        methods=["prefrag"],
+        out=str(tmp_path / "run"),
+        top_k=2,
+        mog=True,
+    )
+    run_eval(
+        config,
+        sources=registry,
+        reasoner=ScriptedReasoner(),
+        settings=Settings(home=tmp_path / "user-home"),
+        progress=False,
+    )
+    folder = tmp_path / "eval-home" / "sources" / "local" / "mog"
+    assert (folder / "index.json").exists()
+    assert not (tmp_path / "user-home" / "sources").exists()
+    records = read_records(tmp_path / "run" / "items.jsonl")
+    assert all(any("MoG on 'local'" in n for n in r["notes"]) for r in records)
+    saved = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert saved["config"]["mog"] is True and saved["mog"]["built"] is True
+    # Outside the run the node is back to the process settings' folder.
+    assert tool_nodes.mog_folder("local") != folder
+
+
+def test_mog_option_without_an_indexed_source_is_a_clear_error(tmp_path):
+    from prefrag.config import Settings
+
+    config = EvalConfig(
+        dataset=str(_dataset(tmp_path)), methods=["prefrag"], out=str(tmp_path / "run"), mog=True
+    )
+    with pytest.raises(ConfigurationError, match="--mog"):
+        run_eval(
+            config,
+            sources=_sources()[0],
+            reasoner=ScriptedReasoner(),
+            settings=Settings(home=tmp_path / "empty"),
+            progress=False,
+        )
+
+
+def test_cli_tool_options_are_offered():
+    import typer
+
+    from prefrag.eval.cli import register
+
+    app = typer.Typer()
+    register(app)
+
+    @app.command()
+    def other() -> None:
+        pass
+
+    result = CliRunner().invoke(app, ["eval", "--help"])
+    for option in ("--polyview", "--polyview-profile", "--mog"):
+        assert option in result.output

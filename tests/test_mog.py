@@ -267,3 +267,35 @@ def test_mog_node_selects_from_the_saved_index(monkeypatch, tmp_path, index):
     assert out["pending_local"][0].metadata["granularity"] == 1
     assert "aw20" in out["pending_local"][0].page_content
     assert "uniform" in out["notes"][0]
+
+
+def test_mog_node_reads_the_index_a_run_points_it_to(monkeypatch, tmp_path, index):
+    # The default folder (process settings) is empty; the run's own folder has the index.
+    monkeypatch.setattr(
+        granularity_index, "mog_index_dir", lambda source: tmp_path / "default" / source
+    )
+    monkeypatch.setattr(
+        GranularityIndex, "load", classmethod(lambda cls, path, encoder=None: index)
+    )
+    index.save(tmp_path / "run" / "mog")
+    state = {"question": "q", "query": "aw20 aw21", "pending_local": []}
+    runtime = Runtime(context=Context(use_mog=True, preferred_source="demo", top_k=2))
+    with tool_nodes.use_mog_index("demo", tmp_path / "run" / "mog"):
+        assert tool_nodes.mog_folder("demo") == tmp_path / "run" / "mog"
+        out = tool_nodes.mog_select(state, runtime)
+    assert len(out["pending_local"]) == 2
+    assert tool_nodes.mog_folder("demo") == tmp_path / "default" / "demo"
+    assert "no granularity index" in tool_nodes.mog_select(state, runtime)["notes"][0]
+
+
+def test_source_index_is_saved_under_the_given_settings(tmp_path):
+    from prefrag.config import Settings
+
+    settings = Settings(home=tmp_path / "home")
+    docs = [words_doc("a", 300)]
+    built = granularity_index.build_source_index(
+        "demo", docs, settings=settings, encoder=BagOfWords(), base_size=50
+    )
+    folder = tmp_path / "home" / "sources" / "demo" / "mog"
+    assert granularity_index.mog_index_dir("demo", settings) == folder
+    assert GranularityIndex.load(folder, encoder=BagOfWords()).n_levels == built.n_levels

@@ -283,3 +283,71 @@ def test_polyview_node_passes_through_when_off_and_reranks_when_on(monkeypatch):
     )
     assert [d.metadata["id"] for d in out["pending_local"]] == ["y"]
     assert out["notes"] and "Polyview (care" in out["notes"][0]
+
+
+# ----- vector cache --------------------------------------------------------------------
+class CountingBagOfWords(BagOfWords):
+    def __init__(self):
+        self.texts: list[str] = []
+
+    def encode(self, texts):
+        self.texts.extend(texts)
+        return super().encode(texts)
+
+
+def test_documents_seen_before_are_not_embedded_again():
+    embedder = CountingBagOfWords()
+    r = reranker(embedder=embedder)
+    docs = [doc("metformin treats type 2 diabetes", "a"), doc("insulin dosing guide", "b")]
+    first = r.rerank("metformin for diabetes", docs, 2)
+    embedded = len(embedder.texts)
+    again = r.rerank("metformin for diabetes", [*docs, doc("sunny weather", "c")], 2)
+    assert embedder.texts[embedded:] == ["sunny weather"]
+    assert [d.metadata["id"] for d in again.documents] == [
+        d.metadata["id"] for d in first.documents
+    ]
+    info = r.cache_info()
+    assert info["hits"] == 3 and info["size"] == 4  # two documents + one more + the query
+
+
+def test_changed_text_under_the_same_id_is_embedded_afresh():
+    embedder = CountingBagOfWords()
+    r = reranker(embedder=embedder)
+    r.rerank("q", [doc("old text about pH", "a")], 1)
+    result = r.rerank("q", [doc("new text about soils", "a")], 1)
+    assert "new text about soils" in embedder.texts
+    assert result.documents[0].page_content == "new text about soils"
+
+
+def test_vector_cache_is_bounded_and_can_be_turned_off():
+    embedder = CountingBagOfWords()
+    r = reranker(embedder=embedder, vector_cache_size=3)
+    for i in range(5):
+        r.rerank("q", [doc(f"text {i}", f"d{i}")], 1)
+    assert len(r.vector_cache) == 3
+    embedder.texts.clear()
+    r.rerank("q", [doc("text 0", "d0")], 1)  # evicted long ago: embedded again
+    assert embedder.texts == ["text 0"]
+
+    off = reranker(embedder=(counting := CountingBagOfWords()), vector_cache_size=0)
+    off.rerank("q", [doc("same", "s")], 1)
+    off.rerank("q", [doc("same", "s")], 1)
+    assert counting.texts.count("same") == 2 and len(off.vector_cache) == 0
+
+
+def test_registered_reranker_is_chosen_by_profile_name(monkeypatch):
+    custom = reranker(views=("R",), coverage=False)
+    monkeypatch.setattr(tool_nodes, "_RERANKERS", {})
+    tool_nodes.register_reranker("only-relevance", custom)
+    assert tool_nodes.reranker_for("only-relevance") is custom
+    with pytest.raises(ValueError, match="Unknown polyview profile"):
+        tool_nodes.reranker_for("nonsense")
+    docs = [doc("the weather today", "x"), doc("metformin for type 2 diabetes", "y")]
+    state = {"question": "q", "query": "metformin", "pending_local": docs}
+    out = tool_nodes.polyview_rerank(
+        state,
+        Runtime(context=Context(use_polyview=True, polyview_profile="only-relevance", top_k=1)),
+    )
+    assert [d.metadata["id"] for d in out["pending_local"]] == ["y"]
+    assert set(out["pending_local"][0].metadata["polyview"]) >= {"R", "score"}
+    assert "A" not in out["pending_local"][0].metadata["polyview"]

@@ -18,12 +18,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from langchain_core.documents import Document
 
 from prefrag.documents import NEUTRAL_AUTHORITY, doc_id, make_document
+
+if TYPE_CHECKING:
+    from prefrag.config import Settings
 
 N_LEVELS = 5
 _WORD = re.compile(r"\S+")
@@ -352,11 +355,11 @@ def _default_encoder() -> TextEncoder:
     return get_embedder()
 
 
-def mog_index_dir(source: str) -> Path:
-    """Where the MoG index of local source `source` lives."""
+def mog_index_dir(source: str, settings: Settings | None = None) -> Path:
+    """Where the MoG index of local source `source` lives (under `settings`' data folder)."""
     from prefrag.config import get_settings
 
-    return get_settings().sources_dir / source / "mog"
+    return (settings or get_settings()).sources_dir / source / "mog"
 
 
 def build_source_index(
@@ -365,6 +368,8 @@ def build_source_index(
     *,
     base_size: int | None = None,
     encoder: TextEncoder | None = None,
+    settings: Settings | None = None,
+    folder: Path | None = None,
 ) -> GranularityIndex:
     """Build and save the MoG index of local source `source` from its whole documents.
 
@@ -373,10 +378,17 @@ def build_source_index(
         documents: The source's documents, unchunked.
         base_size: Base chunk size in words; default `Settings.chunk_size`.
         encoder: Embedder; default the configured one.
+        settings: Settings whose data folder holds the source; default the process ones.
+        folder: Save here instead of the source's folder.
     """
     from prefrag.config import get_settings
 
-    size = base_size or get_settings().chunk_size
+    settings = settings or get_settings()
+    size = base_size or settings.chunk_size
+    if encoder is None:
+        from prefrag.index.embeddings import get_embedder
+
+        encoder = get_embedder(settings)
     index = GranularityIndex.build(documents, base_size=size, encoder=encoder)
-    index.save(mog_index_dir(source))
+    index.save(folder if folder is not None else mog_index_dir(source, settings))
     return index

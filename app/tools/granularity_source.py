@@ -52,4 +52,5 @@ def build_mog_index(
     """Build and save the five-level granularity index of local source `name`."""
     from prefrag.tools.granularity_index import build_source_index
 
-    return build_source_index(name, source_documents(name, settings), base_size=base_size)
+    documents = source_documents(name, settings)
+    return build_source_index(name, documents, base_size=base_size, settings=settings)

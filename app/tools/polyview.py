@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,9 @@ PROFILES: dict[str, tuple[float, float, float, float, float]] = {
     "care": (0.35, 0.35, 0.1, 0.2, 0.0),
 }
 DEFAULT_HALF_LIFE_DAYS = 3 * 365.0
+DEFAULT_VECTOR_CACHE_SIZE = 4096
+# Cache namespace of query vectors: document ids never take this value.
+_QUERY_ID = "\x00query"
 _NEGATION_CUES = re.compile(
     r"\b(not recommended|no longer|should not|shouldn't|do not|don't|avoid|contraindicated|"
     r"ineffective|not effective|discouraged|withdrawn|not advised|not safe|unsafe|"
@@ -110,6 +114,77 @@ def profile_weights(
     return {view: value / total for view, value in kept.items()}
 
 
+class VectorCache:
+    """A bounded, thread-safe LRU of embeddings keyed by document id and text hash.
+
+    Documents recur across the steps of one question and across questions (the same
+    paragraph is found by several sub-queries), and embedding them dominates the reranker's
+    time on a CPU. The id and the text hash together keep a changed text under an unchanged
+    id from reusing a stale vector.
+
+    Args:
+        maxsize: Most vectors kept; 0 turns caching off.
+    """
+
+    def __init__(self, maxsize: int = DEFAULT_VECTOR_CACHE_SIZE) -> None:
+        self.maxsize = max(0, int(maxsize))
+        self.hits = 0
+        self.misses = 0
+        self._vectors: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(identifier: str, text: str) -> tuple[str, str]:
+        """The cache key of `text` under `identifier`."""
+        return identifier, hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+    def encode(self, encoder: Any, identifiers: Sequence[str], texts: Sequence[str]) -> np.ndarray:
+        """Vectors of `texts`, embedding with `encoder` only those not cached."""
+        keys = [self.key(i, t) for i, t in zip(identifiers, texts, strict=True)]
+        found: dict[tuple[str, str], np.ndarray] = {}
+        with self._lock:
+            for key in keys:
+                vector = self._vectors.get(key)
+                if vector is not None:
+                    self._vectors.move_to_end(key)
+                    found[key] = vector
+            self.hits += sum(1 for key in keys if key in found)
+            self.misses += sum(1 for key in keys if key not in found)
+        # Embed outside the lock: other threads keep reading while this one encodes.
+        missing = list(dict.fromkeys(k for k in keys if k not in found))
+        if missing:
+            position = {key: i for i, key in enumerate(keys)}
+            encoded = encoder.encode([texts[position[key]] for key in missing])
+            for key, vector in zip(missing, encoded, strict=True):
+                found[key] = np.asarray(vector, dtype=np.float32)
+            self.put(missing, [found[key] for key in missing])
+        return np.stack([found[key] for key in keys])
+
+    def put(self, keys: Sequence[tuple[str, str]], vectors: Sequence[np.ndarray]) -> None:
+        """Store vectors under `keys` (e.g. vectors an index already holds)."""
+        if self.maxsize == 0:
+            return
+        with self._lock:
+            for key, vector in zip(keys, vectors, strict=True):
+                self._vectors[key] = np.asarray(vector, dtype=np.float32)
+                self._vectors.move_to_end(key)
+            while len(self._vectors) > self.maxsize:
+                self._vectors.popitem(last=False)
+
+    def info(self) -> dict[str, int]:
+        """Hits, misses, current size and bound."""
+        with self._lock:
+            return {
+                "hits": self.hits,
+                "misses": self.misses,
+                "size": len(self._vectors),
+                "maxsize": self.maxsize,
+            }
+
+    def __len__(self) -> int:
+        return len(self._vectors)
+
+
 class PolyviewReranker:
     """Reranks candidate documents by a weighted mix of views under topic coverage.
 
@@ -126,6 +201,7 @@ class PolyviewReranker:
         coverage: Apply the topic-coverage constraint to the top-k.
         views: Restrict which of R, U, S, A, T may be on (for ablations).
         conflict_authority_gap: How much more authoritative the older document must be.
+        vector_cache_size: Document and query vectors kept between calls (0: none).
     """
 
     def __init__(
@@ -143,6 +219,7 @@ class PolyviewReranker:
         coverage: bool = True,
         views: Sequence[str] = VIEWS,
         conflict_authority_gap: float = 0.2,
+        vector_cache_size: int = DEFAULT_VECTOR_CACHE_SIZE,
     ) -> None:
         profile_weights(profile, weights)  # validate early
         self.profile = profile
@@ -157,7 +234,7 @@ class PolyviewReranker:
         self.conflict_authority_gap = conflict_authority_gap
         self._embedder = embedder
         self._authority_table = authority_table if authority_table is not None else _bundled_table()
-        self._vector_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.vector_cache = VectorCache(vector_cache_size)
 
     # ----- views ----------------------------------------------------------------------
     def relevance(self, query_vector: np.ndarray, doc_vectors: np.ndarray) -> np.ndarray:
@@ -262,9 +339,11 @@ class PolyviewReranker:
         if not documents or k <= 0:
             return PolyviewResult([], [], notes)
         if query_vector is None:
-            query_vector = self._encode([question])[0]
+            query_vector = self._encode([question], [_QUERY_ID])[0]
         if doc_vectors is None:
-            doc_vectors = self._encode([d.page_content for d in documents])
+            doc_vectors = self._encode(
+                [d.page_content for d in documents], [doc_id(d) for d in documents]
+            )
         views: dict[str, np.ndarray] = {}
         if "R" in self.allowed_views:
             llm_r = self.llm_view("R", question, documents)
@@ -354,23 +433,17 @@ class PolyviewReranker:
         return StructuredTool.from_function(polyview_rerank, name="polyview_rerank")
 
     # ----- internals ------------------------------------------------------------------
-    def _encode(self, texts: Sequence[str]) -> np.ndarray:
+    def cache_info(self) -> dict[str, int]:
+        """Hits, misses and size of the vector cache (queries and documents)."""
+        return self.vector_cache.info()
+
+    def _encode(self, texts: Sequence[str], ids: Sequence[str] | None = None) -> np.ndarray:
         if self._embedder is None:
             from prefrag.index.embeddings import get_embedder
 
             self._embedder = get_embedder()
-        keys = [hashlib.sha1(t.encode("utf-8")).hexdigest() for t in texts]
-        missing = [i for i, key in enumerate(keys) if key not in self._vector_cache]
-        if missing:
-            encoded = self._embedder.encode([texts[i] for i in missing])
-            for i, vector in zip(missing, encoded, strict=True):
-                self._vector_cache[keys[i]] = np.asarray(vector, dtype=np.float32)
-        out = np.stack([self._vector_cache[key] for key in keys])
-        for key in keys:
-            self._vector_cache.move_to_end(key)
-        while len(self._vector_cache) > 4096:
-            self._vector_cache.popitem(last=False)
-        return out
+        ids = ids if ids is not None else [""] * len(texts)
+        return self.vector_cache.encode(self._embedder, ids, texts)
 
     def _conflicts(
         self,

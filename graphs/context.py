@@ -69,6 +69,17 @@ class Context:
         default=3,
         metadata={"description": "With polyview on, each search fetches top_k x this candidates."},
     )
+    polyview_views: list[str] = field(
+        default_factory=lambda: ["R", "U", "S", "A", "T"],
+        metadata={
+            "description": "Polyview views allowed on: R relevance, U utility, S supplement "
+            "(U and S need a chat model), A authority, T timeliness. For ablations."
+        },
+    )
+    polyview_coverage: bool = field(
+        default=True,
+        metadata={"description": "Polyview top-k covers distinct topic clusters first."},
+    )
     polyview_profile: str = field(
         default="inquiry",
         metadata={"description": "Polyview weight profile: 'inquiry', 'policy' or 'care'."},

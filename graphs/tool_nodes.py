@@ -13,7 +13,7 @@ rerankers (e.g. a subset of views for an ablation) that `Context.polyview_profil
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from prefrag.graphs.state import PrefRAGState
 _LOCK = threading.Lock()
 _SELECTORS: dict[tuple[str, float], Any] = {}
 _RERANKERS: dict[str, Any] = {}
+_REGISTERED: dict[str, Any] = {}
 _MOG_DIRS: dict[str, Path] = {}
 
 
@@ -62,21 +63,28 @@ def mog_folder(source: str) -> Path:
 def register_reranker(name: str, reranker: Any) -> None:
     """Make `Context.polyview_profile == name` use `reranker` (a `PolyviewReranker`)."""
     with _LOCK:
-        _RERANKERS[name] = reranker
+        _REGISTERED[name] = reranker
 
 
-def reranker_for(profile: str) -> Any:
+def reranker_for(profile: str, *, views: Sequence[str] | None = None, coverage: bool = True) -> Any:
     """The polyview reranker a run with `polyview_profile=profile` uses (shared, cached).
+
+    A reranker registered under `profile` is returned as it is; otherwise one is built for
+    the profile with the allowed `views` and the coverage constraint on or off.
 
     Raises:
         ValueError: `profile` is neither a known profile nor a registered reranker.
     """
-    from prefrag.tools.polyview import PolyviewReranker
+    from prefrag.tools.polyview import VIEWS, PolyviewReranker
 
+    allowed = tuple(v for v in VIEWS if v in (views if views is not None else VIEWS))
     with _LOCK:
-        if profile not in _RERANKERS:
-            _RERANKERS[profile] = PolyviewReranker(profile=profile)
-        return _RERANKERS[profile]
+        if profile in _REGISTERED:
+            return _REGISTERED[profile]
+        key = f"{profile}|{''.join(allowed)}|{coverage}"
+        if key not in _RERANKERS:
+            _RERANKERS[key] = PolyviewReranker(profile=profile, views=allowed, coverage=coverage)
+        return _RERANKERS[key]
 
 
 def mog_select(state: PrefRAGState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -141,7 +149,12 @@ def rerank_with_polyview(
     """
     if not documents:
         return [], []
-    result = reranker_for(context.polyview_profile).rerank(query, documents, context.top_k)
+    reranker = reranker_for(
+        context.polyview_profile,
+        views=context.polyview_views,
+        coverage=context.polyview_coverage,
+    )
+    result = reranker.rerank(query, documents, context.top_k)
     return result.documents, result.notes
 
 

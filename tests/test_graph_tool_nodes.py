@@ -79,3 +79,21 @@ def test_mog_on_without_a_granularity_index_passes_through_and_says_so() -> None
     )
     assert any("no granularity index" in note for note in result["notes"])
     assert result["steps"][0]["used"]
+
+
+def test_polyview_views_and_coverage_are_run_settings() -> None:
+    local = CountingSource("local", default=_pool("l", "local", "local"))
+    result = ask(
+        QUESTION,
+        reasoner=ScriptedReasoner(),
+        sources=SourceRegistry([local]),
+        use_polyview=True,
+        polyview_views=["R"],
+        polyview_coverage=False,
+        top_k=3,
+        max_reflections=0,
+        fallback_sources=[],
+    )
+    scores = result["steps"][0]["used"][0].metadata["polyview"]
+    assert "R" in scores
+    assert "A" not in scores and "T" not in scores

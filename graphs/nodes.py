@@ -136,6 +136,7 @@ def make_nodes(provider: ResourceProvider) -> dict[str, Node]:
             "thought": state.get("thought", ""),
             "query": state.get("query", ""),
             "searched": [resources.preferred.name],
+            "results": {resources.preferred.name: [doc_id(d) for d in pending]},
             "retrieved": pending,
             "notes": [],
         }
@@ -174,6 +175,10 @@ def make_nodes(provider: ResourceProvider) -> dict[str, Node]:
         for source in target:
             documents, notes = _search(source, state["query"], context.candidates())
             step["searched"] = [*step["searched"], source.name]
+            step["results"] = {
+                **step.get("results", {}),
+                source.name: [doc_id(d) for d in documents],
+            }
             step["notes"].extend(notes)
             for key, value in _retrieval_counts(source).items():
                 counters[key] += value
@@ -239,24 +244,39 @@ def make_nodes(provider: ResourceProvider) -> dict[str, Node]:
         return Command(goto="__end__", update=update)
 
     def supplement(state: PrefRAGState, runtime: Runtime[Context]) -> dict[str, Any]:
-        """Retrieve with the original question from preferred and fallback; use both."""
+        """Retrieve with the original question from preferred and fallback; use both.
+
+        A source already searched with exactly this query in an earlier step is not searched
+        again: its earlier results are reused (sources are deterministic for a query), so
+        the retrieval counters count only real searches.
+        """
         context = context_of(runtime)
         resources = provider.resolve(context)
         question = state["question"]
         counters = dict(state.get("counters") or empty_counters())
-        uses, notes = [], []
+        uses, notes, searched, results = [], [], [], {}
         for source in [resources.preferred, *resources.fallbacks[:1]]:
-            documents, source_notes = _search(source, question, context.top_k)
-            notes.extend(source_notes)
-            for key, value in _retrieval_counts(source).items():
-                counters[key] += value
+            earlier = _earlier_search(state.get("steps", []), source.name, question)
+            if earlier is None:
+                documents, source_notes = _search(source, question, context.top_k)
+                notes.extend(source_notes)
+                searched.append(source.name)
+                for key, value in _retrieval_counts(source).items():
+                    counters[key] += value
+            else:
+                documents, already_used = earlier
+                notes.append(f"{source.name}: reused the identical earlier search.")
+                if already_used:
+                    continue  # its documents are in the evidence already
+            results[source.name] = [doc_id(d) for d in documents]
             uses.append((source, documents))
         step: Step = {
             "index": len(state.get("steps", [])),
             "kind": "supplement",
             "thought": "Self-reflection was negative; supplementing from every source.",
             "query": question,
-            "searched": [source.name for source, _ in uses],
+            "searched": searched,
+            "results": results,
             "verdict": None,
             "analysis": "",
             "retrieved": [document for _, documents in uses for document in documents],
@@ -273,6 +293,21 @@ def make_nodes(provider: ResourceProvider) -> dict[str, Node]:
         "self_reflect": self_reflect,
         "supplement": supplement,
     }
+
+
+def _earlier_search(
+    steps: Sequence[Step], source: str, query: str
+) -> tuple[list[Document], bool] | None:
+    """Results of an earlier search of `source` with the same query, and whether used."""
+    wanted = " ".join(query.lower().split())
+    for step in steps:
+        ids = step.get("results", {}).get(source)
+        if ids is None or " ".join(step.get("query", "").lower().split()) != wanted:
+            continue
+        by_id = {doc_id(d): d for d in step.get("retrieved", [])}
+        used = {doc_id(d) for d in step.get("used", [])}
+        return [by_id[i] for i in ids if i in by_id], bool(ids) and set(ids) <= used
+    return None
 
 
 def _requested_first(fallbacks: Sequence[Source], requested: str | None) -> list[Source]:

@@ -22,6 +22,7 @@ class Step(TypedDict, total=False):
     thought: str
     query: str
     searched: list[str]
+    results: dict[str, list[str]]  # source name -> ids it returned for this step's query
     source: str
     verdict: bool | None
     analysis: str

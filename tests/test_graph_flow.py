@@ -253,3 +253,22 @@ def test_preference_off_uses_both_sources_every_step() -> None:
         assert step["source"] == "local+web"
         assert {d.metadata["source"] for d in step["used"]} == {"local", "web"}
     assert result["counters"] == {"local_total": 2, "web_total": 2, "local_used": 2, "used": 4}
+
+
+def test_supplement_reuses_an_identical_earlier_search_instead_of_repeating_it() -> None:
+    class QuestionFirst(ScriptedReasoner):
+        def think(self, question, scratchpad, *, sources, force_answer=False, feedback=""):
+            if not scratchpad:
+                return ThinkDecision(query=question, usage=ONE)  # first hop: the question
+            return ThinkDecision(action="answer", usage=ONE)
+
+    local = ListSource("local", default=[doc("sorensen", "Sørensen introduced pH.")])
+    web = ListSource("web", "web", default=[doc("web-1", "Thorvald Sørensen.", "web", "web")])
+    result = ask(QUESTION, reasoner=QuestionFirst(), sources=SourceRegistry([local, web]))
+    first, supplement = result["steps"]
+    assert first["query"] == supplement["query"] == QUESTION
+    assert supplement["searched"] == ["web"]  # local was not searched a second time
+    assert any("reused the identical earlier search" in n for n in supplement["notes"])
+    assert local.queries == [QUESTION]
+    assert result["counters"] == {"local_total": 1, "web_total": 1, "local_used": 1, "used": 2}
+    assert [r["label"] for r in result["reflections"]] == ["INCORRECT", "INCORRECT"]

@@ -20,6 +20,7 @@ from _common import hotpot_corpus_rows, hotpot_items, percentiles, timed, write_
 
 from prefrag import ask, build_graph
 from prefrag.config import Settings
+from prefrag.index.embeddings import get_embedder
 from prefrag.index.ingest import index_paths
 from prefrag.reasoners.base import AnswerDraft, CompareVerdict, Reflection, ThinkDecision
 from prefrag.sources.base import SourceRegistry
@@ -81,17 +82,27 @@ def main() -> None:
         graph = build_graph(reasoner=reasoner, sources=SourceRegistry([local, web]))
         local.search("warm up", 5)  # load the embedder outside the timings
         graph_times, bare_times = [], []
+        embedder = get_embedder(settings)
+
+        def cold(fn):  # each side meets the same cold query-vector cache
+            def run():
+                embedder.clear_cache()
+                return fn()
+
+            return run
+
         for i, question in enumerate(questions):
             # The graph decides the verdict, so it runs first; odd questions repeat the pair
             # with the bare loop first, so neither side always meets a warm cache.
             before = reasoner.calls
-            graph_time = timed(lambda q=question: ask(q, graph=graph))
+            graph_time = timed(cold(lambda q=question: ask(q, graph=graph)))
             verdict = reasoner.calls % 2 == 0 if reasoner.calls > before else True
-            bare_time = timed(lambda q=question, v=verdict: bare_loop(q, local, web, 5, v))
+            bare = cold(lambda q=question, v=verdict: bare_loop(q, local, web, 5, v))
+            bare_time = timed(bare)
             if i % 2:
                 reasoner.calls = before  # replay the same verdict
-                bare_time = timed(lambda q=question, v=verdict: bare_loop(q, local, web, 5, v))
-                graph_time = timed(lambda q=question: ask(q, graph=graph))
+                bare_time = timed(bare)
+                graph_time = timed(cold(lambda q=question: ask(q, graph=graph)))
             graph_times.append(graph_time)
             bare_times.append(bare_time)
     graph_stats, bare_stats = percentiles(graph_times), percentiles(bare_times)

@@ -211,3 +211,15 @@ def test_reciprocal_rank_fusion_rewards_agreement() -> None:
     fused = reciprocal_rank_fusion([["a", "b", "c"], ["b", "d"]])
     assert [key for key, _ in fused] == ["b", "a", "d", "c"]
     assert reciprocal_rank_fusion([["a"], []], limit=0) == []
+
+
+def test_query_vectors_are_cached_and_read_only() -> None:
+    from prefrag.index.embeddings import get_embedder
+
+    embedder = get_embedder()
+    first = embedder.encode_one("warfarin and ibuprofen")
+    again = embedder.encode_one("warfarin and ibuprofen")
+    assert again is first
+    assert not first.flags.writeable
+    fresh = embedder.encode(["warfarin and ibuprofen"])[0]
+    assert abs(float(fresh @ first) - 1.0) < 1e-5

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
@@ -46,6 +47,7 @@ def resolve_model_dir(name: str) -> Path:
 
 # Calls with at most this many texts use numpy: no torch import on the query path.
 _NUMPY_MAX_TEXTS = 8
+_RECENT_QUERIES = 256  # query vectors kept by `encode_one`
 
 
 class Embedder:
@@ -55,6 +57,7 @@ class Embedder:
         self.model_dir = Path(model_dir)
         self.batch_size = batch_size
         self._lock = threading.Lock()
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
         self._bert: _Bert | None = None
         self._tokenizer: Any = None
         self._config = _read_config(self.model_dir)
@@ -93,9 +96,29 @@ class Embedder:
             out[batch_idx] = pooled / norms
         return out
 
+    def clear_cache(self) -> None:
+        """Forget cached query vectors (benchmarks compare runs from the same cold state)."""
+        with self._lock:
+            self._recent.clear()
+
     def encode_one(self, text: str) -> np.ndarray:
-        """The vector of a single text."""
-        return self.encode([text])[0]
+        """The vector of a single text; recent texts are cached.
+
+        A sub-query often goes to several indexes in one step (the members of a combined
+        source, a local and a stand-in web index), so its vector is computed once.
+        """
+        with self._lock:
+            cached = self._recent.get(text)
+            if cached is not None:
+                self._recent.move_to_end(text)
+                return cached
+        vector = self.encode([text])[0]
+        vector.setflags(write=False)  # shared between callers
+        with self._lock:
+            self._recent[text] = vector
+            if len(self._recent) > _RECENT_QUERIES:
+                self._recent.popitem(last=False)
+        return vector
 
 
 def _read_config(model_dir: Path) -> dict[str, Any]:

@@ -48,8 +48,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as home:
-        env = os.environ | {"PREFRAG_HOME": home, "PREFRAG_WEB_ENABLED": "false",
-                            "HF_HUB_OFFLINE": "1"}
+        env = os.environ | {
+            "PREFRAG_HOME": home,
+            "PREFRAG_WEB_ENABLED": "false",
+            "HF_HUB_OFFLINE": "1",
+        }
         ask = [str(PREFRAG), "ask", QUESTION, "--json"]
         first, first_peak = _run(ask, env)
         runs = [_run(ask, env) for _ in range(args.runs)]
@@ -58,18 +61,23 @@ def main() -> None:
     warm = [seconds for seconds, _ in runs]
     cold = statistics.median(warm)
     torch_seconds = statistics.median(seconds for seconds, _ in torch)
-    print(json.dumps({
-        "first_run_with_indexing_s": round(first, 2),
-        "cold_start_s": round(cold, 2),
-        "cold_start_runs_s": [round(t, 2) for t in warm],
-        "baseline_python_s": round(statistics.median(python), 2),
-        "baseline_import_torch_s": round(torch_seconds, 2),
-        "cold_start_over_import_torch": round(cold / torch_seconds, 2),
-        "peak_rss_mib_prefrag_ask": max(peak for _, peak in runs),
-        "peak_rss_mib_first_run_with_indexing": first_peak,
-        "peak_rss_mib_import_torch": max(peak for _, peak in torch),
-        "target_cold_start_s": 4.0,
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "first_run_with_indexing_s": round(first, 2),
+                "cold_start_s": round(cold, 2),
+                "cold_start_runs_s": [round(t, 2) for t in warm],
+                "baseline_python_s": round(statistics.median(python), 2),
+                "baseline_import_torch_s": round(torch_seconds, 2),
+                "cold_start_over_import_torch": round(cold / torch_seconds, 2),
+                "peak_rss_mib_prefrag_ask": max(peak for _, peak in runs),
+                "peak_rss_mib_first_run_with_indexing": first_peak,
+                "peak_rss_mib_import_torch": max(peak for _, peak in torch),
+                "target_cold_start_s": 4.0,
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

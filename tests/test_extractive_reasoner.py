@@ -552,3 +552,23 @@ def test_reflect_doubts_a_common_word_given_for_a_name(reasoner):
         "Meet Corliss Archer",
     )
     assert reasoner.reflect(question, "Management", [radio]).label != "CORRECT"
+
+
+def test_advice_questions_are_answered_with_the_supporting_sentence():
+    from prefrag.documents import make_document
+
+    evidence = [
+        make_document(
+            "NSAIDs such as ibuprofen increase the risk of bleeding when taken with warfarin. "
+            "Paracetamol is the usual alternative for pain.",
+            id="nsaids",
+            source="demo",
+            title="Warfarin and NSAIDs",
+        )
+    ]
+    draft = ExtractiveReasoner(use_embeddings=False).answer(
+        "Can I take ibuprofen while I am on warfarin?", [], evidence
+    )
+    assert draft.answer.startswith("NSAIDs such as ibuprofen increase the risk of bleeding")
+    assert draft.answer.lower() not in {"yes", "no"}
+    assert draft.cited_ids == ["nsaids"]

@@ -15,7 +15,16 @@ from typing import Literal
 
 import Stemmer
 
-AnswerType = Literal["date", "number", "name", "any"]
+AnswerType = Literal["date", "number", "name", "any", "sentence"]
+
+# Advice questions ("Can I take X with Y?") are not yes/no facts about named things: text
+# polarity cannot settle them, so the honest extractive answer is the best-supported sentence.
+_ADVICE = re.compile(
+    r"^(can|could|may|should|must) (i|we|you|one|patients?|people|someone)\b"
+    r"|^is it (safe|ok|okay|advisable|dangerous|necessary)\b"
+    r"|^(how|why) (should|do|does|can|must)\b"
+    r"|^what should\b"
+)
 QuestionKind = Literal["yesno", "choice", "factoid"]
 Direction = Literal["min", "max"]
 
@@ -356,6 +365,10 @@ def analyze_question(question: str) -> QuestionShape:
     parts = [p for n in names if " and " in n for p in n.split(" and ") if p[:1].isupper()]
     entities = tuple(unique([*names, *parts]))
     direction, compare_by = _direction(lowered)
+    if _ADVICE.match(lowered):
+        return QuestionShape(
+            text=text, kind="factoid", answer_type="sentence", entities=entities, terms=terms
+        )
     choice = _choice_candidates(text)
     if choice:
         return QuestionShape(

@@ -391,8 +391,11 @@ class ExtractiveReasoner:
                 return _choose(shape, evidence, weights), support, None
             return _yes_no(shape, evidence, weights, ranked), support, None
         rejected = _rejected_answer(feedback)
-        candidates = answer_candidates(shape, evidence, ranked, exclude=rejected)
-        if not candidates and rejected:
+        if shape.answer_type == "sentence":
+            candidates = []  # advice: the supporting sentence is the answer
+        else:
+            candidates = answer_candidates(shape, evidence, ranked, exclude=rejected)
+        if not candidates and rejected and shape.answer_type != "sentence":
             # The rejected answer is still the only span of the expected type; a whole
             # sentence would be no better an answer.
             candidates = answer_candidates(shape, evidence, ranked)
@@ -409,7 +412,7 @@ class ExtractiveReasoner:
             draft = AnswerDraft(
                 answer=best_sentence.sentence.text,
                 cited_ids=_support_ids(evidence, best_sentence),
-                rationale="No span of the expected type; the best-supported sentence instead.",
+                rationale="The best-supported sentence of the evidence.",
             )
             return draft, weights.share(best_sentence.covered), best_sentence
         draft = AnswerDraft(

@@ -13,26 +13,18 @@ SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 HOTPOT = SHARED_DATA / "hotpotqa" / "hotpotqa_dev_350.jsonl"
 
 
-def hotpot_items() -> list[dict]:
-    """The HotpotQA-350 questions (IRCoT format)."""
-    with HOTPOT.open() as handle:
-        return [json.loads(line) for line in handle]
+def hotpot_items() -> list:
+    """The HotpotQA-350 questions as evaluation items."""
+    from prefrag.eval.datasets import load_hotpotqa
+
+    return load_hotpotqa(HOTPOT).items
 
 
 def hotpot_corpus_rows() -> list[dict]:
     """Every distinct HotpotQA-350 paragraph as an indexable JSONL row."""
-    rows: dict[str, dict] = {}
-    for item in hotpot_items():
-        for context in item["contexts"]:
-            rows.setdefault(
-                context["title"],
-                {
-                    "id": context["title"],
-                    "title": context["title"],
-                    "text": context["paragraph_text"],
-                },
-            )
-    return list(rows.values())
+    from prefrag.eval.twosource import corpus_rows
+
+    return corpus_rows(hotpot_items())
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:

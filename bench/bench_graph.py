@@ -77,7 +77,7 @@ def main() -> None:
         local = LocalSource("hotpot", settings=settings)
         web = LocalSource("hotpot-web", settings=settings)
         web.kind = "web"  # a zero-latency stand-in for the web, searched the same way
-        questions = [item["question_text"] for item in hotpot_items()[: args.questions]]
+        questions = [item.question for item in hotpot_items()[: args.questions]]
         reasoner = ZeroLatencyReasoner()
         graph = build_graph(reasoner=reasoner, sources=SourceRegistry([local, web]))
         local.search("warm up", 5)  # load the embedder outside the timings

@@ -20,7 +20,7 @@ K = 10
 
 def main() -> None:
     texts = [row["text"] for row in hotpot_corpus_rows()]
-    questions = [item["question_text"] for item in hotpot_items()]
+    questions = [item.question for item in hotpot_items()]
     ours = LexicalIndex.build(texts)
     reference = BM25Okapi(tokenize(texts))
 

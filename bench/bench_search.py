@@ -43,7 +43,7 @@ def main() -> None:
     parser.add_argument("--home", type=Path, default=None, help="keep and reuse the index here")
     args = parser.parse_args()
     rows = hotpot_corpus_rows()[: args.limit]
-    questions = [item["question_text"] for item in hotpot_items()]
+    questions = [item.question for item in hotpot_items()]
     with tempfile.TemporaryDirectory() as folder:
         settings = Settings(home=args.home or Path(folder) / "home")
         if not source_exists("hotpot", settings):

@@ -56,11 +56,12 @@ def _usage_update(role: str, usage: Usage) -> dict[str, Any]:
     }
 
 
-def _counted(state: PrefRAGState, **increments: int) -> Counters:
-    counters = dict(state.get("counters") or empty_counters())
+def _counted(counters: Counters | None, increments: dict[str, int]) -> Counters:
+    """A copy of `counters` (zero when absent) with `increments` added."""
+    added = dict(counters or empty_counters())
     for key, value in increments.items():
-        counters[key] = counters.get(key, 0) + value
-    return counters  # type: ignore[return-value]
+        added[key] = added.get(key, 0) + value
+    return added  # type: ignore[return-value]
 
 
 def _search(source: Source, query: str, k: int) -> tuple[list[Document], list[str]]:
@@ -118,7 +119,7 @@ def make_nodes(provider: ResourceProvider) -> dict[str, Node]:
         documents, notes = _search(preferred, state["query"], context.candidates())
         return {
             "pending_local": documents,
-            "counters": _counted(state, **_retrieval_counts(preferred)),
+            "counters": _counted(state.get("counters"), _retrieval_counts(preferred)),
             "notes": notes,
         }
 
@@ -169,7 +170,7 @@ def make_nodes(provider: ResourceProvider) -> dict[str, Node]:
         resources = provider.resolve(context)
         step: Step = dict(state["pending_step"])  # type: ignore[assignment]
         step["notes"] = list(step.get("notes", []))
-        counters = dict(state.get("counters") or empty_counters())
+        counters = _counted(state.get("counters"), {})
         local = list(state.get("pending_local") or [])
         target = _requested_first(resources.fallbacks, state.get("requested_source"))
         for source in target:
@@ -180,8 +181,7 @@ def make_nodes(provider: ResourceProvider) -> dict[str, Node]:
                 source.name: [doc_id(d) for d in documents],
             }
             step["notes"].extend(notes)
-            for key, value in _retrieval_counts(source).items():
-                counters[key] += value
+            counters = _counted(counters, _retrieval_counts(source))
             if documents and context.use_polyview:
                 documents, polyview_notes = rerank_with_polyview(state["query"], documents, context)
                 step["notes"].extend(polyview_notes)
@@ -253,7 +253,7 @@ def make_nodes(provider: ResourceProvider) -> dict[str, Node]:
         context = context_of(runtime)
         resources = provider.resolve(context)
         question = state["question"]
-        counters = dict(state.get("counters") or empty_counters())
+        counters = _counted(state.get("counters"), {})
         uses, notes, searched, results = [], [], [], {}
         for source in [resources.preferred, *resources.fallbacks[:1]]:
             earlier = _earlier_search(state.get("steps", []), source.name, question)
@@ -261,8 +261,7 @@ def make_nodes(provider: ResourceProvider) -> dict[str, Node]:
                 documents, source_notes = _search(source, question, context.top_k)
                 notes.extend(source_notes)
                 searched.append(source.name)
-                for key, value in _retrieval_counts(source).items():
-                    counters[key] += value
+                counters = _counted(counters, _retrieval_counts(source))
             else:
                 documents, already_used = earlier
                 notes.append(f"{source.name}: reused the identical earlier search.")
@@ -324,11 +323,10 @@ def _use(state: Any, step: Step, uses: Sequence[tuple[Source, list[Document]]]) 
     """Record `step` with each source's documents entering the evidence, and count them."""
     used = [document for _, documents in uses for document in documents]
     step = {**step, "source": "+".join(source.name for source, _ in uses), "used": used}
-    counters = dict(state.get("counters") or empty_counters())
+    counters = _counted(state.get("counters"), {})
     for source, documents in uses:
         if documents:
-            for key, value in _used_counts(source).items():
-                counters[key] += value
+            counters = _counted(counters, _used_counts(source))
     return {
         "steps": [step],
         "evidence": unique_documents([*state.get("evidence", []), *used]),

@@ -33,3 +33,20 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip("../shared/data is not present")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def hotpot_slice(shared_data: Path):
+    """The first HotpotQA-350 items and their paragraphs written as an indexable JSONL."""
+    import json
+
+    from prefrag.eval.datasets import load_hotpotqa
+    from prefrag.eval.twosource import corpus_rows
+
+    def make(n: int, folder: Path) -> tuple[list, Path]:
+        items = load_hotpotqa(shared_data / "hotpotqa" / "hotpotqa_dev_350.jsonl").items[:n]
+        corpus = folder / "hotpot.jsonl"
+        corpus.write_text("\n".join(json.dumps(r) for r in corpus_rows(items)) + "\n")
+        return items, corpus
+
+    return make

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
 from prefrag import ask
@@ -27,23 +24,11 @@ def test_demo_corpus_is_indexed_on_first_use_and_answers_with_citations() -> Non
 
 
 @pytest.fixture(scope="module")
-def hotpot_index(shared_data: Path, tmp_path_factory: pytest.TempPathFactory):
+def hotpot_index(hotpot_slice, tmp_path_factory: pytest.TempPathFactory):
     from prefrag.config import Settings
 
-    rows, questions = {}, []
-    with (shared_data / "hotpotqa" / "hotpotqa_dev_350.jsonl").open() as handle:
-        for line in list(handle)[:25]:
-            item = json.loads(line)
-            questions.append(item)
-            for ctx in item["contexts"]:
-                rows[ctx["title"]] = {
-                    "id": ctx["title"],
-                    "title": ctx["title"],
-                    "text": ctx["paragraph_text"],
-                }
     folder = tmp_path_factory.mktemp("hotpot")
-    corpus = folder / "corpus.jsonl"
-    corpus.write_text("\n".join(json.dumps(r) for r in rows.values()) + "\n")
+    questions, corpus = hotpot_slice(25, folder)
     settings = Settings(home=folder / "home")
     index_paths([corpus], "hotpot", settings=settings, progress=False)
     return LocalSource("hotpot", settings=settings), questions
@@ -55,9 +40,9 @@ def test_hotpotqa_answers_cite_documents_in_the_index(hotpot_index) -> None:
     registry = SourceRegistry([source])
     answered = 0
     for item in questions[:8]:
-        question = item["question_text"]
+        question = item.question
         result = ask(question, reasoner=reasoner, sources=registry, fallback_sources=[])
-        assert result["citations"], item["question_text"]
+        assert result["citations"], question
         for cite in result["citations"]:
             hits = source.search(cite["title"], 5)
             assert cite["id"] in {d.metadata["id"] for d in hits} or any(

@@ -1,23 +1,45 @@
-# The two commands of the README. Both set up .venv first (once; again when pyproject changes).
+# The two commands of the README, `make demo` and `make test`. Each sets up .venv first
+# (again when pyproject.toml changes). The main job needs no torch; the tests do.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 QUESTION ?= Can I take ibuprofen while I am on warfarin?
+# mypy sees the package through this view of the folders mapped into `prefrag`.
+TYPECHECK_VIEW := build/typecheck
 
-.PHONY: demo test bench
+.PHONY: demo test lint typecheck bench
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/bin/python:
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	# The CPU build of torch; an unpinned torch pulls several GB of CUDA libraries.
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[dev]'
+
+# The main job: the package alone (numpy MiniLM, embedded Qdrant, bm25s).
+$(VENV)/.installed-main: pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install -q -e .
 	touch $@
 
-demo: $(VENV)/.installed
+# Tests and training: torch 2.13.0 first, pinned so that pip takes the CPU build this
+# machine keeps on disk; elsewhere use the CPU index (--index-url .../whl/cpu) to avoid
+# several GB of CUDA libraries. Then the dev, train and hf extras.
+$(VENV)/.installed-test: pyproject.toml | $(VENV)/bin/python
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[dev,train,hf]'
+	touch $@
+
+demo: $(VENV)/.installed-main
 	$(VENV)/bin/prefrag ask "$(QUESTION)" --trace
 
-test: $(VENV)/.installed
+lint: $(VENV)/.installed-test
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: $(VENV)/.installed-test
+	rm -rf $(TYPECHECK_VIEW) && mkdir -p $(TYPECHECK_VIEW)/prefrag
+	for entry in app/*; do ln -s "$$PWD/$$entry" $(TYPECHECK_VIEW)/prefrag/; done
+	for pkg in graphs prompts training eval; do ln -s "$$PWD/$$pkg" $(TYPECHECK_VIEW)/prefrag/$$pkg; done
+	$(PY) -m mypy
+
+test: lint typecheck
 	$(PY) -m pytest
 
-bench: $(VENV)/.installed
+bench: $(VENV)/.installed-test
 	for script in bench/bench_*.py; do $(PY) $$script || exit 1; done

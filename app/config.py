@@ -40,7 +40,10 @@ class Settings(BaseSettings):
         default="bundled:all-MiniLM-L6-v2",
         description="'bundled:all-MiniLM-L6-v2' or a local sentence-transformers folder.",
     )
-    embedding_batch_size: int = 64
+    embedding_batch_size: int = Field(
+        default=16,
+        description="Texts per embedding batch; small batches keep numpy's attention in cache.",
+    )
     chunk_size: int = Field(default=200, description="Chunk size in words for indexing.")
     chunk_overlap: int = Field(default=0, description="Overlap between chunks in words.")
 

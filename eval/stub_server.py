@@ -51,7 +51,8 @@ class StubChatServer:
     def url(self) -> str:
         """Base URL for OpenAI clients (`.../v1`)."""
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        name = host.decode() if isinstance(host, bytes) else host
+        return f"http://{name}:{port}/v1"
 
     def start(self) -> StubChatServer:
         """Serve in a background thread."""

@@ -32,6 +32,7 @@ from prefrag.eval.datasets import EvalItem, Paragraph
 if TYPE_CHECKING:
     from prefrag.config import Settings
     from prefrag.sources.base import Source, SourceRegistry
+    from prefrag.sources.local import SearchMode
 
 LOCAL_SOURCE = "local"
 WEB_CORPUS_SOURCE = "web-corpus"
@@ -166,7 +167,7 @@ def write_jsonl(rows: Sequence[dict[str, Any]], path: Path) -> Path:
 
 
 def _ensure_index(
-    name: str, rows: Sequence[dict[str, Any]], work: Path, settings: Settings, mode: str
+    name: str, rows: Sequence[dict[str, Any]], work: Path, settings: Settings, mode: SearchMode
 ) -> Source:
     from prefrag.index.ingest import index_paths
     from prefrag.sources.local import LocalSource
@@ -192,8 +193,8 @@ def build_two_source(
     local_share: float = 0.5,
     seed: int = 0,
     settings: Settings | None = None,
-    local_mode: str = "hybrid",
-    web_mode: str = "lexical",
+    local_mode: SearchMode = "hybrid",
+    web_mode: SearchMode = "lexical",
 ) -> tuple[SourceRegistry, TwoSourceSplit]:
     """Index the split under `work_dir` (once) and return the `local` + `web` sources."""
     from prefrag.config import get_settings
@@ -214,7 +215,7 @@ def build_single_source(
     work_dir: Path,
     *,
     settings: Settings | None = None,
-    local_mode: str = "hybrid",
+    local_mode: SearchMode = "hybrid",
     web: Source | None = None,
 ) -> SourceRegistry:
     """Every paragraph in one local index, plus the real web source (or `web`)."""

@@ -1,20 +1,23 @@
 """Sentence embeddings with the bundled all-MiniLM-L6-v2 model, loaded offline.
 
 The model is a plain BERT encoder with mean pooling and L2 normalisation, so it runs here
-as a small hand-written forward pass over the safetensors weights, matching
-sentence-transformers to ~1e-7 without importing it (≈8 s) or `transformers` (≈3.5 s).
-Short calls (a query or a few) run in numpy, so answering a question never imports torch;
-bulk encoding (indexing) runs the same arithmetic in torch, about five times faster. A
-local sentence-transformers folder can be configured instead, as long as it is a
-BERT-style encoder with GELU and mean pooling.
+as a small numpy forward pass over the safetensors weights, matching sentence-transformers
+to ~2e-7 without torch, `transformers` or sentence-transformers: the main job (index and
+ask) installs none of them. Bulk encoding (indexing) spreads length-sorted batches over one
+worker thread per core, each with a single BLAS thread, because numpy's element-wise steps
+(softmax, GELU, layer norm) run on one core while BLAS would otherwise use them all only for
+the matrix products. A local sentence-transformers folder can be configured instead, as long
+as it is a BERT-style encoder with GELU and mean pooling.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from prefrag.errors import ConfigurationError
+from prefrag.index.threads import single_blas_thread
 
 if TYPE_CHECKING:
     from prefrag.config import Settings
@@ -45,15 +49,13 @@ def resolve_model_dir(name: str) -> Path:
     return path
 
 
-# Calls with at most this many texts use numpy: no torch import on the query path.
-_NUMPY_MAX_TEXTS = 8
 _RECENT_QUERIES = 256  # query vectors kept by `encode_one`
 
 
 class Embedder:
     """Encodes texts into L2-normalised float32 vectors (mean pooling over tokens)."""
 
-    def __init__(self, model_dir: Path, *, max_length: int = 256, batch_size: int = 64) -> None:
+    def __init__(self, model_dir: Path, *, max_length: int = 256, batch_size: int = 16) -> None:
         self.model_dir = Path(model_dir)
         self.batch_size = batch_size
         self._lock = threading.Lock()
@@ -80,21 +82,32 @@ class Embedder:
         with self._lock:
             if self._bert is None:
                 self._load()
-        assert self._tokenizer is not None and self._bert is not None
-        use_torch = len(texts) > _NUMPY_MAX_TEXTS
         # Sorting by length keeps padding small inside each batch.
         order = np.argsort([-len(t) for t in texts], kind="stable")
+        batches = [order[i : i + self.batch_size] for i in range(0, len(texts), self.batch_size)]
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
-        for start in range(0, len(texts), self.batch_size):
-            batch_idx = order[start : start + self.batch_size]
-            encodings = self._tokenizer.encode_batch([texts[i] for i in batch_idx])
-            ids = np.array([e.ids for e in encodings], dtype=np.int64)
-            mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)
-            hidden = self._bert.torch_forward(ids, mask) if use_torch else self._bert(ids, mask)
-            pooled = (hidden * mask[..., None]).sum(1) / np.maximum(mask.sum(1)[:, None], 1e-9)
-            norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-            out[batch_idx] = pooled / norms
+
+        def encode_batch(batch: np.ndarray) -> None:
+            out[batch] = self._encode_batch([texts[i] for i in batch])
+
+        workers = min(len(batches), os.cpu_count() or 1)
+        with single_blas_thread():
+            if workers <= 1:
+                for batch in batches:
+                    encode_batch(batch)
+            else:
+                with ThreadPoolExecutor(max_workers=workers) as pool:
+                    list(pool.map(encode_batch, batches))
         return out
+
+    def _encode_batch(self, texts: list[str]) -> np.ndarray:
+        assert self._tokenizer is not None and self._bert is not None
+        encodings = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)
+        hidden = self._bert(ids, mask)
+        pooled = (hidden * mask[..., None]).sum(1) / np.maximum(mask.sum(1)[:, None], 1e-9)
+        return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
 
     def clear_cache(self) -> None:
         """Forget cached query vectors (benchmarks compare runs from the same cold state)."""
@@ -137,7 +150,7 @@ def _read_dimension(model_dir: Path) -> int:
 
 
 class _Bert:
-    """BERT encoder forward pass (eval mode) over safetensors weights, in numpy or torch."""
+    """BERT encoder forward pass (eval mode) in numpy over safetensors weights."""
 
     def __init__(self, weights_file: Path, config: dict[str, Any]) -> None:
         from safetensors.numpy import load_file
@@ -154,7 +167,15 @@ class _Bert:
         self.heads = int(config["num_attention_heads"])
         self.layers = int(config["num_hidden_layers"])
         self.eps = float(config["layer_norm_eps"])
-        self._torch_w: dict[str, Any] | None = None
+        # Query, key and value projections fused into one matrix product per layer.
+        for i in range(self.layers):
+            p = f"encoder.layer.{i}.attention.self."
+            self.w[f"{p}qkv.weight"] = np.ascontiguousarray(
+                np.concatenate([self.w[f"{p}{n}.weight"] for n in ("query", "key", "value")], 1)
+            )
+            self.w[f"{p}qkv.bias"] = np.concatenate(
+                [self.w[f"{p}{n}.bias"] for n in ("query", "key", "value")]
+            )
 
     def _embed(self, ids: np.ndarray) -> np.ndarray:
         w = self.w
@@ -166,14 +187,6 @@ class _Bert:
 
     def __call__(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Last hidden states (batch, tokens, hidden) computed in numpy float32."""
-        # Query-sized matrices are slower with BLAS threads than without (thread wake-up
-        # costs more than the product), most of all on a busy machine.
-        from prefrag.index.threads import single_blas_thread
-
-        with single_blas_thread():
-            return self._numpy_forward(ids, mask)
-
-    def _numpy_forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         w = self.w
         batch, tokens = ids.shape
         x = _layer_norm(self._embed(ids), *_pair(w, "embeddings.LayerNorm"), self.eps)
@@ -185,15 +198,12 @@ class _Bert:
         x = x.reshape(batch * tokens, hidden)
         for i in range(self.layers):
             p = f"encoder.layer.{i}."
-            q, k, v = (
-                np.ascontiguousarray(
-                    _linear(x, *_pair(w, f"{p}attention.self.{name}"))
-                    .reshape(batch, tokens, self.heads, size)
-                    .transpose(0, 2, 1, 3)
-                )
-                for name in ("query", "key", "value")
-            )
-            scores = (q @ np.ascontiguousarray(k.transpose(0, 1, 3, 2))) * scale + bias
+            qkv = _linear(x, *_pair(w, f"{p}attention.self.qkv"))
+            qkv = qkv.reshape(batch, tokens, 3, self.heads, size).transpose(2, 0, 3, 1, 4)
+            q, k, v = (np.ascontiguousarray(part) for part in qkv)
+            scores = q @ np.ascontiguousarray(k.transpose(0, 1, 3, 2))
+            scores *= scale
+            scores += bias
             scores -= scores.max(-1, keepdims=True)
             np.exp(scores, out=scores)
             scores /= scores.sum(-1, keepdims=True)
@@ -205,41 +215,6 @@ class _Bert:
             x = _layer_norm(out + x, *_pair(w, f"{p}output.LayerNorm"), self.eps)
         return x.reshape(batch, tokens, hidden)
 
-    def torch_forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        """The same forward pass in torch (faster for large batches)."""
-        import torch
-        import torch.nn.functional as F
-
-        if self._torch_w is None:
-            self._torch_w = {name: torch.from_numpy(value) for name, value in self.w.items()}
-        w = self._torch_w
-        batch, tokens = ids.shape
-        with torch.inference_mode():
-            x = torch.from_numpy(self._embed(ids))
-            hidden = x.shape[-1]
-            shape = (hidden,)
-            x = F.layer_norm(x, shape, *_pair(w, "embeddings.LayerNorm"), self.eps)
-            keep = torch.from_numpy(mask)[:, None, None, :]
-            bias = (1.0 - keep) * torch.finfo(torch.float32).min
-            for i in range(self.layers):
-                p = f"encoder.layer.{i}."
-                q, k, v = (
-                    _linear(x, *_pair(w, f"{p}attention.self.{name}"))
-                    .view(batch, tokens, self.heads, hidden // self.heads)
-                    .transpose(1, 2)
-                    for name in ("query", "key", "value")
-                )
-                context = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
-                context = context.transpose(1, 2).reshape(batch, tokens, hidden)
-                attended = _linear(context, *_pair(w, f"{p}attention.output.dense"))
-                x = F.layer_norm(
-                    attended + x, shape, *_pair(w, f"{p}attention.output.LayerNorm"), self.eps
-                )
-                inner = F.gelu(_linear(x, *_pair(w, f"{p}intermediate.dense")))
-                out = _linear(inner, *_pair(w, f"{p}output.dense"))
-                x = F.layer_norm(out + x, shape, *_pair(w, f"{p}output.LayerNorm"), self.eps)
-            return x.numpy()
-
 
 def _pair(weights: dict[str, Any], name: str) -> tuple[Any, Any]:
     return weights[f"{name}.weight"], weights[f"{name}.bias"]
@@ -249,8 +224,8 @@ def _is_dense(name: str, value: np.ndarray) -> bool:
     return value.ndim == 2 and name.endswith(".weight") and "embeddings." not in name
 
 
-def _linear(x: Any, weight_t: Any, bias: Any) -> Any:
-    """`x W^T + b` with the weight already transposed (works for numpy and torch)."""
+def _linear(x: np.ndarray, weight_t: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """`x W^T + b` with the weight already transposed."""
     return x @ weight_t + bias
 
 
@@ -261,28 +236,15 @@ def _layer_norm(x: np.ndarray, weight: np.ndarray, bias: np.ndarray, eps: float)
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
-    """Exact (erf) GELU: 0.5 x erfc(-x/√2), numpy having no erf.
+    """Exact (erf) GELU, as BERT and torch's default `gelu` compute it."""
+    from scipy.special import erf
 
-    erfc comes from the Chebyshev fit of Numerical Recipes (§6.2, relative error below
-    1.2e-7, float32's own precision), so results match torch's GELU to rounding.
-    """
-    z = np.abs(x) * np.float32(0.7071067811865476)
-    t = 1.0 / (1.0 + 0.5 * z)
-    poly = 0.17087277
-    for coefficient in (
-        -0.82215223,
-        1.48851587,
-        -1.13520398,
-        0.27886807,
-        -0.18628806,
-        0.09678418,
-        0.37409196,
-        1.00002368,
-    ):
-        poly = coefficient + t * poly
-    erfc_abs = t * np.exp(-z * z - 1.26551223 + t * poly)
-    erfc = np.where(x >= 0, 2.0 - erfc_abs, erfc_abs)
-    return (0.5 * x * erfc).astype(np.float32, copy=False)
+    out = x * np.float32(0.7071067811865476)
+    erf(out, out=out)
+    out += 1.0
+    out *= x
+    out *= 0.5
+    return out.astype(np.float32, copy=False)
 
 
 @cache

@@ -57,6 +57,7 @@ from prefrag.reasoners.base import (
     AnswerDraft,
     CompareVerdict,
     Reflection,
+    ReflectionLabel,
     ScratchpadStep,
     ThinkDecision,
 )
@@ -492,17 +493,19 @@ class ExtractiveReasoner:
                 f"{support:.0%} of the question's key terms and naming all it asks about.",
             )
         if missing:
-            label = "PARTIALLY CORRECT" if support >= _WEAK_SUPPORT else "INCORRECT"
+            label: ReflectionLabel = (
+                "PARTIALLY CORRECT" if support >= _WEAK_SUPPORT else "INCORRECT"
+            )
             return Reflection(
                 label=label,
                 explanation=f"'{answer}' appears in '{where}', but the evidence behind it does "
                 "not mention " + " or ".join(f"'{m}'" for m in missing) + ".",
                 suggestion=_suggest_missing(shape, held, missing),
             )
-        label = "PARTIALLY CORRECT" if support >= _WEAK_SUPPORT else "INCORRECT"
+        weak: ReflectionLabel = "PARTIALLY CORRECT" if support >= _WEAK_SUPPORT else "INCORRECT"
         unresolved = _unresolved_words(shape, best.covered)
         return Reflection(
-            label=label,
+            label=weak,
             explanation=f"'{answer}' appears in '{where}', but that evidence covers only "
             f"{support:.0%} of the question's key terms (missing: {', '.join(unresolved) or '-'}).",
             suggestion=_suggest(shape, held, best.covered),
@@ -1073,8 +1076,9 @@ def _choose(shape: QuestionShape, evidence: Evidence, weights: QuestionWeights) 
         scores[option] = (best, best_doc)
     pick = max(options, key=lambda o: (scores[o][0], -options.index(o)))
     cited = [evidence.ids[d] for o in options for d in docs[o][:1]]
-    if not cited and scores[pick][1] is not None:
-        cited = [evidence.ids[scores[pick][1]]]
+    best_doc = scores[pick][1]
+    if not cited and best_doc is not None:
+        cited = [evidence.ids[best_doc]]
     return AnswerDraft(
         answer=pick,
         cited_ids=unique(cited),
@@ -1213,7 +1217,7 @@ def _reflect_on_subjects(shape: QuestionShape, evidence: Evidence, key: str) -> 
             label="CORRECT",
             explanation="The evidence describes " + " and ".join(subjects) + ".",
         )
-    label = "PARTIALLY CORRECT" if covered else "INCORRECT"
+    label: ReflectionLabel = "PARTIALLY CORRECT" if covered else "INCORRECT"
     return Reflection(
         label=label,
         explanation="The evidence does not describe "

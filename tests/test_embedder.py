@@ -1,0 +1,52 @@
+"""The numpy MiniLM forward pass gives sentence-transformers' vectors, in bulk and one by one."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from prefrag.index.embeddings import get_embedder, resolve_model_dir
+
+TEXTS = [
+    "Warfarin interacts with many antibiotics.",
+    "Ibuprofen raises the risk of bleeding.",
+    "",
+    "A much longer passage " * 60,  # longer than the 256-token window: truncated alike
+    "Grapefruit juice inhibits CYP3A4 in the gut wall.",
+] * 8  # several batches, so the worker threads share the work
+
+
+@pytest.mark.slow
+def test_vectors_match_sentence_transformers_within_1e_5():
+    sentence_transformers = pytest.importorskip("sentence_transformers")
+    reference_model = sentence_transformers.SentenceTransformer(
+        str(resolve_model_dir("bundled:all-MiniLM-L6-v2")), device="cpu"
+    )
+    reference = reference_model.encode(TEXTS, normalize_embeddings=True)
+    ours = get_embedder().encode(TEXTS)
+    assert ours.shape == reference.shape
+    assert np.abs(ours - reference).max() < 1e-5
+
+
+def test_bulk_encoding_equals_encoding_one_at_a_time():
+    embedder = get_embedder()
+    bulk = embedder.encode(TEXTS[:7])
+    single = np.stack([embedder.encode([text])[0] for text in TEXTS[:7]])
+    assert np.abs(bulk - single).max() < 1e-5
+    assert np.allclose(np.linalg.norm(bulk, axis=1), 1.0, atol=1e-5)
+
+
+def test_main_job_imports_no_torch():
+    code = (
+        "import sys\n"
+        "from prefrag.index.embeddings import get_embedder\n"
+        "get_embedder().encode(['a question'] * 40)\n"
+        "import prefrag.cli, prefrag.graphs.graph\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') "
+        "if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

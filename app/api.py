@@ -44,7 +44,8 @@ def ask(
 
     Keyword arguments other than the named ones are run settings (`Context` fields), e.g.
     `ask("...", top_k=3, preferred_source="demo")`. The result holds `answer`,
-    `citations`, `steps` (the route), `reflections`, `counters`, `model_calls`, `notes`.
+    `citations`, `route` (one record per retrieval step), `reflections`, `counters`,
+    `model_calls`, `tokens`, `notes` and `history` (earlier questions on the same thread).
     """
     if not question or not question.strip():
         raise EmptyQuestionError("The question is empty; ask something.")

@@ -23,7 +23,7 @@ def route_of(result: dict[str, Any]) -> list[dict[str, Any]]:
             "used": [doc_id(d) for d in step.get("used", [])],
             "notes": list(step.get("notes", [])),
         }
-        for i, step in enumerate(result.get("steps", []))
+        for i, step in enumerate(result.get("route", []))
     ]
 
 

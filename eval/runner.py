@@ -447,7 +447,7 @@ def score_item(method: Any, item: EvalItem) -> dict[str, Any]:
 def score_output(output: dict[str, Any], item: EvalItem) -> dict[str, Any]:
     """Metrics of one method output against `item`'s gold data."""
     prediction = str(output.get("answer") or "")
-    steps = list(output.get("steps") or [])
+    steps = list(output.get("route") or [])
     used = unique_documents(d for s in steps for d in s.get("used", []))
     used_kinds = [str(d.metadata.get("kind", "local")) for d in used]
     if item.task == "mc":

@@ -10,6 +10,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from langchain_core.documents import Document
+
 from prefrag.errors import UnknownSourceError
 from prefrag.graphs.context import Context
 from prefrag.reasoners.base import Reasoner
@@ -88,6 +90,14 @@ class ResourceProvider:
             else:
                 notes.append(f"Fallback source '{name}' is not configured; skipped.")
         return RunResources(self.reasoner(context), sources, preferred, fallbacks, notes)
+
+    def rerank(
+        self, query: str, documents: list[Document], context: Context
+    ) -> tuple[list[Document], list[str]]:
+        """Top `context.top_k` of `documents` by polyview score, with conflict notes."""
+        from prefrag.graphs.tool_nodes import rerank_with_polyview
+
+        return rerank_with_polyview(query, documents, context)
 
 
 def _default_reasoner(context: Context) -> Reasoner:

@@ -191,11 +191,16 @@ class LLMReasoner:
                     thought="",
                     action="answer",
                     answer=_fallback_answer(raw),
+                    cited_ids=extract_citations(raw),
                     fallback=True,
                     usage=usage,
                 )
             return ThinkDecision(
-                thought=draft.rationale, action="answer", answer=draft.answer, usage=usage
+                thought=draft.rationale,
+                action="answer",
+                answer=draft.answer,
+                cited_ids=draft.cited_ids,
+                usage=usage,
             )
 
         if multi:

@@ -16,10 +16,10 @@ import random
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -87,6 +87,7 @@ class RunState:
     reasoner: Reasoner | None = None
     facts: dict[str, Any] = field(default_factory=dict)
     mog_index: Path | None = None
+    rerankers: dict[str, Any] = field(default_factory=dict)
 
 
 def select_items(dataset: Dataset, config: EvalConfig) -> list[EvalItem]:
@@ -105,14 +106,18 @@ def prepare(
     settings: Settings | None = None,
     reasoner: Reasoner | None = None,
     sources: SourceRegistry | None = None,
+    rerankers: Mapping[str, Any] | None = None,
 ) -> RunState:
-    """Load the dataset, build (or reuse) the indexes and the reasoner."""
+    """Load the dataset, build (or reuse) the indexes and the reasoner.
+
+    `rerankers` are polyview rerankers by profile name, offered to the graph's provider.
+    """
     from prefrag.config import get_settings
 
     settings = settings or get_settings()
     dataset = load_dataset(config.dataset)
     items = select_items(dataset, config)
-    state = RunState(dataset, items, sources, reasoner)
+    state = RunState(dataset, items, sources, reasoner, rerankers=dict(rerankers or {}))
     out = Path(config.out)
     if dataset.task == "retrieval":
         bad = [m for m in config.methods if m not in RETRIEVAL_METHODS]
@@ -150,7 +155,7 @@ def prepare(
 
             state.sources = default_sources()
     if config.polyview:
-        _check_polyview_profile(config.polyview_profile)
+        _check_polyview_profile(config.polyview_profile, state.rerankers)
     if config.mog:
         state.mog_index, state.facts["mog"] = ensure_mog_index(
             state.sources, _preferred_name(config, state.sources), settings
@@ -183,13 +188,12 @@ def _context(config: EvalConfig, sources: SourceRegistry) -> Any:
     )
 
 
-def _check_polyview_profile(profile: str) -> None:
-    from prefrag.graphs import tool_nodes
+def _check_polyview_profile(profile: str, rerankers: Mapping[str, Any]) -> None:
+    from prefrag.tools.polyview import PROFILES
 
-    try:
-        tool_nodes.reranker_for(profile)
-    except ValueError as error:
-        raise ConfigurationError(str(error)) from None
+    if profile not in rerankers and profile not in PROFILES:
+        known = ", ".join([*PROFILES, *rerankers])
+        raise ConfigurationError(f"Unknown polyview profile '{profile}' (known: {known}).")
 
 
 def ensure_mog_index(
@@ -289,12 +293,15 @@ def run_eval(
     settings: Settings | None = None,
     reasoner: Reasoner | None = None,
     sources: SourceRegistry | None = None,
+    rerankers: Mapping[str, Any] | None = None,
     progress: bool = True,
     report: bool = True,
 ) -> dict[str, Any]:
     """Run every method on every item, resuming what `config.out` already holds.
 
-    Returns the summary (per method: every metric), also written to `summary.json`.
+    `rerankers` offers polyview rerankers by profile name (e.g. an ablation's subset of
+    views) to the graph-backed methods. Returns the summary (per method: every metric),
+    also written to `summary.json`.
     """
     from prefrag.config import get_settings
     from prefrag.eval.report import summarize, write_report
@@ -303,7 +310,9 @@ def run_eval(
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
     _check_resumable(config, out)
-    state = prepare(config, settings=settings, reasoner=reasoner, sources=sources)
+    state = prepare(
+        config, settings=settings, reasoner=reasoner, sources=sources, rerankers=rerankers
+    )
     _save_config(config, out, settings, state.facts)
 
     items_path = out / "items.jsonl"
@@ -315,7 +324,7 @@ def run_eval(
         jobs = _qa_jobs(config, state, cache, done)
 
     lock = threading.Lock()
-    with items_path.open("a", encoding="utf-8") as sink, _mog_scope(config, state):
+    with items_path.open("a", encoding="utf-8") as sink:
 
         def finish(record: dict[str, Any]) -> None:
             with lock:
@@ -347,16 +356,6 @@ def run_eval(
 Job = Callable[[], dict[str, Any]]
 
 
-def _mog_scope(config: EvalConfig, state: RunState) -> AbstractContextManager[None]:
-    """While the jobs run, the graph's MoG node reads this run's index of its source."""
-    name = _preferred_name(config, state.sources) if state.sources is not None else None
-    if state.mog_index is None or not name:
-        return nullcontext()
-    from prefrag.graphs.tool_nodes import use_mog_index
-
-    return use_mog_index(name, state.mog_index)
-
-
 def _execute(
     jobs: Sequence[Job],
     finish: Callable[[dict[str, Any]], None],
@@ -385,23 +384,37 @@ def _qa_jobs(
     config: EvalConfig, state: RunState, cache: RetrievalCache, done: set[tuple[str, str]]
 ) -> list[Job]:
     from prefrag.graphs.baselines import build_method
+    from prefrag.graphs.resources import ResourceProvider
     from prefrag.sources.base import SourceRegistry
 
     assert state.sources is not None and state.reasoner is not None
     cached = SourceRegistry(CachedSource(s, cache) for s in state.sources)
     context = _context(config, cached)
+    name = _preferred_name(config, cached)
+    resources = ResourceProvider(
+        reasoner=state.reasoner,
+        sources=cached,
+        rerankers=state.rerankers,
+        # The graph's MoG node reads this run's index of its source, not the user's.
+        mog_indexes={name: state.mog_index} if state.mog_index and name else None,
+    )
     graph = None
     jobs: list[Job] = []
     for name in config.methods:
         method = build_method(
-            name, reasoner=state.reasoner, sources=cached, context=context, graph=graph
+            name,
+            reasoner=state.reasoner,
+            sources=cached,
+            context=context,
+            graph=graph,
+            resources=resources,
         )
         if method.is_graph:
             graph = method.system  # one compiled graph serves every graph-backed method
         for item in state.items:
             if (name, item.id) in done:
                 continue
-            jobs.append(lambda m=method, i=item: score_item(m, i))
+            jobs.append(partial(score_item, method, item))
     return jobs
 
 
@@ -521,7 +534,7 @@ def _retrieval_jobs(
         for item in state.items:
             if (mode, item.id) in done:
                 continue
-            jobs.append(lambda s=source, m=mode, i=item: score_retrieval(s, m, i, depth))
+            jobs.append(partial(score_retrieval, source, mode, item, depth))
     state.facts["retrieval_corpus"] = len(rows)
     return jobs
 

@@ -97,18 +97,30 @@ def build_method(
     sources: SourceRegistry,
     context: Context | None = None,
     graph: Any = None,
+    resources: ResourceProvider | None = None,
 ) -> Method:
-    """Build method `name` on `reasoner` and `sources` (`graph`: a prebuilt PrefRAG graph)."""
+    """Build method `name` on `reasoner` and `sources`.
+
+    Args:
+        name: One of `METHODS`.
+        reasoner: The reasoner every method shares.
+        sources: The sources every method shares.
+        context: The base run context (ablations change it).
+        graph: A prebuilt PrefRAG graph for the graph-backed methods.
+        resources: The provider of rerankers and MoG indexes (and of `reasoner` and
+            `sources`, which it should hold); default: one over `reasoner` and `sources`.
+    """
     if name not in METHODS:
         raise ConfigurationError(f"Unknown method '{name}' (known: {', '.join(METHODS)}).")
     ctx = method_context(name, context)
+    resources = resources or ResourceProvider(reasoner=reasoner, sources=sources)
     if name in GRAPH_METHODS:
         if graph is None:
             from prefrag.graphs.graph import build_graph
 
-            graph = build_graph(reasoner=reasoner, sources=sources)
+            graph = build_graph(resources=resources)
         return Method(name, graph, ctx, is_graph=True)
-    return Method(name, LoopSystem(name, reasoner, sources), ctx)
+    return Method(name, LoopSystem(name, reasoner, sources, resources=resources), ctx)
 
 
 @dataclass
@@ -148,13 +160,20 @@ class _Run:
 class LoopSystem:
     """The non-graph methods as plain loops over the shared reasoner, sources and kernel."""
 
-    def __init__(self, method: str, reasoner: Reasoner, sources: SourceRegistry) -> None:
+    def __init__(
+        self,
+        method: str,
+        reasoner: Reasoner,
+        sources: SourceRegistry,
+        *,
+        resources: ResourceProvider | None = None,
+    ) -> None:
         if method not in LOOP_METHODS:
             raise ConfigurationError(f"'{method}' is not a loop method.")
         self.method = method
         self.reasoner = reasoner
         self.sources = sources
-        self._resources = ResourceProvider(reasoner=reasoner, sources=sources)
+        self._resources = resources or ResourceProvider(reasoner=reasoner, sources=sources)
 
     def invoke(
         self, input: dict[str, Any], context: Context | None = None, **_: Any

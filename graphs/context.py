@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from prefrag.reasoners.roles import declare_model_fields
+
 
 @dataclass(kw_only=True)
 class Context:
@@ -17,17 +19,10 @@ class Context:
             "model), or 'auto' (llm when a model endpoint is configured)."
         },
     )
-    think_model: str | None = field(
-        default=None, metadata={"description": "Chat model for thoughts and sub-queries."}
-    )
-    compare_model: str | None = field(
-        default=None, metadata={"description": "Chat model behind `compare` (the switcher)."}
-    )
-    answer_model: str | None = field(
-        default=None, metadata={"description": "Chat model for the final answer."}
-    )
-    reflect_model: str | None = field(
-        default=None, metadata={"description": "Chat model for self-reflection."}
+    # One `<role>_model` field per reasoner role (prefrag.reasoners.roles.ROLES).
+    declare_model_fields(
+        locals(),
+        lambda role: field(default=None, metadata={"description": role.model_help}),
     )
     top_k: int = field(default=5, metadata={"description": "Documents taken from each search."})
     max_iterations: int = field(

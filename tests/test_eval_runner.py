@@ -321,11 +321,9 @@ class _CountingKeywordSource(KeywordSource):
 
 
 def test_polyview_option_reaches_the_graph_and_is_saved(tmp_path, monkeypatch):
-    from prefrag.graphs import tool_nodes
     from prefrag.tools.polyview import PolyviewReranker
 
-    monkeypatch.setattr(tool_nodes, "_RERANKERS", {})
-    tool_nodes.register_reranker("care", PolyviewReranker(profile="care", embedder=_Words()))
+    care = {"care": PolyviewReranker(profile="care", embedder=_Words())}
     _, _, web = _sources()
     local = _CountingKeywordSource(
         "local", "local", [(f"Town{q}", f"town{q} lies in region{q}") for q in range(4)]
@@ -342,6 +340,7 @@ def test_polyview_option_reaches_the_graph_and_is_saved(tmp_path, monkeypatch):
         config,
         sources=SourceRegistry([local, web]),
         reasoner=ScriptedReasoner(),
+        rerankers=care,
         progress=False,
     )
     records = read_records(tmp_path / "run" / "items.jsonl")
@@ -372,7 +371,6 @@ def test_unknown_polyview_profile_is_refused(tmp_path):
 def test_mog_option_builds_the_index_of_the_searched_source_and_uses_it(tmp_path, monkeypatch):
     from prefrag.config import Settings
     from prefrag.documents import make_document
-    from prefrag.graphs import tool_nodes
     from prefrag.index import embeddings
     from prefrag.tools import granularity_source
 
@@ -404,8 +402,6 @@ def test_mog_option_builds_the_index_of_the_searched_source_and_uses_it(tmp_path
     assert all(any("MoG on 'local'" in n for n in r["notes"]) for r in records)
     saved = json.loads((tmp_path / "run" / "config.json").read_text())
     assert saved["config"]["mog"] is True and saved["mog"]["built"] is True
-    # Outside the run the node is back to the process settings' folder.
-    assert tool_nodes.mog_folder("local") != folder
 
 
 def test_mog_option_without_an_indexed_source_is_a_clear_error(tmp_path):

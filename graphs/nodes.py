@@ -10,6 +10,7 @@ the routing functions in `graphs/graph.py`, from what a node wrote (`action`,
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
 from langchain_core.documents import Document
@@ -70,9 +71,11 @@ def new_question(
     question = (state.get("question") or "").strip()
     if not question:
         raise EmptyQuestionError("The question is empty; ask something.")
-    run = resources.resolve(context_of(runtime))
+    context = context_of(runtime, state)
+    run = resources.resolve(context)
     update: dict[str, Any] = {
         "question": question,
+        "run_context": asdict(context),
         "thought": "",
         "action": "search",
         "query": "",
@@ -112,7 +115,7 @@ def think(
     When the retrieval budget (`max_iterations`) is spent, the reasoner is asked for a
     forced answer from its scratchpad (paper appendix B.3), which `answer` then keeps.
     """
-    context = context_of(runtime)
+    context = context_of(runtime, state)
     run = resources.resolve(context)
     question = state["question"]
     names = [run.preferred.name, *(s.name for s in run.fallbacks)]
@@ -146,7 +149,7 @@ def retrieve_local(
     state: PrefRAGState, runtime: Runtime[Context], *, resources: ResourceProvider
 ) -> dict[str, Any]:
     """Search the preferred source with the sub-query (top-k)."""
-    context = context_of(runtime)
+    context = context_of(runtime, state)
     found = search(resources.resolve(context).preferred, state["query"], context.candidates())
     return {"pending_local": found.documents, "counters": found.counts, "notes": found.notes}
 
@@ -160,7 +163,7 @@ def compare(
     False, or preference-driven retrieval is off); otherwise closes the step with the local
     documents.
     """
-    context = context_of(runtime)
+    context = context_of(runtime, state)
     run = resources.resolve(context)
     pending = list(state.get("pending_local") or [])
     route = state.get("route", [])
@@ -198,7 +201,7 @@ def switch_to_web(
     step degrades to the local documents and says so. With preference off (`use_both`),
     the local documents are used together with the fallback's.
     """
-    context = context_of(runtime)
+    context = context_of(runtime, state)
     run = resources.resolve(context)
     step: Step = dict(state.get("pending_step") or {})  # type: ignore[assignment]
     local = list(state.get("pending_local") or [])
@@ -231,7 +234,7 @@ def answer(
     forced = state.get("forced_answer")
     if forced:
         return answer_update(AnswerDraft.model_validate(forced), evidence)
-    run = resources.resolve(context_of(runtime))
+    run = resources.resolve(context_of(runtime, state))
     draft = run.reasoner.answer(
         state["question"], scratchpad(state), evidence, feedback=state.get("feedback", "")
     )
@@ -242,7 +245,7 @@ def self_reflect(
     state: PrefRAGState, runtime: Runtime[Context], *, resources: ResourceProvider
 ) -> dict[str, Any]:
     """Label the answer; a negative label requests one supplement (paper §3.3)."""
-    context = context_of(runtime)
+    context = context_of(runtime, state)
     if context.max_reflections <= 0:
         return {"supplement_requested": False}
     run = resources.resolve(context)
@@ -276,7 +279,7 @@ def supplement(
     again: its earlier results are reused (sources are deterministic for a query), so
     the retrieval counters count only real searches.
     """
-    context = context_of(runtime)
+    context = context_of(runtime, state)
     run = resources.resolve(context)
     question = state["question"]
     route = state.get("route", [])

@@ -103,6 +103,7 @@ class PrefRAGState(TypedDict, total=False):
 
     question: str
     episode_question: str  # the question the current episode answers
+    run_context: dict[str, Any]  # the episode's run settings (`Context`), for resuming
     # Earlier turns of the thread, oldest first.
     history: Annotated[list[Turn], operator.add]
     # Decision made by `think` and consumed by the routing and retrieval nodes.

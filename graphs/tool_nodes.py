@@ -27,7 +27,7 @@ def mog_select(
     Needs the preferred source's granularity index (`prefrag index --mog`, with an
     optional trained `router.npz`); without one the documents pass through with a note.
     """
-    context = context_of(runtime)
+    context = context_of(runtime, state)
     if not context.use_mog:
         return {}
     query = state.get("query") or state.get("question") or ""
@@ -64,7 +64,7 @@ def polyview_rerank(
     one are added to the notes and to the documents' `metadata["polyview"]["conflict"]`.
     The LLM views (utility, supplement, LLM relevance) run when the run has a chat model.
     """
-    context = context_of(runtime)
+    context = context_of(runtime, state)
     if not context.use_polyview:
         return {}
     pending = state.get("pending_local") or []

@@ -330,3 +330,33 @@ def test_a_new_question_on_a_thread_starts_a_fresh_episode() -> None:
     third = ask("Who introduced the concept of pH?", graph=graph, thread_id="t1")
     assert third["question"] == "Who introduced the concept of pH?"
     assert [t["question"] for t in third["history"]] == [QUESTION, QUESTION]
+
+
+def test_a_resumed_run_keeps_the_settings_stored_with_its_checkpoint() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from prefrag.api import resume
+
+    local, web = _sources()
+    graph = build_graph(
+        reasoner=ScriptedReasoner(),
+        sources=SourceRegistry([local, web]),
+        checkpointer=InMemorySaver(),
+    )
+    settings = Context(fallback_sources=[], max_reflections=0, top_k=1)
+    for thread in ("api", "raw"):
+        graph.invoke(
+            {"question": QUESTION},
+            config={"configurable": {"thread_id": thread}},
+            context=settings,
+            interrupt_after=["retrieve_local"],
+        )
+    # Through the API, and through a bare `invoke(None)` that passes no context at all.
+    resumed = [
+        resume("api", graph=graph),
+        graph.invoke(None, config={"configurable": {"thread_id": "raw"}}),
+    ]
+    for result in resumed:
+        assert result["reflections"] == []  # max_reflections=0, not the default 1
+        assert result["counters"]["web_total"] == 0  # no fallback source, not the web
+        assert all(len(step["retrieved"]) <= 1 for step in result["route"])

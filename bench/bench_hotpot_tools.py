@@ -185,9 +185,7 @@ def run_variant(
         two_source=0.5,
         limit=limit,
         concurrency=concurrency,
-        polyview=polyview,
-        polyview_profile=profile,
-        mog=mog,
+        context={"use_polyview": polyview, "polyview_profile": profile, "use_mog": mog},
     )
     start = time.perf_counter()
     summary = run_eval(config, rerankers=rerankers, progress=False)

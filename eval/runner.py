@@ -28,35 +28,30 @@ from prefrag.errors import ConfigurationError
 from prefrag.eval import metrics
 from prefrag.eval.cache import CachedSource, RetrievalCache
 from prefrag.eval.datasets import Dataset, EvalItem, load_dataset
+from prefrag.reasoners.roles import ROLES
 
 if TYPE_CHECKING:
     from prefrag.config import Settings
+    from prefrag.graphs.context import Context
     from prefrag.reasoners.base import Reasoner
     from prefrag.sources.base import SourceRegistry
 
 RETRIEVAL_METHODS = ("dense", "lexical", "hybrid")
 RETRIEVAL_KS = (1, 5, 10)
-# Keys that must match for a rerun into the same folder to resume instead of mixing runs.
-_RESUME_KEYS = (
-    "dataset",
-    "reasoner",
-    "two_source",
-    "seed",
-    "top_k",
-    "max_iterations",
-    "max_reflections",
-    "source",
-    "corpus",
-    "sample",
-    "polyview",
-    "polyview_profile",
-    "mog",
-)
+# Keys that must match for a rerun into the same folder to resume instead of mixing runs
+# (besides every run setting of the context, compared by its effective value).
+_RESUME_KEYS = ("dataset", "reasoner", "two_source", "seed", "corpus", "sample")
 
 
 @dataclass
 class EvalConfig:
-    """Everything that defines an evaluation run (saved as `config.json`)."""
+    """Everything that defines an evaluation run (saved as `config.json`).
+
+    `context` holds the run settings: any `Context` field except `reasoner` (e.g.
+    `{"top_k": 3, "use_polyview": True, "polyview_views": ["R", "A"]}`); the rest keep
+    `Context`'s defaults, except that the preferred source defaults to the evaluation's
+    local source. Every `Context` field is an option of `prefrag eval` as well.
+    """
 
     dataset: str
     methods: list[str]
@@ -66,15 +61,22 @@ class EvalConfig:
     limit: int | None = None
     sample: bool = False
     concurrency: int = 4
-    top_k: int = 5
-    max_iterations: int = 3
-    max_reflections: int = 1
     seed: int = 0
-    source: str | None = None
     corpus: str = "all"
-    polyview: bool = False
-    polyview_profile: str = "inquiry"
-    mog: bool = False
+    context: dict[str, Any] = field(default_factory=dict)
+
+    def setting(self, name: str) -> Any:
+        """The effective value of run setting `name` (the context's default if unset)."""
+        return getattr(_base_context(self), name)
+
+
+def _base_context(config: EvalConfig) -> Context:
+    from prefrag.api import make_context
+
+    if "reasoner" in config.context:
+        raise ConfigurationError("Set the reasoner with EvalConfig.reasoner, not the context.")
+    reasoner = "extractive" if config.reasoner == "extractive" else "llm"
+    return make_context(**config.context, reasoner=reasoner)
 
 
 @dataclass
@@ -154,9 +156,10 @@ def prepare(
             from prefrag.sources.defaults import default_sources
 
             state.sources = default_sources()
-    if config.polyview:
-        _check_polyview_profile(config.polyview_profile, state.rerankers)
-    if config.mog:
+    base = _base_context(config)  # refuses bad run settings before any work
+    if base.use_polyview:
+        _check_polyview_profile(base.polyview_profile, state.rerankers)
+    if base.use_mog:
         state.mog_index, state.facts["mog"] = ensure_mog_index(
             state.sources, _preferred_name(config, state.sources), settings
         )
@@ -168,23 +171,15 @@ def prepare(
 
 
 def _preferred_name(config: EvalConfig, sources: SourceRegistry) -> str | None:
-    return config.source or ("local" if "local" in sources else None)
+    return config.setting("preferred_source") or ("local" if "local" in sources else None)
 
 
-def _context(config: EvalConfig, sources: SourceRegistry) -> Any:
-    from prefrag.graphs.context import Context
+def _context(config: EvalConfig, sources: SourceRegistry) -> Context:
+    """The run context of the evaluation (the tool flags act on graph-backed methods)."""
+    import dataclasses
 
-    # The tool flags act on graph-backed methods (prefrag*); the baselines ignore them.
-    return Context(
-        reasoner="extractive" if config.reasoner == "extractive" else "llm",
-        top_k=config.top_k,
-        max_iterations=config.max_iterations,
-        max_reflections=config.max_reflections,
-        preferred_source=_preferred_name(config, sources),
-        fallback_sources=["web"],
-        use_polyview=config.polyview,
-        polyview_profile=config.polyview_profile,
-        use_mog=config.mog,
+    return dataclasses.replace(
+        _base_context(config), preferred_source=_preferred_name(config, sources)
     )
 
 
@@ -249,12 +244,25 @@ def _check_resumable(config: EvalConfig, out: Path) -> None:
     if not saved_path.exists():
         return
     saved = json.loads(saved_path.read_text()).get("config", {})
-    now = asdict(config)
-    changed = [k for k in _RESUME_KEYS if k in saved and saved[k] != now[k]]
+    now = _resume_view(asdict(config))
+    before = _resume_view(saved)
+    changed = [k for k in now if k in before and before[k] != now[k]]
     if changed:
         raise ConfigurationError(
             f"'{out}' holds a run with different {', '.join(changed)}; use another --out."
         )
+
+
+def _resume_view(config: dict[str, Any]) -> dict[str, Any]:
+    """What must match to resume: the eval keys and every effective run setting."""
+    from prefrag.graphs.context import context_from
+
+    view = {key: config.get(key) for key in _RESUME_KEYS}
+    settings = dict(config.get("context") or {})
+    settings.pop("reasoner", None)
+    view.update(asdict(context_from(settings)))
+    view.pop("reasoner", None)
+    return view
 
 
 def _save_config(config: EvalConfig, out: Path, settings: Settings, facts: dict[str, Any]) -> None:
@@ -265,10 +273,7 @@ def _save_config(config: EvalConfig, out: Path, settings: Settings, facts: dict[
         for key in (
             "backend",
             "model",
-            "think_model",
-            "compare_model",
-            "answer_model",
-            "reflect_model",
+            *(role.model_field for role in ROLES),
             "openai_base_url",
             "embedding_model",
             "chunk_size",

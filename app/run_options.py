@@ -75,7 +75,7 @@ def with_run_settings(*, exclude: Iterable[str] = ()) -> Callable[[F], F]:
 
 def _parameter(field: Field[Any]) -> inspect.Parameter:
     kind = _option_type(field)
-    default = field.default if field.default is not MISSING else field.default_factory()  # type: ignore[misc,operator]
+    default = field.default if field.default is not MISSING else _factory_default(field)
     help_text = field.metadata.get("description", "")
     if kind is bool:
         names = CLI_NAMES.get(field.name)
@@ -97,6 +97,11 @@ def _parameter(field: Field[Any]) -> inspect.Parameter:
         default=None,
         annotation=Annotated[kind | None, option],
     )
+
+
+def _factory_default(field: Field[Any]) -> Any:
+    factory: Any = field.default_factory
+    return factory() if callable(factory) else None
 
 
 def _option_type(field: Field[Any]) -> type:

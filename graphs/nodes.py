@@ -203,7 +203,7 @@ def switch_to_web(
     """
     context = context_of(runtime, state)
     run = resources.resolve(context)
-    step: Step = dict(state.get("pending_step") or {})  # type: ignore[assignment]
+    step: Step = {**(state.get("pending_step") or new_step(index=len(state.get("route", []))))}
     local = list(state.get("pending_local") or [])
     evidence = state.get("evidence", [])
     counts: dict[str, int] = {}

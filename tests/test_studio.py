@@ -123,7 +123,9 @@ def test_studio_gets_input_and_output_forms(studio_server: str) -> None:
         "reflections",
         "history",
     }
-    assert "top_k" in schemas["context_schema"]["properties"]
+    assert {"top_k", "compare_model", "use_polyview"} <= set(
+        schemas["context_schema"]["properties"]
+    )
 
 
 @pytest.mark.slow

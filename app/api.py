@@ -8,11 +8,10 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph.state import CompiledStateGraph
 
 from prefrag.errors import ConfigurationError, EmptyQuestionError
 from prefrag.graphs.context import Context, context_from
-from prefrag.graphs.graph import build_graph
+from prefrag.graphs.graph import PrefRAGGraph, build_graph
 from prefrag.reasoners.base import Reasoner
 from prefrag.sources.base import SourceRegistry
 
@@ -37,7 +36,7 @@ def ask(
     sources: SourceRegistry | None = None,
     checkpointer: BaseCheckpointSaver | None = None,
     thread_id: str | None = None,
-    graph: CompiledStateGraph | None = None,
+    graph: PrefRAGGraph | None = None,
     **context: Any,
 ) -> dict[str, Any]:
     """Answer `question` with the PrefRAG process and return the output state.
@@ -57,7 +56,7 @@ def ask(
     return graph.invoke({"question": question.strip()}, config=config, context=run_context)
 
 
-def resume(thread_id: str, *, graph: CompiledStateGraph) -> dict[str, Any]:
+def resume(thread_id: str, *, graph: PrefRAGGraph) -> dict[str, Any]:
     """Continue the interrupted run on `thread_id` with the settings it started with.
 
     The run's `Context` is stored in its state (`run_context`) with every checkpoint, so

@@ -41,7 +41,7 @@ from prefrag.graphs.retrieval import (
     usage_update,
     use_documents,
 )
-from prefrag.graphs.state import Step, add_counts, empty_counters
+from prefrag.graphs.state import Counters, Step, add_counters, add_counts, empty_counters
 from prefrag.reasoners.base import Reasoner
 from prefrag.sources.base import Source, SourceRegistry
 
@@ -130,7 +130,7 @@ class _Run:
     question: str
     route: list[Step] = field(default_factory=list)
     evidence: list[Document] = field(default_factory=list)
-    counters: dict[str, int] = field(default_factory=lambda: dict(empty_counters()))
+    counters: Counters = field(default_factory=empty_counters)
     model_calls: dict[str, int] = field(default_factory=dict)
     tokens: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -143,7 +143,7 @@ class _Run:
         self.route.extend(update.get("route", []))
         self.evidence = list(update.get("evidence", self.evidence))
         self.notes.extend(update.get("notes", []))
-        self.counters = add_counts(self.counters, update.get("counters"))
+        self.counters = add_counters(self.counters, update.get("counters"))
         self.model_calls = add_counts(self.model_calls, update.get("model_calls"))
         self.tokens = add_counts(self.tokens, update.get("tokens"))
         self.answer = update.get("answer", self.answer)

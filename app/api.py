@@ -8,15 +8,14 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.graph.state import CompiledStateGraph
 
 from prefrag.errors import ConfigurationError, EmptyQuestionError
-from prefrag.graphs.context import Context
-from prefrag.graphs.graph import build_graph
+from prefrag.graphs.context import Context, context_from
+from prefrag.graphs.graph import PrefRAGGraph, build_graph
 from prefrag.reasoners.base import Reasoner
 from prefrag.sources.base import SourceRegistry
 
-__all__ = ["ask", "build_graph", "make_context"]
+__all__ = ["ask", "build_graph", "make_context", "resume"]
 
 _CONTEXT_FIELDS = {f.name for f in fields(Context)}
 
@@ -37,14 +36,15 @@ def ask(
     sources: SourceRegistry | None = None,
     checkpointer: BaseCheckpointSaver | None = None,
     thread_id: str | None = None,
-    graph: CompiledStateGraph | None = None,
+    graph: PrefRAGGraph | None = None,
     **context: Any,
 ) -> dict[str, Any]:
     """Answer `question` with the PrefRAG process and return the output state.
 
     Keyword arguments other than the named ones are run settings (`Context` fields), e.g.
     `ask("...", top_k=3, preferred_source="demo")`. The result holds `answer`,
-    `citations`, `steps` (the route), `reflections`, `counters`, `model_calls`, `notes`.
+    `citations`, `route` (one record per retrieval step), `reflections`, `counters`,
+    `model_calls`, `tokens`, `notes` and `history` (earlier questions on the same thread).
     """
     if not question or not question.strip():
         raise EmptyQuestionError("The question is empty; ask something.")
@@ -54,6 +54,30 @@ def ask(
     if checkpointer is not None or graph.checkpointer is not None:
         config["configurable"] = {"thread_id": thread_id or str(uuid.uuid4())}
     return graph.invoke({"question": question.strip()}, config=config, context=run_context)
+
+
+def resume(thread_id: str, *, graph: PrefRAGGraph) -> dict[str, Any]:
+    """Continue the interrupted run on `thread_id` with the settings it started with.
+
+    The run's `Context` is stored in its state (`run_context`) with every checkpoint, so
+    the resumed run keeps its sources, tool nodes and caps. A finished run's output is
+    returned as it is.
+
+    Raises:
+        ConfigurationError: The graph has no checkpointer, or nothing is stored under
+            `thread_id`.
+    """
+    if graph.checkpointer is None:
+        raise ConfigurationError("Resuming needs a graph compiled with a checkpointer.")
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+    snapshot = graph.get_state(config)
+    if not snapshot.values:
+        raise ConfigurationError(f"No stored run for thread '{thread_id}'.")
+    if not snapshot.next:
+        return dict(snapshot.values)
+    context = context_from(snapshot.values.get("run_context") or {})
+    config["recursion_limit"] = recursion_limit(context)
+    return graph.invoke(None, config=config, context=context)
 
 
 def recursion_limit(context: Context) -> int:

@@ -11,15 +11,17 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 
 from prefrag.config import get_settings
+from prefrag.graphs.context import Context, context_from
 
 
 @dataclass
 class StoredRun:
-    """A checkpointed run: its question, latest values, and whether it reached the end."""
+    """A checkpointed run: question, latest values, whether it ended, its run settings."""
 
     question: str
     values: dict[str, Any]
     finished: bool
+    context: Context
 
 
 @contextmanager
@@ -42,4 +44,9 @@ def stored_run(graph: CompiledStateGraph, thread_id: str) -> StoredRun | None:
     if not snapshot.values:
         return None
     values = dict(snapshot.values)
-    return StoredRun(str(values.get("question", "")), values, finished=not snapshot.next)
+    return StoredRun(
+        str(values.get("question", "")),
+        values,
+        finished=not snapshot.next,
+        context=context_from(values.get("run_context") or {}),
+    )

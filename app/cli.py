@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from prefrag.errors import PrefRAGError
+from prefrag.run_options import with_run_settings
 
 app = typer.Typer(
     name="prefrag",
@@ -89,27 +90,31 @@ def sources() -> None:
 
 
 @app.command()
+@with_run_settings()
 def ask(
     question: Annotated[str | None, typer.Argument(help="The question.")] = None,
-    source: Annotated[
-        str | None, typer.Option("--source", "-s", help="Preferred local source.")
-    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     trace: Annotated[bool, typer.Option("--trace", help="Show the route of every step.")] = False,
     thread: Annotated[
-        str | None, typer.Option("--thread", help="Checkpoint thread id: resume or show a run.")
+        str | None,
+        typer.Option(
+            "--thread",
+            help="Keep the run under this id (checkpointed): resume it after an interruption "
+            "with its own settings, show it again, or ask a follow-up question on it. Without "
+            "it nothing is stored.",
+        ),
     ] = None,
-    top_k: Annotated[int, typer.Option(help="Documents per search.")] = 5,
-    no_web: Annotated[bool, typer.Option("--no-web", help="Never search the web.")] = False,
-    mog: Annotated[bool, typer.Option("--mog", help="Mix-of-Granularity selection.")] = False,
-    polyview: Annotated[
-        bool, typer.Option("--polyview", help="Polyview reranking (authority, recency, ...).")
+    no_web: Annotated[
+        bool, typer.Option("--no-web", help="Never search the web (no fallback sources).")
     ] = False,
+    *,
+    run_settings: dict[str, Any],
 ) -> None:
     """Answer a question: preferred local source first, the web only when it adds nothing."""
+    if no_web:
+        run_settings = {**run_settings, "fallback_sources": []}
     with _clear_errors():
-        tools = {"use_mog": mog, "use_polyview": polyview}
-        result = _run_ask(question, source, thread, top_k=top_k, web=not no_web, tools=tools)
+        result = _run_ask(question, thread, run_settings)
     from prefrag.results import result_record
 
     record = result_record(result)
@@ -119,47 +124,56 @@ def ask(
     _print_answer(record, trace=trace)
 
 
-def _run_ask(
-    question: str | None,
-    source: str | None,
-    thread: str | None,
-    *,
-    top_k: int,
-    web: bool,
-    tools: dict[str, bool],
-) -> dict[str, Any]:
+def _run_ask(question: str | None, thread: str | None, settings: dict[str, Any]) -> dict[str, Any]:
     from prefrag.api import ask as ask_question
-    from prefrag.api import make_context, recursion_limit
-    from prefrag.checkpoints import open_checkpointer, stored_run
+    from prefrag.api import make_context, resume
     from prefrag.errors import EmptyQuestionError
-    from prefrag.graphs.graph import build_graph
-    from prefrag.sources.defaults import default_sources
 
     if question is None and thread is None:
         raise EmptyQuestionError("Give a question (or --thread ID to show a stored run).")
     if question is not None and not question.strip():
         raise EmptyQuestionError("The question is empty; ask something.")
-    registry = _with_status("Opening sources", lambda: default_sources(web=web))
-    context = make_context(top_k=top_k, preferred_source=source or None, **tools)
-    if source is not None:
-        registry.get(source)  # an unknown name fails here, with the known ones listed
+    context = make_context(**settings)
+    if thread is None:  # nothing to resume later: no checkpoint is written
+        graph = _graph_for(context)
+        return ask_question(question or "", graph=graph, **_fields(context))
+
+    from prefrag.checkpoints import open_checkpointer, stored_run
+    from prefrag.sources.base import SourceRegistry
+
     with open_checkpointer() as checkpointer:
-        graph = build_graph(sources=registry, checkpointer=checkpointer)
-        if thread is not None:
-            stored = stored_run(graph, thread)
-            if stored is not None:
-                if question is not None and question.strip() != stored.question:
-                    raise PrefRAGError(
-                        f"Thread '{thread}' already holds another question; use a new id."
-                    )
-                if stored.finished:
-                    return stored.values
-                config = {"configurable": {"thread_id": thread}}
-                config["recursion_limit"] = recursion_limit(context)
-                return graph.invoke(None, config=config, context=context)
-            if question is None:
-                raise PrefRAGError(f"No stored run for thread '{thread}'.")
+        probe = build_graph_for_state(SourceRegistry(), checkpointer)
+        stored = stored_run(probe, thread)
+        if stored is None and question is None:
+            raise PrefRAGError(f"No stored run for thread '{thread}'.")
+        if stored is not None and (question is None or question.strip() == stored.question):
+            if stored.finished:
+                return stored.values
+            # Resume with the settings the run started with, whatever the options say now.
+            return resume(thread, graph=_graph_for(stored.context, checkpointer))
+        # A new thread, or a follow-up question: a fresh episode; earlier turns stay in
+        # the thread's history.
+        graph = _graph_for(context, checkpointer)
         return ask_question(question or "", graph=graph, thread_id=thread, **_fields(context))
+
+
+def build_graph_for_state(sources: Any, checkpointer: Any) -> Any:
+    """A graph that only reads stored state (no sources are opened)."""
+    from prefrag.graphs.graph import build_graph
+
+    return build_graph(sources=sources, checkpointer=checkpointer)
+
+
+def _graph_for(context: Any, checkpointer: Any = None) -> Any:
+    """The graph over the default sources a run with `context` needs (web only if used)."""
+    from prefrag.graphs.graph import build_graph
+    from prefrag.sources.defaults import default_sources
+
+    web = "web" in context.fallback_sources
+    registry = _with_status("Opening sources", lambda: default_sources(web=web))
+    if context.preferred_source is not None:
+        registry.get(context.preferred_source)  # an unknown name fails here, listing the known
+    return build_graph(sources=registry, checkpointer=checkpointer)
 
 
 def _fields(context: Any) -> dict[str, Any]:

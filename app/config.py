@@ -13,6 +13,8 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from prefrag.reasoners.roles import declare_model_fields
+
 Backend = Literal["extractive", "openai", "hf", "vllm"]
 
 
@@ -53,11 +55,8 @@ class Settings(BaseSettings):
     openai_base_url: str | None = Field(default=None, validation_alias="OPENAI_BASE_URL")
     openai_api_key: str | None = Field(default=None, validation_alias="OPENAI_API_KEY")
     model: str | None = Field(default=None, description="Default chat model name for every role.")
-    think_model: str | None = None
-    compare_model: str | None = None
-    answer_model: str | None = None
-    reflect_model: str | None = None
-    plan_model: str | None = None
+    # `PREFRAG_<ROLE>_MODEL`: one chat model per reasoner role (prefrag.reasoners.roles).
+    declare_model_fields(locals(), lambda role: Field(default=None, description=role.model_help))
     hf_compare_checkpoint: Path | None = Field(
         default=None, description="Local transformers checkpoint for the switcher (`hf`)."
     )

@@ -17,6 +17,7 @@ from pydantic import SecretStr
 
 from prefrag.config import Settings
 from prefrag.errors import ConfigurationError
+from prefrag.reasoners.roles import models_of
 
 __all__ = ["ModelBackend", "build_chat_model", "make_chat_model", "resolve_model"]
 
@@ -41,7 +42,7 @@ def resolve_model(
     if not name and role == "compare" and settings.hf_compare_checkpoint is not None:
         return "hf", str(settings.hf_compare_checkpoint)
     if not name:
-        name = getattr(settings, f"{role}_model", None) or settings.model
+        name = models_of(settings).get(role) or settings.model
     if not name:
         raise ConfigurationError(
             f"No chat model is configured for the '{role}' role; set PREFRAG_MODEL "

@@ -23,12 +23,12 @@ def route_of(result: dict[str, Any]) -> list[dict[str, Any]]:
             "used": [doc_id(d) for d in step.get("used", [])],
             "notes": list(step.get("notes", [])),
         }
-        for i, step in enumerate(result.get("steps", []))
+        for i, step in enumerate(result.get("route", []))
     ]
 
 
 def result_record(result: dict[str, Any]) -> dict[str, Any]:
-    """`{"answer", "citations", "route", "counters", ...}` as `prefrag ask --json` prints."""
+    """`{"answer", "citations", "route", "counters", ..., "history"}` as `ask --json` prints."""
     return {
         "question": result.get("question", ""),
         "answer": result.get("answer", ""),
@@ -39,4 +39,5 @@ def result_record(result: dict[str, Any]) -> dict[str, Any]:
         "model_calls": dict(result.get("model_calls", {})),
         "tokens": dict(result.get("tokens", {})),
         "notes": list(result.get("notes", [])),
+        "history": list(result.get("history", [])),
     }

@@ -131,19 +131,19 @@ def lookup_embedder(index: Path) -> LookupEmbedder:
     return LookupEmbedder(table, get_embedder())
 
 
-def fresh_rerankers(embedder: Any, *, cache_size: int | None = None) -> None:
-    """Register new (cold) rerankers under every profile name the variants use."""
-    from prefrag.graphs.tool_nodes import register_reranker
+def fresh_rerankers(embedder: Any, *, cache_size: int | None = None) -> dict[str, Any]:
+    """New (cold) rerankers under every profile name the variants use."""
     from prefrag.tools.polyview import DEFAULT_VECTOR_CACHE_SIZE, PolyviewReranker
 
     size = DEFAULT_VECTOR_CACHE_SIZE if cache_size is None else cache_size
+    rerankers: dict[str, Any] = {}
     for _, profile, _, options in VARIANTS.values():
         kwargs = dict(options or {})
         base = "inquiry" if profile.startswith("ablation") else profile
-        register_reranker(
-            profile,
-            PolyviewReranker(profile=base, embedder=embedder, vector_cache_size=size, **kwargs),
+        rerankers[profile] = PolyviewReranker(
+            profile=base, embedder=embedder, vector_cache_size=size, **kwargs
         )
+    return rerankers
 
 
 def build_mog(index: Path, embedder: Any) -> dict[str, Any]:
@@ -164,7 +164,13 @@ def build_mog(index: Path, embedder: Any) -> dict[str, Any]:
 
 
 def run_variant(
-    work: Path, name: str, source_run: Path, *, limit: int | None, concurrency: int
+    work: Path,
+    name: str,
+    source_run: Path,
+    *,
+    limit: int | None,
+    concurrency: int,
+    rerankers: dict[str, Any],
 ) -> dict[str, Any]:
     """Run method `prefrag` under variant `name`; returns the summary."""
     from prefrag.eval.runner import EvalConfig, run_eval
@@ -179,12 +185,10 @@ def run_variant(
         two_source=0.5,
         limit=limit,
         concurrency=concurrency,
-        polyview=polyview,
-        polyview_profile=profile,
-        mog=mog,
+        context={"use_polyview": polyview, "polyview_profile": profile, "use_mog": mog},
     )
     start = time.perf_counter()
-    summary = run_eval(config, progress=False)
+    summary = run_eval(config, rerankers=rerankers, progress=False)
     summary["_run"]["wall_s"] = time.perf_counter() - start
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     return summary
@@ -199,9 +203,13 @@ def cmd_run(args: argparse.Namespace) -> None:
     if any(VARIANTS[n][2] for n in names):
         print("mog index:", build_mog(index, embedder), flush=True)
     for name in names:
-        fresh_rerankers(embedder)
         summary = run_variant(
-            work, name, source_run, limit=args.limit, concurrency=args.concurrency
+            work,
+            name,
+            source_run,
+            limit=args.limit,
+            concurrency=args.concurrency,
+            rerankers=fresh_rerankers(embedder),
         )
         row = summary["prefrag"]
         print(
@@ -214,14 +222,13 @@ def cmd_run(args: argparse.Namespace) -> None:
 
 def cmd_latency(args: argparse.Namespace) -> None:
     """Polyview node p50 with the real embedder: vector cache off, then on (cold, warm)."""
-    from prefrag.graphs.tool_nodes import reranker_for
     from prefrag.index.embeddings import get_embedder
 
     work, source_run = Path(args.work), Path(args.source_run)
     embedder = get_embedder()
     results: dict[str, Any] = {}
     for label, size, runs in (("cache-off", 0, 1), ("cache-on", None, 2)):
-        fresh_rerankers(embedder, cache_size=size)
+        rerankers = fresh_rerankers(embedder, cache_size=size)
         for attempt in range(runs):
             name = f"latency-{label}-{attempt}"
             out = prepare_run(work, name, source_run)
@@ -229,11 +236,16 @@ def cmd_latency(args: argparse.Namespace) -> None:
                 (out / stale).unlink(missing_ok=True)
             VARIANTS[name] = VARIANTS["pv-inquiry"]
             summary = run_variant(
-                work, name, source_run, limit=args.limit, concurrency=args.concurrency
+                work,
+                name,
+                source_run,
+                limit=args.limit,
+                concurrency=args.concurrency,
+                rerankers=rerankers,
             )
             nodes = _node_seconds(out / "items.jsonl")
             results[name] = {
-                "cache": reranker_for("inquiry").cache_info(),
+                "cache": rerankers["inquiry"].cache_info(),
                 "wall_s": summary["_run"]["wall_s"],
                 **{node: _stats(nodes.get(node, [])) for node in TOOL_NODES},
             }

@@ -18,14 +18,13 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import re
-import string
 import time
 from pathlib import Path
 
 from rank_bm25 import BM25Okapi
 
 from prefrag.documents import doc_id, make_document, unique_documents
+from prefrag.eval.metrics import exact_match, f1
 from prefrag.reasoners._text import analyze_question, content_terms
 from prefrag.reasoners.base import ScratchpadStep
 from prefrag.reasoners.extractive import ExtractiveReasoner
@@ -33,30 +32,8 @@ from prefrag.reasoners.extractive import ExtractiveReasoner
 DATA = Path("/work/shared/data/hotpotqa/hotpotqa_dev_350.jsonl")
 
 
-def normalize(text: str) -> str:
-    text = text.lower()
-    text = "".join(ch for ch in text if ch not in set(string.punctuation))
-    text = re.sub(r"\b(a|an|the)\b", " ", text)
-    return " ".join(text.split())
-
-
-def f1_score(prediction: str, gold: str) -> float:
-    pred, ref = normalize(prediction), normalize(gold)
-    if (pred in ("yes", "no") or ref in ("yes", "no")) and pred != ref:
-        return 0.0
-    p_tokens, r_tokens = pred.split(), ref.split()
-    common = collections.Counter(p_tokens) & collections.Counter(r_tokens)
-    same = sum(common.values())
-    if same == 0:
-        return 0.0
-    precision, recall = same / len(p_tokens), same / len(r_tokens)
-    return 2 * precision * recall / (precision + recall)
-
-
 def best(prediction: str, golds: list[str]) -> tuple[float, float]:
-    em = max(float(normalize(prediction) == normalize(g)) for g in golds)
-    f1 = max(f1_score(prediction, g) for g in golds)
-    return em, f1
+    return exact_match(prediction, golds), f1(prediction, golds)
 
 
 class Bm25:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from prefrag.errors import PrefRAGError
+from prefrag.run_options import with_run_settings
 
 _METHODS_HELP = (
     "Comma-separated methods: prefrag, prefrag-no-pref, prefrag-no-reflection, "
@@ -16,6 +17,7 @@ _METHODS_HELP = (
 )
 
 
+@with_run_settings(exclude=("reasoner",))
 def eval_command(
     dataset: Annotated[Path, typer.Option("--dataset", help="Dataset file or folder.")],
     out: Annotated[Path, typer.Option("--out", help="Output folder (resumable).")],
@@ -38,42 +40,21 @@ def eval_command(
         bool, typer.Option("--sample", help="With --limit: a seeded random sample instead.")
     ] = False,
     concurrency: Annotated[int, typer.Option("--concurrency", help="Items run at once.")] = 4,
-    top_k: Annotated[int, typer.Option("--top-k", help="Documents per search.")] = 5,
-    max_iterations: Annotated[int, typer.Option(help="Retrieval steps before answering.")] = 3,
-    max_reflections: Annotated[int, typer.Option(help="Supplements after a bad answer.")] = 1,
     seed: Annotated[int, typer.Option(help="Seed of the split and of --sample.")] = 0,
-    source: Annotated[
-        str | None,
-        typer.Option(
-            "--source", help="Preferred indexed local source (datasets without a corpus)."
-        ),
-    ] = None,
     corpus: Annotated[
         str,
         typer.Option(help="Index 'all' of the dataset's paragraphs or only the evaluated 'items'."),
     ] = "all",
-    polyview: Annotated[
-        bool,
-        typer.Option(
-            "--polyview",
-            help="Graph methods (prefrag*) rerank each search's candidates with polyview.",
-        ),
-    ] = False,
-    polyview_profile: Annotated[
-        str,
-        typer.Option("--polyview-profile", help="Polyview weights: 'inquiry', 'policy' or 'care'."),
-    ] = "inquiry",
-    mog: Annotated[
-        bool,
-        typer.Option(
-            "--mog",
-            help="Graph methods (prefrag*) pick local chunks with Mix-of-Granularity; the "
-            "local source's MoG index is built first when absent.",
-        ),
-    ] = False,
     no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
+    *,
+    run_settings: dict[str, Any],
 ) -> None:
-    """Evaluate methods on a dataset: items.jsonl, summary.json, report.md and plots in OUT."""
+    """Evaluate methods on a dataset: items.jsonl, summary.json, report.md and plots in OUT.
+
+    Every run setting of the graph's context is an option too (`--top-k`, `--source`,
+    `--polyview`, `--polyview-views`, `--mog`, ...); the tool options act on the
+    graph-backed methods (prefrag*), the baselines ignore them.
+    """
     from rich.console import Console
 
     from prefrag.eval.runner import EvalConfig, run_eval
@@ -95,15 +76,9 @@ def eval_command(
         limit=limit,
         sample=sample,
         concurrency=concurrency,
-        top_k=top_k,
-        max_iterations=max_iterations,
-        max_reflections=max_reflections,
         seed=seed,
-        source=source,
         corpus=corpus,
-        polyview=polyview,
-        polyview_profile=polyview_profile,
-        mog=mog,
+        context=run_settings,
     )
     try:
         run_eval(config, progress=not no_progress)

@@ -18,21 +18,12 @@ from __future__ import annotations
 
 import math
 import re
-import string
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-_ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
-_PUNCTUATION = frozenset(string.punctuation)
+from prefrag.answers import normalize_answer
+
 _YES_NO = frozenset({"yes", "no", "noanswer"})
-
-
-def normalize_answer(text: str) -> str:
-    """SQuAD normalisation: lower case, no punctuation, no articles, single spaces."""
-    text = text.lower()
-    text = "".join(ch for ch in text if ch not in _PUNCTUATION)
-    text = _ARTICLES.sub(" ", text)
-    return " ".join(text.split())
 
 
 def _golds(golds: str | Sequence[str]) -> list[str]:

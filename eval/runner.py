@@ -16,10 +16,10 @@ import random
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,35 +28,30 @@ from prefrag.errors import ConfigurationError
 from prefrag.eval import metrics
 from prefrag.eval.cache import CachedSource, RetrievalCache
 from prefrag.eval.datasets import Dataset, EvalItem, load_dataset
+from prefrag.reasoners.roles import ROLES
 
 if TYPE_CHECKING:
     from prefrag.config import Settings
+    from prefrag.graphs.context import Context
     from prefrag.reasoners.base import Reasoner
     from prefrag.sources.base import SourceRegistry
 
 RETRIEVAL_METHODS = ("dense", "lexical", "hybrid")
 RETRIEVAL_KS = (1, 5, 10)
-# Keys that must match for a rerun into the same folder to resume instead of mixing runs.
-_RESUME_KEYS = (
-    "dataset",
-    "reasoner",
-    "two_source",
-    "seed",
-    "top_k",
-    "max_iterations",
-    "max_reflections",
-    "source",
-    "corpus",
-    "sample",
-    "polyview",
-    "polyview_profile",
-    "mog",
-)
+# Keys that must match for a rerun into the same folder to resume instead of mixing runs
+# (besides every run setting of the context, compared by its effective value).
+_RESUME_KEYS = ("dataset", "reasoner", "two_source", "seed", "corpus", "sample")
 
 
 @dataclass
 class EvalConfig:
-    """Everything that defines an evaluation run (saved as `config.json`)."""
+    """Everything that defines an evaluation run (saved as `config.json`).
+
+    `context` holds the run settings: any `Context` field except `reasoner` (e.g.
+    `{"top_k": 3, "use_polyview": True, "polyview_views": ["R", "A"]}`); the rest keep
+    `Context`'s defaults, except that the preferred source defaults to the evaluation's
+    local source. Every `Context` field is an option of `prefrag eval` as well.
+    """
 
     dataset: str
     methods: list[str]
@@ -66,15 +61,22 @@ class EvalConfig:
     limit: int | None = None
     sample: bool = False
     concurrency: int = 4
-    top_k: int = 5
-    max_iterations: int = 3
-    max_reflections: int = 1
     seed: int = 0
-    source: str | None = None
     corpus: str = "all"
-    polyview: bool = False
-    polyview_profile: str = "inquiry"
-    mog: bool = False
+    context: dict[str, Any] = field(default_factory=dict)
+
+    def setting(self, name: str) -> Any:
+        """The effective value of run setting `name` (the context's default if unset)."""
+        return getattr(_base_context(self), name)
+
+
+def _base_context(config: EvalConfig) -> Context:
+    from prefrag.api import make_context
+
+    if "reasoner" in config.context:
+        raise ConfigurationError("Set the reasoner with EvalConfig.reasoner, not the context.")
+    reasoner = "extractive" if config.reasoner == "extractive" else "llm"
+    return make_context(**config.context, reasoner=reasoner)
 
 
 @dataclass
@@ -87,6 +89,7 @@ class RunState:
     reasoner: Reasoner | None = None
     facts: dict[str, Any] = field(default_factory=dict)
     mog_index: Path | None = None
+    rerankers: dict[str, Any] = field(default_factory=dict)
 
 
 def select_items(dataset: Dataset, config: EvalConfig) -> list[EvalItem]:
@@ -105,14 +108,18 @@ def prepare(
     settings: Settings | None = None,
     reasoner: Reasoner | None = None,
     sources: SourceRegistry | None = None,
+    rerankers: Mapping[str, Any] | None = None,
 ) -> RunState:
-    """Load the dataset, build (or reuse) the indexes and the reasoner."""
+    """Load the dataset, build (or reuse) the indexes and the reasoner.
+
+    `rerankers` are polyview rerankers by profile name, offered to the graph's provider.
+    """
     from prefrag.config import get_settings
 
     settings = settings or get_settings()
     dataset = load_dataset(config.dataset)
     items = select_items(dataset, config)
-    state = RunState(dataset, items, sources, reasoner)
+    state = RunState(dataset, items, sources, reasoner, rerankers=dict(rerankers or {}))
     out = Path(config.out)
     if dataset.task == "retrieval":
         bad = [m for m in config.methods if m not in RETRIEVAL_METHODS]
@@ -149,9 +156,10 @@ def prepare(
             from prefrag.sources.defaults import default_sources
 
             state.sources = default_sources()
-    if config.polyview:
-        _check_polyview_profile(config.polyview_profile)
-    if config.mog:
+    base = _base_context(config)  # refuses bad run settings before any work
+    if base.use_polyview:
+        _check_polyview_profile(base.polyview_profile, state.rerankers)
+    if base.use_mog:
         state.mog_index, state.facts["mog"] = ensure_mog_index(
             state.sources, _preferred_name(config, state.sources), settings
         )
@@ -163,33 +171,24 @@ def prepare(
 
 
 def _preferred_name(config: EvalConfig, sources: SourceRegistry) -> str | None:
-    return config.source or ("local" if "local" in sources else None)
+    return config.setting("preferred_source") or ("local" if "local" in sources else None)
 
 
-def _context(config: EvalConfig, sources: SourceRegistry) -> Any:
-    from prefrag.graphs.context import Context
+def _context(config: EvalConfig, sources: SourceRegistry) -> Context:
+    """The run context of the evaluation (the tool flags act on graph-backed methods)."""
+    import dataclasses
 
-    # The tool flags act on graph-backed methods (prefrag*); the baselines ignore them.
-    return Context(
-        reasoner="extractive" if config.reasoner == "extractive" else "llm",
-        top_k=config.top_k,
-        max_iterations=config.max_iterations,
-        max_reflections=config.max_reflections,
-        preferred_source=_preferred_name(config, sources),
-        fallback_sources=["web"],
-        use_polyview=config.polyview,
-        polyview_profile=config.polyview_profile,
-        use_mog=config.mog,
+    return dataclasses.replace(
+        _base_context(config), preferred_source=_preferred_name(config, sources)
     )
 
 
-def _check_polyview_profile(profile: str) -> None:
-    from prefrag.graphs import tool_nodes
+def _check_polyview_profile(profile: str, rerankers: Mapping[str, Any]) -> None:
+    from prefrag.tools.polyview import PROFILES
 
-    try:
-        tool_nodes.reranker_for(profile)
-    except ValueError as error:
-        raise ConfigurationError(str(error)) from None
+    if profile not in rerankers and profile not in PROFILES:
+        known = ", ".join([*PROFILES, *rerankers])
+        raise ConfigurationError(f"Unknown polyview profile '{profile}' (known: {known}).")
 
 
 def ensure_mog_index(
@@ -245,12 +244,25 @@ def _check_resumable(config: EvalConfig, out: Path) -> None:
     if not saved_path.exists():
         return
     saved = json.loads(saved_path.read_text()).get("config", {})
-    now = asdict(config)
-    changed = [k for k in _RESUME_KEYS if k in saved and saved[k] != now[k]]
+    now = _resume_view(asdict(config))
+    before = _resume_view(saved)
+    changed = [k for k in now if k in before and before[k] != now[k]]
     if changed:
         raise ConfigurationError(
             f"'{out}' holds a run with different {', '.join(changed)}; use another --out."
         )
+
+
+def _resume_view(config: dict[str, Any]) -> dict[str, Any]:
+    """What must match to resume: the eval keys and every effective run setting."""
+    from prefrag.graphs.context import context_from
+
+    view = {key: config.get(key) for key in _RESUME_KEYS}
+    settings = dict(config.get("context") or {})
+    settings.pop("reasoner", None)
+    view.update(asdict(context_from(settings)))
+    view.pop("reasoner", None)
+    return view
 
 
 def _save_config(config: EvalConfig, out: Path, settings: Settings, facts: dict[str, Any]) -> None:
@@ -261,10 +273,7 @@ def _save_config(config: EvalConfig, out: Path, settings: Settings, facts: dict[
         for key in (
             "backend",
             "model",
-            "think_model",
-            "compare_model",
-            "answer_model",
-            "reflect_model",
+            *(role.model_field for role in ROLES),
             "openai_base_url",
             "embedding_model",
             "chunk_size",
@@ -289,12 +298,15 @@ def run_eval(
     settings: Settings | None = None,
     reasoner: Reasoner | None = None,
     sources: SourceRegistry | None = None,
+    rerankers: Mapping[str, Any] | None = None,
     progress: bool = True,
     report: bool = True,
 ) -> dict[str, Any]:
     """Run every method on every item, resuming what `config.out` already holds.
 
-    Returns the summary (per method: every metric), also written to `summary.json`.
+    `rerankers` offers polyview rerankers by profile name (e.g. an ablation's subset of
+    views) to the graph-backed methods. Returns the summary (per method: every metric),
+    also written to `summary.json`.
     """
     from prefrag.config import get_settings
     from prefrag.eval.report import summarize, write_report
@@ -303,7 +315,9 @@ def run_eval(
     out = Path(config.out)
     out.mkdir(parents=True, exist_ok=True)
     _check_resumable(config, out)
-    state = prepare(config, settings=settings, reasoner=reasoner, sources=sources)
+    state = prepare(
+        config, settings=settings, reasoner=reasoner, sources=sources, rerankers=rerankers
+    )
     _save_config(config, out, settings, state.facts)
 
     items_path = out / "items.jsonl"
@@ -315,7 +329,7 @@ def run_eval(
         jobs = _qa_jobs(config, state, cache, done)
 
     lock = threading.Lock()
-    with items_path.open("a", encoding="utf-8") as sink, _mog_scope(config, state):
+    with items_path.open("a", encoding="utf-8") as sink:
 
         def finish(record: dict[str, Any]) -> None:
             with lock:
@@ -347,16 +361,6 @@ def run_eval(
 Job = Callable[[], dict[str, Any]]
 
 
-def _mog_scope(config: EvalConfig, state: RunState) -> AbstractContextManager[None]:
-    """While the jobs run, the graph's MoG node reads this run's index of its source."""
-    name = _preferred_name(config, state.sources) if state.sources is not None else None
-    if state.mog_index is None or not name:
-        return nullcontext()
-    from prefrag.graphs.tool_nodes import use_mog_index
-
-    return use_mog_index(name, state.mog_index)
-
-
 def _execute(
     jobs: Sequence[Job],
     finish: Callable[[dict[str, Any]], None],
@@ -385,23 +389,37 @@ def _qa_jobs(
     config: EvalConfig, state: RunState, cache: RetrievalCache, done: set[tuple[str, str]]
 ) -> list[Job]:
     from prefrag.graphs.baselines import build_method
+    from prefrag.graphs.resources import ResourceProvider
     from prefrag.sources.base import SourceRegistry
 
     assert state.sources is not None and state.reasoner is not None
     cached = SourceRegistry(CachedSource(s, cache) for s in state.sources)
     context = _context(config, cached)
+    name = _preferred_name(config, cached)
+    resources = ResourceProvider(
+        reasoner=state.reasoner,
+        sources=cached,
+        rerankers=state.rerankers,
+        # The graph's MoG node reads this run's index of its source, not the user's.
+        mog_indexes={name: state.mog_index} if state.mog_index and name else None,
+    )
     graph = None
     jobs: list[Job] = []
     for name in config.methods:
         method = build_method(
-            name, reasoner=state.reasoner, sources=cached, context=context, graph=graph
+            name,
+            reasoner=state.reasoner,
+            sources=cached,
+            context=context,
+            graph=graph,
+            resources=resources,
         )
         if method.is_graph:
             graph = method.system  # one compiled graph serves every graph-backed method
         for item in state.items:
             if (name, item.id) in done:
                 continue
-            jobs.append(lambda m=method, i=item: score_item(m, i))
+            jobs.append(partial(score_item, method, item))
     return jobs
 
 
@@ -447,7 +465,7 @@ def score_item(method: Any, item: EvalItem) -> dict[str, Any]:
 def score_output(output: dict[str, Any], item: EvalItem) -> dict[str, Any]:
     """Metrics of one method output against `item`'s gold data."""
     prediction = str(output.get("answer") or "")
-    steps = list(output.get("steps") or [])
+    steps = list(output.get("route") or [])
     used = unique_documents(d for s in steps for d in s.get("used", []))
     used_kinds = [str(d.metadata.get("kind", "local")) for d in used]
     if item.task == "mc":
@@ -521,7 +539,7 @@ def _retrieval_jobs(
         for item in state.items:
             if (mode, item.id) in done:
                 continue
-            jobs.append(lambda s=source, m=mode, i=item: score_retrieval(s, m, i, depth))
+            jobs.append(partial(score_retrieval, source, mode, item, depth))
     state.facts["retrieval_corpus"] = len(rows)
     return jobs
 

@@ -1,7 +1,7 @@
 """Comparison systems built from the same components as PrefRAG: a `Reasoner` and `Source`s.
 
 Every system has `invoke({"question": q}, context=Context(...))` and returns the PrefRAG
-graph's output shape (answer, citations, steps, counters, model_calls, tokens, notes), so
+graph's output shape (answer, citations, route, counters, model_calls, tokens, notes), so
 the evaluation scores them all the same way. Counters follow the paper's appendix A.6: each
 search of a local source is one local retrieval, each web search one web retrieval, and a
 retrieval is "used" when its documents entered the context.
@@ -29,12 +29,20 @@ from typing import Any, Protocol
 
 from langchain_core.documents import Document
 
-from prefrag.documents import citation, doc_id, unique_documents
 from prefrag.errors import ConfigurationError, EmptyQuestionError
 from prefrag.graphs.context import Context
-from prefrag.graphs.nodes import scratchpad_of
-from prefrag.graphs.state import Step, empty_counters
-from prefrag.reasoners.base import Reasoner, ScratchpadStep, Usage
+from prefrag.graphs.nodes import retrieval_steps, scratchpad_of
+from prefrag.graphs.resources import ResourceProvider
+from prefrag.graphs.retrieval import (
+    add_search,
+    answer_update,
+    new_step,
+    search,
+    usage_update,
+    use_documents,
+)
+from prefrag.graphs.state import Counters, Step, add_counters, add_counts, empty_counters
+from prefrag.reasoners.base import Reasoner
 from prefrag.sources.base import Source, SourceRegistry
 
 GRAPH_METHODS = ("prefrag", "prefrag-no-reflection", "prefrag-no-pref")
@@ -89,42 +97,57 @@ def build_method(
     sources: SourceRegistry,
     context: Context | None = None,
     graph: Any = None,
+    resources: ResourceProvider | None = None,
 ) -> Method:
-    """Build method `name` on `reasoner` and `sources` (`graph`: a prebuilt PrefRAG graph)."""
+    """Build method `name` on `reasoner` and `sources`.
+
+    Args:
+        name: One of `METHODS`.
+        reasoner: The reasoner every method shares.
+        sources: The sources every method shares.
+        context: The base run context (ablations change it).
+        graph: A prebuilt PrefRAG graph for the graph-backed methods.
+        resources: The provider of rerankers and MoG indexes (and of `reasoner` and
+            `sources`, which it should hold); default: one over `reasoner` and `sources`.
+    """
     if name not in METHODS:
         raise ConfigurationError(f"Unknown method '{name}' (known: {', '.join(METHODS)}).")
     ctx = method_context(name, context)
+    resources = resources or ResourceProvider(reasoner=reasoner, sources=sources)
     if name in GRAPH_METHODS:
         if graph is None:
             from prefrag.graphs.graph import build_graph
 
-            graph = build_graph(reasoner=reasoner, sources=sources)
+            graph = build_graph(resources=resources)
         return Method(name, graph, ctx, is_graph=True)
-    return Method(name, LoopSystem(name, reasoner, sources), ctx)
+    return Method(name, LoopSystem(name, reasoner, sources, resources=resources), ctx)
 
 
 @dataclass
 class _Run:
-    """Mutable trace of one question."""
+    """Mutable trace of one question: the graph's output state plus node timings."""
 
     question: str
-    steps: list[Step] = field(default_factory=list)
+    route: list[Step] = field(default_factory=list)
     evidence: list[Document] = field(default_factory=list)
-    counters: dict[str, int] = field(default_factory=lambda: dict(empty_counters()))
+    counters: Counters = field(default_factory=empty_counters)
     model_calls: dict[str, int] = field(default_factory=dict)
     tokens: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    reflections: list[dict[str, Any]] = field(default_factory=list)
     timings: list[tuple[str, float]] = field(default_factory=list)
     answer: str = ""
     citations: list[dict[str, Any]] = field(default_factory=list)
 
-    def spend(self, role: str, usage: Usage) -> None:
-        self.model_calls[role] = self.model_calls.get(role, 0) + usage.calls
-        self.tokens[role] = self.tokens.get(role, 0) + usage.input_tokens + usage.output_tokens
-
-    def scratchpad(self) -> list[ScratchpadStep]:
-        return scratchpad_of(self.steps)
+    def apply(self, update: dict[str, Any]) -> None:
+        """Merge a kernel update as the graph's reducers would."""
+        self.route.extend(update.get("route", []))
+        self.evidence = list(update.get("evidence", self.evidence))
+        self.notes.extend(update.get("notes", []))
+        self.counters = add_counters(self.counters, update.get("counters"))
+        self.model_calls = add_counts(self.model_calls, update.get("model_calls"))
+        self.tokens = add_counts(self.tokens, update.get("tokens"))
+        self.answer = update.get("answer", self.answer)
+        self.citations = list(update.get("citations", self.citations))
 
     def timed(self, node: str, call: Callable[[], Any]) -> Any:
         start = time.perf_counter()
@@ -135,14 +158,22 @@ class _Run:
 
 
 class LoopSystem:
-    """The non-graph methods as plain loops over the shared reasoner and sources."""
+    """The non-graph methods as plain loops over the shared reasoner, sources and kernel."""
 
-    def __init__(self, method: str, reasoner: Reasoner, sources: SourceRegistry) -> None:
+    def __init__(
+        self,
+        method: str,
+        reasoner: Reasoner,
+        sources: SourceRegistry,
+        *,
+        resources: ResourceProvider | None = None,
+    ) -> None:
         if method not in LOOP_METHODS:
             raise ConfigurationError(f"'{method}' is not a loop method.")
         self.method = method
         self.reasoner = reasoner
         self.sources = sources
+        self._resources = resources or ResourceProvider(reasoner=reasoner, sources=sources)
 
     def invoke(
         self, input: dict[str, Any], context: Context | None = None, **_: Any
@@ -153,7 +184,9 @@ class LoopSystem:
         if not question:
             raise EmptyQuestionError("The question is empty; ask something.")
         run = _Run(question)
-        local, fallbacks = self._order(context, run)
+        resolved = self._resources.resolve(context)
+        run.notes.extend(resolved.notes)
+        local, fallbacks = resolved.preferred, resolved.fallbacks
         web = fallbacks[0] if fallbacks else None
         method = self.method
         if method == "vanilla-local":
@@ -165,36 +198,18 @@ class LoopSystem:
         elif method != "no-retrieval":
             self._loop(run, context, local, fallbacks)
             return self._output(run)
-        self._answer(run, feedback="")
+        self._answer(run)
         return self._output(run)
-
-    def _order(self, context: Context, run: _Run) -> tuple[Source, list[Source]]:
-        if context.preferred_source:
-            local = self.sources.get(context.preferred_source)
-        else:
-            found = self.sources.first_of_kind("local") or next(iter(self.sources), None)
-            if found is None:
-                raise ConfigurationError("No sources are configured; index documents first.")
-            local = found
-        fallbacks = []
-        for name in context.fallback_sources:
-            if name == local.name:
-                continue
-            if name in self.sources:
-                fallbacks.append(self.sources.get(name))
-            else:
-                run.notes.append(f"Fallback source '{name}' is not configured; skipped.")
-        return local, fallbacks
 
     def _loop(self, run: _Run, context: Context, local: Source, fallbacks: list[Source]) -> None:
         both = [local, *fallbacks[:1]]
         names = self._tool_names(local, fallbacks)
-        while _retrieval_steps(run) < context.max_iterations:
+        while retrieval_steps(run.route) < context.max_iterations:
             decision = run.timed(
                 "think",
-                lambda: self.reasoner.think(run.question, run.scratchpad(), sources=names),
+                lambda: self.reasoner.think(run.question, scratchpad_of(run.route), sources=names),
             )
-            run.spend("think", decision.usage)
+            run.apply(usage_update("think", decision.usage))
             if decision.action == "answer":
                 break
             query = decision.query.strip() or run.question
@@ -203,7 +218,7 @@ class LoopSystem:
             else:
                 chosen = [self._chosen(decision.source, local, fallbacks, run)]
             self._retrieve(run, chosen, query, context.top_k, thought=decision.thought)
-        self._answer(run, feedback="")
+        self._answer(run)
 
     def _tool_names(self, local: Source, fallbacks: list[Source]) -> list[str]:
         if self.method == "prefrag-prompt":
@@ -224,81 +239,38 @@ class LoopSystem:
         return local
 
     def _retrieve(
-        self,
-        run: _Run,
-        sources: Sequence[Source],
-        query: str,
-        k: int,
-        *,
-        thought: str = "",
-        kind: str = "retrieve",
+        self, run: _Run, sources: Sequence[Source], query: str, k: int, *, thought: str = ""
     ) -> None:
-        used: list[Document] = []
-        notes: list[str] = []
+        """One step through the shared kernel: search each source, use all they return."""
+        step = new_step(index=len(run.route), thought=thought, query=query)
+        counts: dict[str, int] = {}
+        uses: list[tuple[Source, list[Document]]] = []
         for source in sources:
             node = "switch_to_web" if source.kind == "web" else "retrieve_local"
-            documents = run.timed(node, partial(_search, source, query, k, notes))
-            run.counters["web_total" if source.kind == "web" else "local_total"] += 1
-            if documents:
-                run.counters["used"] += 1
-                if source.kind != "web":
-                    run.counters["local_used"] += 1
-            used.extend(documents)
-        run.steps.append(
-            {
-                "index": len(run.steps),
-                "kind": kind,  # type: ignore[typeddict-item]
-                "thought": thought,
-                "query": query,
-                "searched": [s.name for s in sources],
-                "source": "+".join(s.name for s in sources),
-                "verdict": None,
-                "analysis": "",
-                "retrieved": used,
-                "used": used,
-                "notes": notes,
-            }
-        )
-        run.evidence = unique_documents([*run.evidence, *used])
+            found = run.timed(node, partial(search, source, query, k))
+            step = add_search(step, found)
+            counts = add_counts(counts, found.counts)
+            uses.append((source, found.documents))
+        run.apply(use_documents(step, uses, run.evidence, counts=counts))
 
-    def _answer(self, run: _Run, *, feedback: str) -> str:
+    def _answer(self, run: _Run) -> None:
         draft = run.timed(
             "answer",
-            lambda: self.reasoner.answer(
-                run.question, run.scratchpad(), run.evidence, feedback=feedback
-            ),
+            lambda: self.reasoner.answer(run.question, scratchpad_of(run.route), run.evidence),
         )
-        run.spend("answer", draft.usage)
-        by_id = {doc_id(d): d for d in run.evidence}
-        run.citations = [citation(by_id[i]) for i in dict.fromkeys(draft.cited_ids) if i in by_id]
-        run.answer = draft.answer
-        return draft.answer
+        run.apply(answer_update(draft, run.evidence) | usage_update("answer", draft.usage))
 
     def _output(self, run: _Run) -> dict[str, Any]:
         return {
             "question": run.question,
             "answer": run.answer,
             "citations": run.citations,
-            "steps": run.steps,
-            "reflections": run.reflections,
+            "route": run.route,
+            "reflections": [],
             "counters": run.counters,
             "model_calls": run.model_calls,
             "tokens": run.tokens,
             "notes": run.notes,
+            "history": [],
             "timings": run.timings,
         }
-
-
-def _retrieval_steps(run: _Run) -> int:
-    return sum(1 for s in run.steps if s.get("kind") == "retrieve")
-
-
-def _search(source: Source, query: str, k: int, notes: list[str]) -> list[Document]:
-    try:
-        documents = source.search(query, k)
-    except Exception as error:
-        notes.append(f"{source.name} search failed: {error}")
-        return []
-    if not documents and source.last_note:
-        notes.append(source.last_note)
-    return documents

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
+
+from prefrag.reasoners.roles import declare_model_fields
 
 
 @dataclass(kw_only=True)
@@ -17,17 +20,10 @@ class Context:
             "model), or 'auto' (llm when a model endpoint is configured)."
         },
     )
-    think_model: str | None = field(
-        default=None, metadata={"description": "Chat model for thoughts and sub-queries."}
-    )
-    compare_model: str | None = field(
-        default=None, metadata={"description": "Chat model behind `compare` (the switcher)."}
-    )
-    answer_model: str | None = field(
-        default=None, metadata={"description": "Chat model for the final answer."}
-    )
-    reflect_model: str | None = field(
-        default=None, metadata={"description": "Chat model for self-reflection."}
+    # One `<role>_model` field per reasoner role (prefrag.reasoners.roles.ROLES).
+    declare_model_fields(
+        locals(),
+        lambda role: field(default=None, metadata={"description": role.model_help}),
     )
     top_k: int = field(default=5, metadata={"description": "Documents taken from each search."})
     max_iterations: int = field(
@@ -85,12 +81,47 @@ class Context:
         metadata={"description": "Polyview weight profile: 'inquiry', 'policy' or 'care'."},
     )
 
+    def __post_init__(self) -> None:
+        """Refuse settings no run can use, with one sentence naming the setting."""
+        from prefrag.errors import ConfigurationError
+
+        problems = []
+        if self.reasoner not in ("auto", "extractive", "llm"):
+            problems.append(
+                f"reasoner must be 'auto', 'extractive' or 'llm' (got {self.reasoner!r})"
+            )
+        for name in ("top_k", "polyview_pool"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                problems.append(f"{name} must be a whole number of at least 1")
+        for name in ("max_iterations", "max_reflections"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 0:
+                problems.append(f"{name} must be a whole number of at least 0")
+        unknown = [view for view in self.polyview_views if view not in "RUSAT"]
+        if unknown:
+            problems.append(f"polyview_views takes R, U, S, A, T (got {unknown})")
+        if problems:
+            raise ConfigurationError("Bad run setting: " + "; ".join(problems) + ".")
+
     def candidates(self) -> int:
         """How many documents a search fetches before the tool nodes cut to `top_k`."""
         return self.top_k * max(1, self.polyview_pool) if self.use_polyview else self.top_k
 
 
-def context_of(runtime: Any) -> Context:
-    """The run's context; LangGraph's `runtime.context` is None unless the caller passed one."""
+def context_of(runtime: Any, state: Mapping[str, Any] | None = None) -> Context:
+    """The run's context.
+
+    LangGraph's `runtime.context` is None unless the caller passed one; then the settings
+    the thread's episode started with (`run_context` in the state, stored with every
+    checkpoint) apply, so a resumed run continues as it began; else the defaults.
+    """
     context = getattr(runtime, "context", None)
-    return context if isinstance(context, Context) else Context()
+    if isinstance(context, Context):
+        return context
+    stored = (state or {}).get("run_context")
+    return context_from(stored) if stored else Context()
+
+
+def context_from(settings: Mapping[str, Any]) -> Context:
+    """A `Context` from stored settings (e.g. a checkpoint's), ignoring unknown names."""
+    known = {f.name for f in fields(Context)}
+    return Context(**{name: value for name, value in settings.items() if name in known})

@@ -1,19 +1,25 @@
-"""The PrefRAG graph: its whole shape in one place.
+"""The PrefRAG graph: its whole shape, every branch included, in this one file.
 
-think → retrieve_local → mog_select → polyview_rerank → compare ─┬→ think
-│                                                              └→ switch_to_web → think
-└→ answer → self_reflect ─┬→ END
-└→ supplement → think
+Topology (routing functions below decide the branches)::
+
+    START → new_question → think ─┬→ retrieve_local → mog_select → polyview_rerank → compare
+                                  └→ answer → self_reflect ─┬→ END
+                                                            └→ supplement → think
+    compare ─┬→ think               (local documents kept)
+             └→ switch_to_web → think (switcher said False, or preference off)
 """
 
 from __future__ import annotations
+
+from functools import partial
+from typing import Any, Literal
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from prefrag.graphs import nodes
 from prefrag.graphs.context import Context
-from prefrag.graphs.nodes import make_nodes
 from prefrag.graphs.resources import ResourceProvider
 from prefrag.graphs.state import InputState, OutputState, PrefRAGState
 from prefrag.graphs.tool_nodes import mog_select, polyview_rerank
@@ -22,13 +28,31 @@ from prefrag.sources.base import SourceRegistry
 
 GRAPH_NAME = "prefrag"
 
+PrefRAGGraph = CompiledStateGraph[PrefRAGState, Context, InputState, OutputState]
+
+
+def after_think(state: PrefRAGState) -> Literal["retrieve_local", "answer"]:
+    """Search with the sub-query `think` chose, or answer (also when the budget is spent)."""
+    return "answer" if state.get("action") == "answer" else "retrieve_local"
+
+
+def after_compare(state: PrefRAGState) -> Literal["switch_to_web", "think"]:
+    """The switcher's verdict: a step handed to the fallback sources, or back to thinking."""
+    return "switch_to_web" if state.get("pending_step") else "think"
+
+
+def after_reflection(state: PrefRAGState) -> Literal["supplement", "__end__"]:
+    """A negative self-reflection (within `max_reflections`) buys one supplement."""
+    return "supplement" if state.get("supplement_requested") else "__end__"
+
 
 def build_graph(
     *,
     reasoner: Reasoner | None = None,
     sources: SourceRegistry | None = None,
     checkpointer: BaseCheckpointSaver | None = None,
-) -> CompiledStateGraph:
+    resources: ResourceProvider | None = None,
+) -> PrefRAGGraph:
     """Compile the PrefRAG graph.
 
     Args:
@@ -36,27 +60,36 @@ def build_graph(
             `Context` (extractive when no model endpoint is configured).
         sources: Named sources; default: every indexed local source plus the web.
         checkpointer: Persist runs (e.g. SQLite) so a thread can be resumed or inspected.
+        resources: A ready `ResourceProvider` (then `reasoner` and `sources` are ignored).
     """
-    provider = ResourceProvider(reasoner=reasoner, sources=sources)
-    nodes = make_nodes(provider)
+    provider = resources or ResourceProvider(reasoner=reasoner, sources=sources)
+
+    def bound(node: Any) -> Any:
+        return partial(node, resources=provider)
+
     builder = StateGraph(
         PrefRAGState, context_schema=Context, input_schema=InputState, output_schema=OutputState
     )
-    builder.add_node("think", nodes["think"])
-    builder.add_node("retrieve_local", nodes["retrieve_local"])
-    builder.add_node("mog_select", mog_select)
-    builder.add_node("polyview_rerank", polyview_rerank)
-    builder.add_node("compare", nodes["compare"])
-    builder.add_node("switch_to_web", nodes["switch_to_web"])
-    builder.add_node("answer", nodes["answer"])
-    builder.add_node("self_reflect", nodes["self_reflect"])
-    builder.add_node("supplement", nodes["supplement"])
+    builder.add_node("new_question", bound(nodes.new_question))
+    builder.add_node("think", bound(nodes.think))
+    builder.add_node("retrieve_local", bound(nodes.retrieve_local))
+    builder.add_node("mog_select", bound(mog_select))
+    builder.add_node("polyview_rerank", bound(polyview_rerank))
+    builder.add_node("compare", bound(nodes.compare))
+    builder.add_node("switch_to_web", bound(nodes.switch_to_web))
+    builder.add_node("answer", bound(nodes.answer))
+    builder.add_node("self_reflect", bound(nodes.self_reflect))
+    builder.add_node("supplement", bound(nodes.supplement))
 
-    builder.add_edge(START, "think")
+    builder.add_edge(START, "new_question")
+    builder.add_edge("new_question", "think")
+    builder.add_conditional_edges("think", after_think)
     builder.add_edge("retrieve_local", "mog_select")
     builder.add_edge("mog_select", "polyview_rerank")
     builder.add_edge("polyview_rerank", "compare")
+    builder.add_conditional_edges("compare", after_compare)
     builder.add_edge("switch_to_web", "think")
     builder.add_edge("answer", "self_reflect")
+    builder.add_conditional_edges("self_reflect", after_reflection)
     builder.add_edge("supplement", "think")
     return builder.compile(checkpointer=checkpointer, name=GRAPH_NAME)

@@ -1,18 +1,26 @@
-"""What the nodes work with: the reasoner and the sources, resolved per run.
+"""What the nodes work with, resolved per run: reasoner, sources, rerankers, MoG selectors.
 
-`build_graph` may be given both; otherwise they are built from process settings and the
-run's `Context` (so Studio can switch models per run) and cached.
+`build_graph` may be given a reasoner and sources; otherwise they are built from process
+settings and the run's `Context` (so Studio can switch models per run). Everything built
+is cached here, per provider (one per compiled graph), never in module-level state: two
+graphs in one process (e.g. an evaluation's and an application's) never see each other's
+MoG folders or rerankers.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
-from prefrag.errors import UnknownSourceError
+from langchain_core.documents import Document
+
+from prefrag.errors import ConfigurationError, UnknownSourceError
 from prefrag.graphs.context import Context
 from prefrag.reasoners.base import Reasoner
+from prefrag.reasoners.roles import models_of
 from prefrag.sources.base import Source, SourceRegistry
 
 
@@ -28,7 +36,18 @@ class RunResources:
 
 
 class ResourceProvider:
-    """Resolves `RunResources` for a run's context, caching what it builds."""
+    """Resolves `RunResources` for a run's context, caching what it builds.
+
+    Args:
+        reasoner: A ready reasoner for every run; default: built per run's models.
+        sources: Named sources; default: every indexed local source plus the web.
+        reasoner_factory: Builds the reasoner of a context (when `reasoner` is None).
+        sources_factory: Builds the sources (when `sources` is None).
+        rerankers: Polyview rerankers by name, chosen by `Context.polyview_profile`
+            (e.g. a subset of views for an ablation, or a reranker with its own embedder).
+        mog_indexes: MoG index folder per local source name; default: the folder under
+            the source's own data directory (`<sources_dir>/<source>/mog`).
+    """
 
     def __init__(
         self,
@@ -37,13 +56,19 @@ class ResourceProvider:
         sources: SourceRegistry | None = None,
         reasoner_factory: Callable[[Context], Reasoner] | None = None,
         sources_factory: Callable[[], SourceRegistry] | None = None,
+        rerankers: Mapping[str, Any] | None = None,
+        mog_indexes: Mapping[str, Path] | None = None,
     ) -> None:
         self._reasoner = reasoner
         self._sources = sources
         self._reasoner_factory = reasoner_factory or _default_reasoner
         self._sources_factory = sources_factory or _default_sources
         self._reasoners: dict[tuple, Reasoner] = {}
-        self._lock = threading.Lock()
+        self._named_rerankers: dict[str, Any] = dict(rerankers or {})
+        self._rerankers: dict[tuple, Any] = {}
+        self._mog_indexes = {name: Path(folder) for name, folder in (mog_indexes or {}).items()}
+        self._selectors: dict[tuple[str, float], Any] = {}
+        self._lock = threading.RLock()
 
     def sources(self) -> SourceRegistry:
         """The configured sources (built from settings on first use)."""
@@ -56,13 +81,7 @@ class ResourceProvider:
         """The injected reasoner, or one built from settings and this run's models."""
         if self._reasoner is not None:
             return self._reasoner
-        key = (
-            context.reasoner,
-            context.think_model,
-            context.compare_model,
-            context.answer_model,
-            context.reflect_model,
-        )
+        key = (context.reasoner, *models_of(context).values())
         with self._lock:
             if key not in self._reasoners:
                 self._reasoners[key] = self._reasoner_factory(context)
@@ -89,17 +108,105 @@ class ResourceProvider:
                 notes.append(f"Fallback source '{name}' is not configured; skipped.")
         return RunResources(self.reasoner(context), sources, preferred, fallbacks, notes)
 
+    # --- polyview -----------------------------------------------------------------------
+
+    def add_reranker(self, name: str, reranker: Any) -> None:
+        """Make `Context.polyview_profile == name` use `reranker` (a `PolyviewReranker`)."""
+        with self._lock:
+            self._named_rerankers[name] = reranker
+
+    def chat_model(self, context: Context) -> Any:
+        """The run's general chat model (the `think` role's), or None without a model.
+
+        Polyview's LLM views (utility, supplement, LLM relevance) use it.
+        """
+        models = getattr(self.reasoner(context), "models", None)
+        return models.get("think") if isinstance(models, Mapping) else None
+
+    def reranker(self, context: Context) -> Any:
+        """The polyview reranker of a run (a `PolyviewReranker`, shared and cached).
+
+        A reranker added under `context.polyview_profile` is returned as it is; otherwise
+        one is built for that profile with the run's allowed views, coverage constraint
+        and chat model (which turns on the U, S and LLM-relevance views).
+
+        Raises:
+            ConfigurationError: The profile is neither known nor an added reranker.
+        """
+        from prefrag.tools.polyview import VIEWS, PolyviewReranker
+
+        profile = context.polyview_profile
+        with self._lock:
+            if profile in self._named_rerankers:
+                return self._named_rerankers[profile]
+        allowed = tuple(v for v in VIEWS if v in context.polyview_views)
+        chat_model = self.chat_model(context) if {"R", "U", "S"} & set(allowed) else None
+        key = (profile, allowed, context.polyview_coverage, id(chat_model))
+        with self._lock:
+            if key not in self._rerankers:
+                try:
+                    self._rerankers[key] = PolyviewReranker(
+                        profile=profile,
+                        views=allowed,
+                        coverage=context.polyview_coverage,
+                        chat_model=chat_model,
+                    )
+                except ValueError as error:
+                    raise ConfigurationError(str(error)) from None
+            return self._rerankers[key]
+
+    def rerank(
+        self, query: str, documents: list[Document], context: Context
+    ) -> tuple[list[Document], list[str]]:
+        """Top `context.top_k` of `documents` by polyview score, with conflict notes.
+
+        Used by the `polyview_rerank` node for local documents and by `switch_to_web` for
+        the fallback's documents, so both sources are ranked by the same views.
+        """
+        if not documents:
+            return [], []
+        result = self.reranker(context).rerank(query, documents, context.top_k)
+        return result.documents, result.notes
+
+    # --- Mix-of-Granularity ---------------------------------------------------------------
+
+    def mog_folder(self, source: str) -> Path:
+        """The folder the `mog_select` node reads source `source`'s MoG index from."""
+        from prefrag.tools.granularity_index import mog_index_dir
+
+        if source in self._mog_indexes:
+            return self._mog_indexes[source]
+        found = self.sources().get(source) if source in self.sources() else None
+        return mog_index_dir(source, getattr(found, "settings", None))
+
+    def mog_selector(self, source: str) -> Any:
+        """The MoG selector over `source`'s granularity index, or None without an index.
+
+        Cached per folder and its files' modification time, so a rebuilt index or a newly
+        trained router is picked up.
+        """
+        from prefrag.tools.granularity_index import GranularityIndex
+        from prefrag.tools.mog import MoGSelector, load_router
+
+        folder = self.mog_folder(source)
+        if not (folder / "index.json").exists():
+            return None
+        key = (str(folder), _mtime(folder))
+        with self._lock:
+            if key not in self._selectors:
+                index = GranularityIndex.load(folder)
+                self._selectors[key] = MoGSelector(index, router=load_router(folder))
+            return self._selectors[key]
+
+
+def _mtime(folder: Path) -> float:
+    return max((p.stat().st_mtime for p in folder.iterdir()), default=0.0)
+
 
 def _default_reasoner(context: Context) -> Reasoner:
     from prefrag.reasoners.factory import build_reasoner
 
-    models = {
-        "think": context.think_model,
-        "compare": context.compare_model,
-        "answer": context.answer_model,
-        "reflect": context.reflect_model,
-    }
-    return build_reasoner(reasoner=context.reasoner, models=models)
+    return build_reasoner(reasoner=context.reasoner, models=models_of(context))
 
 
 def _default_sources() -> SourceRegistry:

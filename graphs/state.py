@@ -1,11 +1,16 @@
-"""Typed state of the PrefRAG graph."""
+"""Typed state of the PrefRAG graph.
+
+The TypedDicts come from `typing_extensions`: on Python 3.11 (the version `langgraph.json`
+pins) the LangGraph server can only build Studio's input and output forms from those.
+"""
 
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Annotated, Any, Literal
 
 from langchain_core.documents import Document
+from typing_extensions import TypedDict
 
 StepKind = Literal["retrieve", "supplement"]
 
@@ -29,7 +34,6 @@ class Step(TypedDict, total=False):
     retrieved: list[Document]
     used: list[Document]
     notes: list[str]
-    both: bool  # internal: preference off, use preferred and fallback together
 
 
 class Counters(TypedDict):
@@ -41,20 +45,40 @@ class Counters(TypedDict):
     used: int
 
 
+class Turn(TypedDict):
+    """An earlier question on the same thread, kept readable after a new one starts."""
+
+    question: str
+    answer: str
+    citations: list[dict[str, Any]]
+
+
 def empty_counters() -> Counters:
     """All retrieval counters at zero."""
     return {"local_total": 0, "web_total": 0, "local_used": 0, "used": 0}
 
 
-def _merge_counts(left: dict[str, int] | None, right: dict[str, int] | None) -> dict[str, int]:
+def add_counts(left: dict[str, int] | None, right: dict[str, int] | None) -> dict[str, int]:
+    """Reducer: `right` holds increments that are added to `left` key by key."""
     merged = dict(left or {})
     for key, value in (right or {}).items():
         merged[key] = merged.get(key, 0) + value
     return merged
 
 
+def add_counters(left: Counters | None, right: dict[str, int] | None) -> Counters:
+    """Reducer of `counters`: increments added to the four retrieval counters."""
+    held, more = left or empty_counters(), right or {}
+    return {
+        "local_total": held.get("local_total", 0) + more.get("local_total", 0),
+        "web_total": held.get("web_total", 0) + more.get("web_total", 0),
+        "local_used": held.get("local_used", 0) + more.get("local_used", 0),
+        "used": held.get("used", 0) + more.get("used", 0),
+    }
+
+
 class InputState(TypedDict):
-    """What a caller passes in."""
+    """What a caller passes in: a question (a new one on a thread starts a new episode)."""
 
     question: str
 
@@ -65,33 +89,42 @@ class OutputState(TypedDict, total=False):
     question: str
     answer: str
     citations: list[dict[str, Any]]
-    steps: list[Step]
+    route: list[Step]
     reflections: list[dict[str, Any]]
     counters: Counters
     model_calls: dict[str, int]
     tokens: dict[str, int]
     notes: list[str]
+    history: list[Turn]
 
 
 class PrefRAGState(TypedDict, total=False):
-    """The full working state of one question."""
+    """The full working state of one question (one retrieval episode) on a thread."""
 
     question: str
-    # Decision made by `think` and consumed by the retrieval nodes.
+    episode_question: str  # the question the current episode answers
+    run_context: dict[str, Any]  # the episode's run settings (`Context`), for resuming
+    # Earlier turns of the thread, oldest first.
+    history: Annotated[list[Turn], operator.add]
+    # Decision made by `think` and consumed by the routing and retrieval nodes.
     thought: str
+    action: Literal["search", "answer"]
     query: str
     requested_source: str | None
+    forced_answer: dict[str, Any] | None  # think's answer when the budget was spent
     pending_local: list[Document]
-    pending_step: Step | None
+    pending_step: Step | None  # a step the switcher sent to the fallback sources
+    use_both: bool  # preference off: the pending step uses local and fallback documents
     # Accumulated trace.
-    steps: Annotated[list[Step], operator.add]
+    route: Annotated[list[Step], operator.add]
     evidence: list[Document]
     answer: str
     cited_ids: list[str]
     citations: list[dict[str, Any]]
     reflections: Annotated[list[dict[str, Any]], operator.add]
     feedback: str
-    counters: Counters
-    model_calls: Annotated[dict[str, int], _merge_counts]
-    tokens: Annotated[dict[str, int], _merge_counts]
+    supplement_requested: bool
+    counters: Annotated[Counters, add_counters]
+    model_calls: Annotated[dict[str, int], add_counts]
+    tokens: Annotated[dict[str, int], add_counts]
     notes: Annotated[list[str], operator.add]

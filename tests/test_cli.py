@@ -73,8 +73,71 @@ def test_thread_shows_a_stored_run(corpus: Path) -> None:
     shown = runner.invoke(app, ["ask", "--thread", "t1", "--json"])
     assert shown.exit_code == 0, shown.output
     assert json.loads(shown.stdout)["answer"] == json.loads(first.stdout)["answer"]
-    other = runner.invoke(app, ["ask", "Another question?", "--thread", "t1"])
-    assert other.exit_code == 2
+    # A follow-up question on the thread is a fresh episode; the first turn is history.
+    other = runner.invoke(app, ["ask", "What does ibuprofen do with warfarin?", "--thread", "t1"])
+    assert other.exit_code == 0, other.output
+    latest = runner.invoke(app, ["ask", "--thread", "t1", "--json"])
+    record = json.loads(latest.stdout)
+    assert record["question"] == "What does ibuprofen do with warfarin?"
+    assert [turn["question"] for turn in record["history"]] == ["What raises simvastatin levels?"]
+    assert len(record["route"]) <= 3  # this episode's steps only
+
+
+def test_runs_without_a_thread_store_nothing(corpus: Path, _isolated_home: Path) -> None:
+    runner.invoke(app, ["index", str(corpus), "--source", "notes"])
+    done = runner.invoke(app, ["ask", "What raises simvastatin levels?", "--no-web"])
+    assert done.exit_code == 0, done.output
+    assert not (_isolated_home / "checkpoints.sqlite").exists()
+
+
+def test_resuming_a_thread_keeps_the_settings_it_started_with(corpus: Path) -> None:
+    from prefrag.checkpoints import open_checkpointer
+    from prefrag.graphs.context import Context
+    from prefrag.graphs.graph import build_graph
+    from prefrag.sources.defaults import default_sources
+
+    runner.invoke(app, ["index", str(corpus), "--source", "notes"])
+    settings = Context(preferred_source="notes", top_k=1, fallback_sources=[], max_reflections=0)
+    with open_checkpointer() as checkpointer:  # a run interrupted after its first search
+        graph = build_graph(sources=default_sources(web=False), checkpointer=checkpointer)
+        graph.invoke(
+            {"question": "What raises simvastatin levels?"},
+            config={"configurable": {"thread_id": "t2"}},
+            context=settings,
+            interrupt_after=["retrieve_local"],
+        )
+    resumed = runner.invoke(app, ["ask", "--thread", "t2", "--json"])
+    assert resumed.exit_code == 0, resumed.output
+    record = json.loads(resumed.stdout)
+    assert record["answer"]
+    assert record["reflections"] == []  # max_reflections=0, not the default 1
+    assert all(len(step["retrieved"]) <= 1 for step in record["route"])  # top_k=1
+    assert not any("web" in note for note in record["notes"])  # no fallback configured
+
+
+def test_every_run_setting_is_an_ask_option() -> None:
+    from dataclasses import fields
+
+    import typer
+
+    from prefrag.graphs.context import Context
+    from prefrag.run_options import option_name
+
+    command = typer.main.get_command(app).commands["ask"]  # type: ignore[attr-defined]
+    offered = {opt for param in command.params for opt in param.opts}
+    for field in fields(Context):
+        assert option_name(field.name) in offered, field.name
+
+
+def test_ask_options_reach_the_run(corpus: Path) -> None:
+    runner.invoke(app, ["index", str(corpus), "--source", "notes"])
+    args = ["ask", "What raises simvastatin levels?", "-s", "notes", "--json", "--no-web"]
+    result = runner.invoke(app, [*args, "--max-reflections", "0", "--top-k", "1"])
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.stdout)
+    assert record["reflections"] == [] and len(record["route"][0]["retrieved"]) == 1
+    bad = runner.invoke(app, [*args, "--top-k", "0"])
+    assert bad.exit_code == 2 and "top_k" in bad.output
 
 
 @pytest.mark.parametrize(

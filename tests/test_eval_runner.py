@@ -68,7 +68,7 @@ def _run(tmp_path, methods, *, limit=None, sources=None, reasoner=None, out="run
         out=str(tmp_path / out),
         limit=limit,
         concurrency=3,
-        top_k=2,
+        context={"top_k": 2},
     )
     return run_eval(
         config, sources=registry, reasoner=reasoner or ScriptedReasoner(), progress=False
@@ -168,7 +168,7 @@ def test_rerun_with_different_setup_into_same_folder_is_refused(tmp_path):
         dataset=str(_dataset(tmp_path)),
         methods=["no-retrieval"],
         out=str(tmp_path / "run"),
-        top_k=7,
+        context={"top_k": 7},
     )
     with pytest.raises(ConfigurationError, match="top_k"):
         run_eval(config, sources=_sources()[0], reasoner=ScriptedReasoner(), progress=False)
@@ -321,11 +321,9 @@ class _CountingKeywordSource(KeywordSource):
 
 
 def test_polyview_option_reaches_the_graph_and_is_saved(tmp_path, monkeypatch):
-    from prefrag.graphs import tool_nodes
     from prefrag.tools.polyview import PolyviewReranker
 
-    monkeypatch.setattr(tool_nodes, "_RERANKERS", {})
-    tool_nodes.register_reranker("care", PolyviewReranker(profile="care", embedder=_Words()))
+    care = {"care": PolyviewReranker(profile="care", embedder=_Words())}
     _, _, web = _sources()
     local = _CountingKeywordSource(
         "local", "local", [(f"Town{q}", f"town{q} lies in region{q}") for q in range(4)]
@@ -334,14 +332,13 @@ def test_polyview_option_reaches_the_graph_and_is_saved(tmp_path, monkeypatch):
         dataset=str(_dataset(tmp_path)),
         methods=["prefrag", "vanilla-local"],
         out=str(tmp_path / "run"),
-        top_k=2,
-        polyview=True,
-        polyview_profile="care",
+        context={"top_k": 2, "use_polyview": True, "polyview_profile": "care"},
     )
     summary = run_eval(
         config,
         sources=SourceRegistry([local, web]),
         reasoner=ScriptedReasoner(),
+        rerankers=care,
         progress=False,
     )
     records = read_records(tmp_path / "run" / "items.jsonl")
@@ -350,9 +347,10 @@ def test_polyview_option_reaches_the_graph_and_is_saved(tmp_path, monkeypatch):
     assert 6 in local.ks  # the graph fetched top_k x pool candidates for the reranker
     assert "polyview_rerank" in summary["prefrag"]["node_latency_s"]
     saved = json.loads((tmp_path / "run" / "config.json").read_text())["config"]
-    assert saved["polyview"] is True and saved["polyview_profile"] == "care"
-    assert saved["mog"] is False
-    config.polyview = False
+    assert saved["context"]["use_polyview"] is True
+    assert saved["context"]["polyview_profile"] == "care"
+    assert "use_mog" not in saved["context"]
+    config.context["use_polyview"] = False
     with pytest.raises(ConfigurationError, match="polyview"):
         run_eval(config, sources=_sources()[0], reasoner=ScriptedReasoner(), progress=False)
 
@@ -362,8 +360,7 @@ def test_unknown_polyview_profile_is_refused(tmp_path):
         dataset=str(_dataset(tmp_path)),
         methods=["prefrag"],
         out=str(tmp_path / "run"),
-        polyview=True,
-        polyview_profile="nonsense",
+        context={"use_polyview": True, "polyview_profile": "nonsense"},
     )
     with pytest.raises(ConfigurationError, match="nonsense"):
         run_eval(config, sources=_sources()[0], reasoner=ScriptedReasoner(), progress=False)
@@ -372,7 +369,6 @@ def test_unknown_polyview_profile_is_refused(tmp_path):
 def test_mog_option_builds_the_index_of_the_searched_source_and_uses_it(tmp_path, monkeypatch):
     from prefrag.config import Settings
     from prefrag.documents import make_document
-    from prefrag.graphs import tool_nodes
     from prefrag.index import embeddings
     from prefrag.tools import granularity_source
 
@@ -387,8 +383,7 @@ def test_mog_option_builds_the_index_of_the_searched_source_and_uses_it(tmp_path
         dataset=str(_dataset(tmp_path)),
         methods=["prefrag"],
         out=str(tmp_path / "run"),
-        top_k=2,
-        mog=True,
+        context={"top_k": 2, "use_mog": True},
     )
     run_eval(
         config,
@@ -403,16 +398,17 @@ def test_mog_option_builds_the_index_of_the_searched_source_and_uses_it(tmp_path
     records = read_records(tmp_path / "run" / "items.jsonl")
     assert all(any("MoG on 'local'" in n for n in r["notes"]) for r in records)
     saved = json.loads((tmp_path / "run" / "config.json").read_text())
-    assert saved["config"]["mog"] is True and saved["mog"]["built"] is True
-    # Outside the run the node is back to the process settings' folder.
-    assert tool_nodes.mog_folder("local") != folder
+    assert saved["config"]["context"]["use_mog"] is True and saved["mog"]["built"] is True
 
 
 def test_mog_option_without_an_indexed_source_is_a_clear_error(tmp_path):
     from prefrag.config import Settings
 
     config = EvalConfig(
-        dataset=str(_dataset(tmp_path)), methods=["prefrag"], out=str(tmp_path / "run"), mog=True
+        dataset=str(_dataset(tmp_path)),
+        methods=["prefrag"],
+        out=str(tmp_path / "run"),
+        context={"use_mog": True},
     )
     with pytest.raises(ConfigurationError, match="--mog"):
         run_eval(
@@ -439,3 +435,45 @@ def test_cli_tool_options_are_offered():
     result = CliRunner().invoke(app, ["eval", "--help"])
     for option in ("--polyview", "--polyview-profile", "--mog"):
         assert option in result.output
+
+
+def test_every_run_setting_is_an_eval_option_and_reaches_the_graph(tmp_path):
+    from dataclasses import fields
+
+    import typer
+
+    from prefrag.eval.cli import register
+    from prefrag.graphs.context import Context
+    from prefrag.run_options import option_name
+
+    app = typer.Typer()
+    register(app)
+
+    @app.command()
+    def other() -> None:
+        pass
+
+    command = typer.main.get_command(app).commands["eval"]
+    offered = {opt for param in command.params for opt in param.opts}
+    for field in fields(Context):
+        if field.name != "reasoner":  # eval's own --reasoner picks how the reasoner is built
+            assert option_name(field.name) in offered, field.name
+
+    out = tmp_path / "run"
+    args = ["eval", "--dataset", str(_dataset(tmp_path)), "--out", str(out)]
+    args += ["--method", "no-retrieval", "--no-progress", "--polyview-views", "R,A"]
+    args += ["--polyview-pool", "2", "--no-polyview-coverage", "--max-reflections", "0"]
+    result = CliRunner().invoke(app, args)
+    saved = json.loads((out / "config.json").read_text())["config"]["context"]
+    assert saved == {
+        "polyview_views": ["R", "A"],
+        "polyview_pool": 2,
+        "polyview_coverage": False,
+        "max_reflections": 0,
+    }, result.output
+    from prefrag.eval.runner import _context
+
+    config = EvalConfig(dataset="d", methods=["prefrag"], out=str(out), context=saved)
+    context = _context(config, SourceRegistry())
+    assert (context.polyview_views, context.polyview_pool) == (["R", "A"], 2)
+    assert context.polyview_coverage is False and context.reasoner == "extractive"

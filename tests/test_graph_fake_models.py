@@ -7,6 +7,7 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from prefrag import build_graph
 from prefrag.graphs.context import Context
+from prefrag.graphs.graph import after_compare, after_reflection, after_think
 from prefrag.reasoners.llm import LLMReasoner
 from prefrag.sources.base import SourceRegistry
 
@@ -50,7 +51,7 @@ def test_paper_case_grouplogic_end_to_end_with_fake_models() -> None:
     result = graph.invoke({"question": QUESTION}, context=Context())
     assert result["answer"] == "Grouplogic"
     assert [c["id"] for c in result["citations"]] == ["g", "i"]
-    assert [(s["source"], s["verdict"]) for s in result["steps"]] == [
+    assert [(s["source"], s["verdict"]) for s in result["route"]] == [
         ("local", None),
         ("local", True),
     ]
@@ -63,9 +64,9 @@ def test_think_node_with_a_fake_model_routes_to_retrieval() -> None:
         think=["Thought: search it.\nAction: Search_Engine\nAction Input: Inbios founding"]
     )
     graph = build_graph(reasoner=reasoner, sources=_sources())
-    command = run_node(graph, "think", {"question": QUESTION})
-    assert command.goto == "retrieve_local"
-    assert command.update["query"] == "Inbios founding"
+    update = run_node(graph, "think", {"question": QUESTION})
+    assert after_think(update) == "retrieve_local"
+    assert update["query"] == "Inbios founding"
 
 
 def test_compare_node_with_garbage_output_keeps_local_and_notes_the_fallback() -> None:
@@ -74,16 +75,16 @@ def test_compare_node_with_garbage_output_keeps_local_and_notes_the_fallback() -
     state = {
         "question": QUESTION,
         "query": "Inbios",
-        "steps": [{"kind": "retrieve", "used": []}],
+        "route": [{"kind": "retrieve", "used": []}],
         "evidence": [doc("g", "GroupLogic 1988")],
         "pending_local": [doc("i", "InBios 1996")],
     }
-    command = run_node(graph, "compare", state)
-    assert command.goto == "think"
-    (step,) = command.update["steps"]
+    update = run_node(graph, "compare", state)
+    assert after_compare(update) == "think"
+    (step,) = update["route"]
     assert step["verdict"] is True
     assert any("fallback" in note for note in step["notes"])
-    assert command.update["model_calls"] == {"compare": 2}  # one repair retry
+    assert update["model_calls"] == {"compare": 2}  # one repair retry
 
 
 def test_self_reflect_node_negative_label_goes_to_supplement() -> None:
@@ -94,9 +95,9 @@ def test_self_reflect_node_negative_label_goes_to_supplement() -> None:
         ]
     )
     graph = build_graph(reasoner=reasoner, sources=_sources())
-    command = run_node(graph, "self_reflect", {"question": QUESTION, "answer": "Inbios"})
-    assert command.goto == "supplement"
-    assert "Search Inbios" in command.update["feedback"]
+    update = run_node(graph, "self_reflect", {"question": QUESTION, "answer": "Inbios"})
+    assert after_reflection(update) == "supplement"
+    assert "Search Inbios" in update["feedback"]
 
 
 def test_answer_node_with_fake_model_cites_only_held_documents() -> None:

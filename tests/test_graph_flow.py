@@ -11,6 +11,7 @@ from langchain_core.documents import Document
 from prefrag import ask, build_graph
 from prefrag.errors import EmptyQuestionError, UnknownSourceError
 from prefrag.graphs.context import Context
+from prefrag.graphs.graph import after_compare
 from prefrag.reasoners.base import (
     AnswerDraft,
     CompareVerdict,
@@ -107,14 +108,14 @@ def test_appendix_f_route_and_counters() -> None:
 
     result = graph.invoke({"question": QUESTION}, context=Context())
 
-    route = [(s["kind"], s["searched"], s["source"], s.get("verdict")) for s in result["steps"]]
+    route = [(s["kind"], s["searched"], s["source"], s.get("verdict")) for s in result["route"]]
     assert route == [
         ("retrieve", ["local"], "local", None),  # first retrieval: no judge call
         ("retrieve", ["local", "web"], "web", False),  # local miss → web
         ("supplement", ["local", "web"], "local+web", None),  # after INCORRECT
     ]
     # Only the web documents entered the switched step's observation.
-    assert [d.metadata["id"] for d in result["steps"][1]["used"]] == ["web-1"]
+    assert [d.metadata["id"] for d in result["route"][1]["used"]] == ["web-1"]
     # The judge saw everything held so far and only the new local documents.
     assert reasoner.compare_inputs == [(["sorensen"], ["wrong"])]
     assert result["answer"] == "1974"
@@ -128,22 +129,51 @@ def test_appendix_f_route_and_counters() -> None:
     assert result["tokens"]["answer"] == 30
 
 
-def test_iteration_cap_forces_an_answer() -> None:
+def test_iteration_cap_forces_an_answer_from_the_scratchpad() -> None:
     class AlwaysSearch(ScriptedReasoner):
+        def __init__(self) -> None:
+            super().__init__()
+            self.forced: list[bool] = []
+            self.answer_calls = 0
+
         def think(self, question, scratchpad, *, sources, force_answer=False, feedback=""):
+            self.forced.append(force_answer)
+            if force_answer:  # paper B.3: answer from what the scratchpad holds
+                return ThinkDecision(
+                    thought="budget spent", action="answer", answer="alpha", cited_ids=["a"]
+                )
             return ThinkDecision(thought="more", query=f"hop {len(scratchpad)}", usage=ONE)
 
+        def answer(self, question, scratchpad, evidence, *, feedback=""):
+            self.answer_calls += 1
+            return AnswerDraft(answer="from the answer prompt")
+
     local = ListSource("local", default=[doc("a", "alpha")])
+    reasoner = AlwaysSearch()
     result = ask(
         "What is alpha?",
-        reasoner=AlwaysSearch(),
+        reasoner=reasoner,
         sources=SourceRegistry([local]),
         max_iterations=2,
         max_reflections=0,
     )
-    assert [s["kind"] for s in result["steps"]] == ["retrieve", "retrieve"]
-    assert result["model_calls"]["think"] == 2  # the third round is a forced answer
+    assert [s["kind"] for s in result["route"]] == ["retrieve", "retrieve"]
+    assert reasoner.forced == [False, False, True]  # the third round is a forced answer
+    assert result["answer"] == "alpha" and reasoner.answer_calls == 0
+    assert [c["id"] for c in result["citations"]] == ["a"]
     assert "reflect" not in result["model_calls"]
+
+
+def test_a_reasoner_that_ignores_the_forced_answer_still_gets_an_answer() -> None:
+    class Stubborn(ScriptedReasoner):
+        def think(self, question, scratchpad, *, sources, force_answer=False, feedback=""):
+            return ThinkDecision(thought="more", query=f"hop {len(scratchpad)}", usage=ONE)
+
+    local = ListSource("local", default=[doc("olsen", "Carsten Olsen died in 1974.")])
+    result = ask("When?", reasoner=Stubborn(), sources=SourceRegistry([local]), max_iterations=1)
+    assert len(result["route"]) == 1
+    assert result["answer"] == "1974"  # the answer node's draft
+    assert result["model_calls"]["answer"] == 1
 
 
 def test_second_negative_reflection_is_final() -> None:
@@ -153,7 +183,7 @@ def test_second_negative_reflection_is_final() -> None:
 
     local, web = _sources()
     result = ask(QUESTION, reasoner=NeverSure(), sources=SourceRegistry([local, web]))
-    assert sum(s["kind"] == "supplement" for s in result["steps"]) == 1
+    assert sum(s["kind"] == "supplement" for s in result["route"]) == 1
     assert len(result["reflections"]) == 2
 
 
@@ -161,7 +191,7 @@ def test_failing_web_degrades_to_local_and_says_so() -> None:
     local, _ = _sources()
     offline = ListSource("web", "web", fail=True)
     result = ask(QUESTION, reasoner=ScriptedReasoner(), sources=SourceRegistry([local, offline]))
-    switched = result["steps"][1]
+    switched = result["route"][1]
     assert switched["searched"] == ["local", "web"]
     assert switched["source"] == "local"
     assert any("web unavailable" in note for note in switched["notes"])
@@ -189,7 +219,7 @@ def test_fallback_order_and_model_requested_source() -> None:
         fallback_sources=["wiki", "web"],
         max_reflections=0,
     )
-    assert result["steps"][1]["searched"] == ["local", "web"]  # the model's pick goes first
+    assert result["route"][1]["searched"] == ["local", "web"]  # the model's pick goes first
     assert result["counters"]["web_total"] == 1
 
 
@@ -212,18 +242,18 @@ def test_compare_node_alone_switches_on_false() -> None:
     state = {
         "question": QUESTION,
         "query": "ecologist",
-        "steps": [{"kind": "retrieve", "used": []}],
+        "route": [{"kind": "retrieve", "used": []}],
         "evidence": [doc("sorensen", "Sørensen")],
         "pending_local": [doc("wrong", "Carlsberg")],
         "counters": {"local_total": 2, "web_total": 0, "local_used": 1, "used": 1},
     }
-    command = run_node(graph, "compare", state)
-    assert command.goto == "switch_to_web"
-    assert command.update["pending_step"]["verdict"] is False
+    update = run_node(graph, "compare", state)
+    assert after_compare(update) == "switch_to_web"
+    assert update["pending_step"]["verdict"] is False
 
     kept = run_node(graph, "compare", state, Context(fallback_sources=[]))
-    assert kept.goto == "think"
-    assert kept.update["counters"]["local_used"] == 2
+    assert after_compare(kept) == "think"
+    assert kept["counters"] == {"used": 1, "local_used": 1}  # increments for the reducer
 
 
 def test_streaming_node_updates() -> None:
@@ -233,7 +263,7 @@ def test_streaming_node_updates() -> None:
         next(iter(chunk))
         for chunk in graph.stream({"question": QUESTION}, context=Context(), stream_mode="updates")
     ]
-    assert nodes[:3] == ["think", "retrieve_local", "mog_select"]
+    assert nodes[:4] == ["new_question", "think", "retrieve_local", "mog_select"]
     assert "switch_to_web" in nodes and nodes[-1] == "self_reflect"
 
 
@@ -248,7 +278,7 @@ def test_preference_off_uses_both_sources_every_step() -> None:
         max_reflections=0,
     )
     assert reasoner.compare_inputs == []  # no switcher without a preference
-    for step in result["steps"]:
+    for step in result["route"]:
         assert step["searched"] == ["local", "web"]
         assert step["source"] == "local+web"
         assert {d.metadata["source"] for d in step["used"]} == {"local", "web"}
@@ -265,10 +295,68 @@ def test_supplement_reuses_an_identical_earlier_search_instead_of_repeating_it()
     local = ListSource("local", default=[doc("sorensen", "Sørensen introduced pH.")])
     web = ListSource("web", "web", default=[doc("web-1", "Thorvald Sørensen.", "web", "web")])
     result = ask(QUESTION, reasoner=QuestionFirst(), sources=SourceRegistry([local, web]))
-    first, supplement = result["steps"]
+    first, supplement = result["route"]
     assert first["query"] == supplement["query"] == QUESTION
     assert supplement["searched"] == ["web"]  # local was not searched a second time
     assert any("reused the identical earlier search" in n for n in supplement["notes"])
     assert local.queries == [QUESTION]
     assert result["counters"] == {"local_total": 1, "web_total": 1, "local_used": 1, "used": 2}
     assert [r["label"] for r in result["reflections"]] == ["INCORRECT", "INCORRECT"]
+
+
+def test_a_new_question_on_a_thread_starts_a_fresh_episode() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    local, web = _sources()
+    graph = build_graph(
+        reasoner=ScriptedReasoner(),
+        sources=SourceRegistry([local, web]),
+        checkpointer=InMemorySaver(),
+    )
+    first = ask(QUESTION, graph=graph, thread_id="t1")
+    assert first["answer"] == "1974" and first["history"] == []
+
+    # Asked again on the same thread, the question runs exactly as on a fresh thread:
+    # nothing of the first episode leaks into the route, reflections or counters.
+    second = ask(QUESTION, graph=graph, thread_id="t1")
+    for key in ("answer", "citations", "reflections", "counters", "model_calls", "notes"):
+        assert second[key] == first[key], key
+    assert [s["index"] for s in second["route"]] == [0, 1, 2]
+    # The earlier turn stays readable as history.
+    (turn,) = second["history"]
+    assert turn["question"] == QUESTION and turn["answer"] == "1974"
+    assert [c["id"] for c in turn["citations"]] == ["olsen", "sorensen"]
+
+    third = ask("Who introduced the concept of pH?", graph=graph, thread_id="t1")
+    assert third["question"] == "Who introduced the concept of pH?"
+    assert [t["question"] for t in third["history"]] == [QUESTION, QUESTION]
+
+
+def test_a_resumed_run_keeps_the_settings_stored_with_its_checkpoint() -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from prefrag.api import resume
+
+    local, web = _sources()
+    graph = build_graph(
+        reasoner=ScriptedReasoner(),
+        sources=SourceRegistry([local, web]),
+        checkpointer=InMemorySaver(),
+    )
+    settings = Context(fallback_sources=[], max_reflections=0, top_k=1)
+    for thread in ("api", "raw"):
+        graph.invoke(
+            {"question": QUESTION},
+            config={"configurable": {"thread_id": thread}},
+            context=settings,
+            interrupt_after=["retrieve_local"],
+        )
+    # Through the API, and through a bare `invoke(None)` that passes no context at all.
+    resumed = [
+        resume("api", graph=graph),
+        graph.invoke(None, config={"configurable": {"thread_id": "raw"}}),
+    ]
+    for result in resumed:
+        assert result["reflections"] == []  # max_reflections=0, not the default 1
+        assert result["counters"]["web_total"] == 0  # no fallback source, not the web
+        assert all(len(step["retrieved"]) <= 1 for step in result["route"])

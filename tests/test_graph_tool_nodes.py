@@ -46,7 +46,7 @@ def test_polyview_on_fetches_a_pool_and_keeps_top_k_with_view_scores() -> None:
         max_reflections=0,
     )
     assert set(local.ks) == {12} and set(web.ks) == {12}
-    for step in result["steps"]:
+    for step in result["route"]:
         assert len(step["used"]) == 3
         assert all("polyview" in d.metadata for d in step["used"])
 
@@ -62,8 +62,8 @@ def test_tool_nodes_off_pass_documents_through() -> None:
         fallback_sources=[],
     )
     assert set(local.ks) == {3}
-    assert [d.metadata["id"] for d in result["steps"][0]["used"]] == ["l0", "l1", "l2"]
-    assert all("polyview" not in d.metadata for d in result["steps"][0]["used"])
+    assert [d.metadata["id"] for d in result["route"][0]["used"]] == ["l0", "l1", "l2"]
+    assert all("polyview" not in d.metadata for d in result["route"][0]["used"])
 
 
 def test_mog_on_without_a_granularity_index_passes_through_and_says_so() -> None:
@@ -78,7 +78,7 @@ def test_mog_on_without_a_granularity_index_passes_through_and_says_so() -> None
         fallback_sources=[],
     )
     assert any("no granularity index" in note for note in result["notes"])
-    assert result["steps"][0]["used"]
+    assert result["route"][0]["used"]
 
 
 def test_polyview_views_and_coverage_are_run_settings() -> None:
@@ -94,6 +94,6 @@ def test_polyview_views_and_coverage_are_run_settings() -> None:
         max_reflections=0,
         fallback_sources=[],
     )
-    scores = result["steps"][0]["used"][0].metadata["polyview"]
+    scores = result["route"][0]["used"][0].metadata["polyview"]
     assert "R" in scores
     assert "A" not in scores and "T" not in scores

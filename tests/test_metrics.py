@@ -236,3 +236,10 @@ def test_evidence_recall_and_web_exposure():
 @given(values=st.lists(st.floats(0, 1000), min_size=1, max_size=40), q=st.sampled_from([50, 95]))
 def test_percentile_matches_numpy(values, q):
     assert metrics.percentile(values, q) == pytest.approx(float(np.percentile(values, q)))
+
+
+def test_one_answer_normalisation_for_metrics_and_reasoners() -> None:
+    from prefrag.reasoners import _text
+
+    assert _text.normalize_answer is metrics.normalize_answer
+    assert metrics.normalize_answer("The U.S. (1,000)!") == "us 1000"

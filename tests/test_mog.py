@@ -239,14 +239,23 @@ def test_graph_levels_are_hop_ranges_and_selection_works(tmp_path):
 
 
 # ----- node ----------------------------------------------------------------------------
+def _provider(**kwargs):
+    from prefrag.graphs.resources import ResourceProvider
+    from prefrag.sources.base import SourceRegistry
+
+    return ResourceProvider(sources=SourceRegistry(), **kwargs)
+
+
 def test_mog_node_passes_through_without_flag_or_index(monkeypatch, tmp_path):
     docs = [make_document("x", id="x", source="demo")]
     state = {"question": "q", "query": "q", "pending_local": docs}
-    assert tool_nodes.mog_select(state, Runtime(context=None)) == {}
+    assert tool_nodes.mog_select(state, Runtime(context=None), resources=_provider()) == {}
     monkeypatch.setattr(
-        granularity_index, "mog_index_dir", lambda source: tmp_path / source / "mog"
+        granularity_index, "mog_index_dir", lambda source, settings=None: tmp_path / source / "mog"
     )
-    out = tool_nodes.mog_select(state, Runtime(context=Context(use_mog=True)))
+    out = tool_nodes.mog_select(
+        state, Runtime(context=Context(use_mog=True)), resources=_provider()
+    )
     assert "pending_local" not in out and "no granularity index" in out["notes"][0]
 
 
@@ -254,14 +263,16 @@ def test_mog_node_selects_from_the_saved_index(monkeypatch, tmp_path, index):
     folder = tmp_path / "demo" / "mog"
     index.save(folder)
     monkeypatch.setattr(
-        granularity_index, "mog_index_dir", lambda source: tmp_path / source / "mog"
+        granularity_index, "mog_index_dir", lambda source, settings=None: tmp_path / source / "mog"
     )
     monkeypatch.setattr(
         GranularityIndex, "load", classmethod(lambda cls, path, encoder=None: index)
     )
     state = {"question": "q", "query": "aw20 aw21", "pending_local": []}
     out = tool_nodes.mog_select(
-        state, Runtime(context=Context(use_mog=True, preferred_source="demo", top_k=2))
+        state,
+        Runtime(context=Context(use_mog=True, preferred_source="demo", top_k=2)),
+        resources=_provider(),
     )
     assert len(out["pending_local"]) == 2
     assert out["pending_local"][0].metadata["granularity"] == 1
@@ -272,7 +283,9 @@ def test_mog_node_selects_from_the_saved_index(monkeypatch, tmp_path, index):
 def test_mog_node_reads_the_index_a_run_points_it_to(monkeypatch, tmp_path, index):
     # The default folder (process settings) is empty; the run's own folder has the index.
     monkeypatch.setattr(
-        granularity_index, "mog_index_dir", lambda source: tmp_path / "default" / source
+        granularity_index,
+        "mog_index_dir",
+        lambda source, settings=None: tmp_path / "default" / source,
     )
     monkeypatch.setattr(
         GranularityIndex, "load", classmethod(lambda cls, path, encoder=None: index)
@@ -280,12 +293,16 @@ def test_mog_node_reads_the_index_a_run_points_it_to(monkeypatch, tmp_path, inde
     index.save(tmp_path / "run" / "mog")
     state = {"question": "q", "query": "aw20 aw21", "pending_local": []}
     runtime = Runtime(context=Context(use_mog=True, preferred_source="demo", top_k=2))
-    with tool_nodes.use_mog_index("demo", tmp_path / "run" / "mog"):
-        assert tool_nodes.mog_folder("demo") == tmp_path / "run" / "mog"
-        out = tool_nodes.mog_select(state, runtime)
+    run = _provider(mog_indexes={"demo": tmp_path / "run" / "mog"})
+    assert run.mog_folder("demo") == tmp_path / "run" / "mog"
+    out = tool_nodes.mog_select(state, runtime, resources=run)
     assert len(out["pending_local"]) == 2
-    assert tool_nodes.mog_folder("demo") == tmp_path / "default" / "demo"
-    assert "no granularity index" in tool_nodes.mog_select(state, runtime)["notes"][0]
+    # Another graph in the same process keeps reading the default folder.
+    other = _provider()
+    assert other.mog_folder("demo") == tmp_path / "default" / "demo"
+    assert (
+        "no granularity index" in tool_nodes.mog_select(state, runtime, resources=other)["notes"][0]
+    )
 
 
 def test_source_index_is_saved_under_the_given_settings(tmp_path):

@@ -273,16 +273,27 @@ def test_metadata_date_wins_over_text_and_recency_is_bounded():
 
 
 # ----- node ----------------------------------------------------------------------------
-def test_polyview_node_passes_through_when_off_and_reranks_when_on(monkeypatch):
+def _provider(**kwargs):
+    from prefrag.graphs.resources import ResourceProvider
+    from prefrag.sources.base import SourceRegistry
+
+    return ResourceProvider(sources=SourceRegistry(), **kwargs)
+
+
+def test_polyview_node_passes_through_when_off_and_reranks_when_on():
     docs = [doc("the weather today", "x"), doc("metformin for type 2 diabetes", "y")]
     state = {"question": "metformin for diabetes", "query": "metformin", "pending_local": docs}
-    assert tool_nodes.polyview_rerank(state, Runtime(context=None)) == {}
-    monkeypatch.setitem(tool_nodes._RERANKERS, "care", reranker(profile="care"))
+    care = reranker(profile="care")
+    run = _provider(rerankers={"care": care})
+    assert tool_nodes.polyview_rerank(state, Runtime(context=None), resources=run) == {}
     out = tool_nodes.polyview_rerank(
-        state, Runtime(context=Context(use_polyview=True, polyview_profile="care", top_k=1))
+        state,
+        Runtime(context=Context(use_polyview=True, polyview_profile="care", top_k=1)),
+        resources=run,
     )
     assert [d.metadata["id"] for d in out["pending_local"]] == ["y"]
     assert out["notes"] and "Polyview (care" in out["notes"][0]
+    assert care.cache_info()["size"] > 0  # the provider's reranker did the work
 
 
 # ----- vector cache --------------------------------------------------------------------
@@ -335,19 +346,38 @@ def test_vector_cache_is_bounded_and_can_be_turned_off():
     assert counting.texts.count("same") == 2 and len(off.vector_cache) == 0
 
 
-def test_registered_reranker_is_chosen_by_profile_name(monkeypatch):
+def test_added_reranker_is_chosen_by_profile_name():
+    from prefrag.errors import ConfigurationError
+
     custom = reranker(views=("R",), coverage=False)
-    monkeypatch.setattr(tool_nodes, "_RERANKERS", {})
-    tool_nodes.register_reranker("only-relevance", custom)
-    assert tool_nodes.reranker_for("only-relevance") is custom
-    with pytest.raises(ValueError, match="Unknown polyview profile"):
-        tool_nodes.reranker_for("nonsense")
+    run = _provider()
+    run.add_reranker("only-relevance", custom)
+    assert run.reranker(Context(polyview_profile="only-relevance")) is custom
+    assert _provider().reranker(Context(polyview_profile="inquiry")) is not custom
+    with pytest.raises(ConfigurationError, match="Unknown polyview profile"):
+        run.reranker(Context(polyview_profile="nonsense"))
     docs = [doc("the weather today", "x"), doc("metformin for type 2 diabetes", "y")]
     state = {"question": "q", "query": "metformin", "pending_local": docs}
     out = tool_nodes.polyview_rerank(
         state,
         Runtime(context=Context(use_polyview=True, polyview_profile="only-relevance", top_k=1)),
+        resources=run,
     )
     assert [d.metadata["id"] for d in out["pending_local"]] == ["y"]
     assert set(out["pending_local"][0].metadata["polyview"]) >= {"R", "score"}
     assert "A" not in out["pending_local"][0].metadata["polyview"]
+
+
+def test_the_runs_chat_model_reaches_the_llm_views():
+    from prefrag.reasoners.llm import LLMReasoner
+
+    model = FakeListChatModel(responses=["unused"])
+    run = _provider(reasoner=LLMReasoner({"default": model}, structured=False))
+    built = run.reranker(Context(polyview_views=["R", "U", "S"]))
+    assert built.chat_model is model
+    # Without a model-backed reasoner (or with U and S and R switched off) there is none.
+    assert run.reranker(Context(polyview_views=["A", "T"])).chat_model is None
+    from prefrag.reasoners.extractive import ExtractiveReasoner
+
+    plain = _provider(reasoner=ExtractiveReasoner(use_embeddings=False))
+    assert plain.reranker(Context()).chat_model is None

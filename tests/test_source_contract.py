@@ -95,3 +95,17 @@ def test_local_source_of_missing_store_is_a_typed_error(tmp_path: Path) -> None:
 
     with pytest.raises(StoreMissingError):
         LocalSource("nothing-here", settings=Settings(home=tmp_path))
+
+
+def test_combined_source_fuses_with_the_one_reciprocal_rank_fusion() -> None:
+    from graph_helpers import ListSource, doc
+
+    from prefrag.index.fusion import RRF_K
+
+    one = ListSource("one", default=[doc("a", "a", "one"), doc("shared", "s", "one")])
+    two = ListSource("two", default=[doc("shared", "s", "two"), doc("b", "b", "two")])
+    fused = CombinedSource([one, two]).search("anything", 3)
+    # A document both members return adds its two reciprocal ranks and comes first; ties
+    # between members' equal ranks keep member order.
+    assert [d.metadata["id"] for d in fused] == ["shared", "a", "b"]
+    assert fused[0].metadata["score"] == pytest.approx(1 / (RRF_K + 2) + 1 / (RRF_K + 1))

@@ -24,13 +24,14 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture
-def studio_server(tmp_path: Path, _isolated_home: Path) -> Iterator[str]:
+@pytest.fixture(scope="module")
+def studio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if not LANGGRAPH.exists() and shutil.which("langgraph") is None:
         pytest.skip("langgraph-cli is not installed (dev extra)")
     port = _free_port()
+    home = tmp_path_factory.mktemp("studio-home")
     env = os.environ | {
-        "PREFRAG_HOME": str(_isolated_home),
+        "PREFRAG_HOME": str(home),
         "PREFRAG_WEB_ENABLED": "false",
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGGRAPH_NO_VERSION_CHECK": "true",
@@ -96,9 +97,54 @@ def test_question_through_langgraph_dev(studio_server: str) -> None:
     ):
         if part.event == "updates" and isinstance(part.data, dict):
             nodes.extend(part.data)
-    assert nodes[0] == "think" and nodes[1] == "retrieve_local"
+    assert nodes[:3] == ["new_question", "think", "retrieve_local"]
     assert nodes[-2:] == ["answer", "self_reflect"]
     state = client.threads.get_state(thread["thread_id"])
     values = state["values"]
     assert values["answer"]
     assert values["citations"] and values["citations"][0]["source"] == "demo"
+
+
+@pytest.mark.slow
+def test_studio_gets_input_and_output_forms(studio_server: str) -> None:
+    from langgraph_sdk import get_sync_client
+
+    client = get_sync_client(url=studio_server)
+    (assistant,) = client.assistants.search(graph_id="prefrag")
+    schemas = client.assistants.get_schemas(assistant["assistant_id"])
+    assert schemas["input_schema"] is not None, "Studio would show no input form"
+    assert list(schemas["input_schema"]["properties"]) == ["question"]
+    assert schemas["output_schema"] is not None, "Studio would show no output view"
+    assert set(schemas["output_schema"]["properties"]) >= {
+        "answer",
+        "citations",
+        "route",
+        "counters",
+        "reflections",
+        "history",
+    }
+    assert {"top_k", "compare_model", "use_polyview"} <= set(
+        schemas["context_schema"]["properties"]
+    )
+
+
+@pytest.mark.slow
+def test_second_question_on_a_studio_thread_is_a_fresh_episode(studio_server: str) -> None:
+    from langgraph_sdk import get_sync_client
+
+    client = get_sync_client(url=studio_server)
+    thread = client.threads.create()
+    context = {"top_k": 3, "fallback_sources": [], "max_reflections": 0}
+    questions = ["Which medicines interact with warfarin?", "What is paracetamol used for?"]
+    outputs = [
+        client.runs.wait(thread["thread_id"], "prefrag", input={"question": q}, context=context)
+        for q in questions
+    ]
+    first, second = outputs
+    assert isinstance(first, dict) and isinstance(second, dict)
+    assert second["question"] == questions[1]
+    assert [step["index"] for step in second["route"]] == list(range(len(second["route"])))
+    assert len(second["route"]) <= 3  # max_iterations of one episode, not two
+    assert second["counters"]["local_total"] == len(second["route"])
+    assert [turn["question"] for turn in second["history"]] == [questions[0]]
+    assert second["history"][0]["answer"] == first["answer"]

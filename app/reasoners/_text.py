@@ -15,6 +15,8 @@ from typing import Literal
 
 import Stemmer
 
+from prefrag.answers import normalize_answer as normalize_answer  # the one rule
+
 AnswerType = Literal["date", "number", "name", "any", "sentence"]
 
 # Advice questions ("Can I take X with Y?") are not yes/no facts about named things: text
@@ -278,14 +280,6 @@ def candidate_spans(sentence: str) -> list[Span]:
             if inside and all(s.kind in ("year", "number") for s in inside):
                 add(span)
     return sorted(spans, key=lambda s: (s.start, -s.end))
-
-
-def normalize_answer(text: str) -> str:
-    """SQuAD answer normalisation: lower case, no punctuation, articles or extra spaces."""
-    text = text.lower()
-    text = re.sub(r"[^\w\s]", " ", text)
-    text = re.sub(r"\b(a|an|the)\b", " ", text)
-    return " ".join(text.split())
 
 
 def year_of(text: str) -> int | None:

@@ -34,6 +34,9 @@ class ThinkDecision(BaseModel):
         default=None, description="Source the model asked for (multi-source actions), if any."
     )
     answer: str = ""
+    cited_ids: list[str] = Field(
+        default_factory=list, description="Ids of documents a (forced) answer cites."
+    )
     fallback: bool = False
     usage: Usage = Field(default_factory=Usage)
 

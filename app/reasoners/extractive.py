@@ -153,6 +153,7 @@ class ExtractiveReasoner:
                 thought="The retrieval budget is spent; answering from the evidence held.",
                 action="answer",
                 answer=draft.answer,
+                cited_ids=draft.cited_ids,
                 fallback=draft.fallback,
             )
         hinted = _feedback_entities(feedback, shape, asked)

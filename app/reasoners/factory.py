@@ -10,10 +10,9 @@ from langchain_core.language_models import BaseChatModel
 from prefrag.config import Settings, get_settings
 from prefrag.errors import ConfigurationError
 from prefrag.reasoners.base import Reasoner
+from prefrag.reasoners.roles import ROLE_NAMES, models_of
 
 __all__ = ["build_reasoner"]
-
-_ROLES = ("think", "compare", "answer", "reflect")
 
 
 def build_reasoner(
@@ -61,7 +60,7 @@ def build_reasoner(
 
     built: dict[tuple[str, str], BaseChatModel] = {}
     chat_models: dict[str, BaseChatModel] = {}
-    for role in _ROLES:
+    for role in ROLE_NAMES:
         spec = resolve_model(role, settings, model_name=names.get(role) or names.get("default"))
         if spec not in built:
             built[spec] = make_chat_model(spec[0], spec[1], settings)
@@ -72,7 +71,5 @@ def build_reasoner(
 def _llm_configured(settings: Settings, names: Mapping[str, str]) -> bool:
     if settings.backend != "extractive":
         return True
-    has_model = bool(
-        names or settings.model or any(getattr(settings, f"{role}_model", None) for role in _ROLES)
-    )
+    has_model = bool(names or settings.model or any(models_of(settings).values()))
     return bool(settings.openai_base_url) and has_model

@@ -41,12 +41,13 @@ from prefrag.reasoners.parsing import (
     parse_think,
     strip_citations,
 )
+from prefrag.reasoners.roles import ROLE_NAMES, complete
 
 __all__ = ["ROLES", "LLMReasoner"]
 
 logger = logging.getLogger(__name__)
 
-ROLES: tuple[str, ...] = ("think", "compare", "answer", "reflect")
+ROLES = ROLE_NAMES  # kept importable from here
 NO_ANSWER = "I could not find an answer."
 _MAX_BAD_OUTPUT_CHARS = 2000
 _MAX_FALLBACK_ANSWER_CHARS = 500
@@ -130,15 +131,7 @@ class LLMReasoner:
             ConfigurationError: A role has no model, or structured output is required and
                 unsupported.
         """
-        missing = [r for r in ROLES if r not in models and "default" not in models]
-        if missing:
-            raise ConfigurationError(
-                f"No chat model is given for the role(s) {', '.join(missing)}; "
-                "pass one per role or a 'default' model."
-            )
-        self.models: dict[str, BaseChatModel] = {
-            role: models.get(role) or models["default"] for role in ROLES
-        }
+        self.models: dict[str, BaseChatModel] = complete(models, what="chat model")
         self.structured = structured
         self.max_steps = max_steps
         self.max_doc_chars = max_doc_chars
@@ -191,11 +184,16 @@ class LLMReasoner:
                     thought="",
                     action="answer",
                     answer=_fallback_answer(raw),
+                    cited_ids=extract_citations(raw),
                     fallback=True,
                     usage=usage,
                 )
             return ThinkDecision(
-                thought=draft.rationale, action="answer", answer=draft.answer, usage=usage
+                thought=draft.rationale,
+                action="answer",
+                answer=draft.answer,
+                cited_ids=draft.cited_ids,
+                usage=usage,
             )
 
         if multi:

@@ -6,9 +6,8 @@ from collections.abc import Sequence
 
 from langchain_core.documents import Document
 
+from prefrag.index.fusion import reciprocal_rank_fusion
 from prefrag.sources.base import Source, SourceKind
-
-RRF_K = 60  # the usual reciprocal-rank-fusion constant
 
 
 class CombinedSource:
@@ -41,17 +40,23 @@ class CombinedSource:
 
     def search(self, query: str, k: int) -> list[Document]:
         """Top-`k` over all members by reciprocal-rank fusion (ties: member order)."""
-        fused: dict[str, tuple[float, int, Document]] = {}
-        for position, member in enumerate(self.members):
-            for rank, document in enumerate(member.search(query, k)):
+        by_id: dict[str, Document] = {}
+        rankings: list[list[str]] = []
+        for member in self.members:
+            ranking = []
+            for document in member.search(query, k):
                 key = str(document.metadata.get("id"))
-                score = 1.0 / (RRF_K + rank + 1)
-                if key not in fused or fused[key][0] < score:
-                    fused[key] = (score, position, document)
+                by_id.setdefault(key, document)
+                ranking.append(key)
+            rankings.append(ranking)
         notes = [m.last_note for m in self.members if m.last_note]
         self._note = "; ".join(notes) or None
-        best = sorted(fused.values(), key=lambda item: (-item[0], item[1]))[: max(k, 0)]
+        fused = reciprocal_rank_fusion(rankings, limit=max(k, 0))
         return [
-            Document(page_content=d.page_content, metadata={**d.metadata, "score": s}, id=d.id)
-            for s, _, d in best
+            Document(
+                page_content=by_id[key].page_content,
+                metadata={**by_id[key].metadata, "score": score},
+                id=by_id[key].id,
+            )
+            for key, score in fused
         ]

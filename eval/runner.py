@@ -35,8 +35,9 @@ if TYPE_CHECKING:
     from prefrag.graphs.context import Context
     from prefrag.reasoners.base import Reasoner
     from prefrag.sources.base import SourceRegistry
+    from prefrag.sources.local import SearchMode
 
-RETRIEVAL_METHODS = ("dense", "lexical", "hybrid")
+RETRIEVAL_METHODS: tuple[SearchMode, ...] = ("dense", "lexical", "hybrid")
 RETRIEVAL_KS = (1, 5, 10)
 # Keys that must match for a rerun into the same folder to resume instead of mixing runs
 # (besides every run setting of the context, compared by its effective value).
@@ -469,7 +470,9 @@ def score_output(output: dict[str, Any], item: EvalItem) -> dict[str, Any]:
     used = unique_documents(d for s in steps for d in s.get("used", []))
     used_kinds = [str(d.metadata.get("kind", "local")) for d in used]
     if item.task == "mc":
-        scores = {"choice_acc": metrics.choice_accuracy(prediction, item.answers[0], item.options)}
+        scores: dict[str, Any] = {
+            "choice_acc": metrics.choice_accuracy(prediction, item.answers[0], item.options)
+        }
         scores["parsed_choice"] = metrics.parse_choice(prediction, item.options)
     else:
         scores = metrics.answer_scores(prediction, list(item.answers))

@@ -11,6 +11,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from prefrag.errors import PrefRAGError
@@ -26,6 +27,30 @@ app = typer.Typer(
 console = Console()
 errors = Console(stderr=True)
 T = TypeVar("T")
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        console.print(f"prefrag {version('prefrag')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            callback=_print_version,
+            is_eager=True,
+            metavar="",
+            help="Print the version and exit.",
+        ),
+    ] = False,
+) -> None:
+    """Preference-driven multi-source RAG: local sources first, the web when needed."""
 
 
 @contextmanager
@@ -46,7 +71,10 @@ def index(
         float | None, typer.Option(help="Authority of this source in [0, 1].")
     ] = None,
     mog: Annotated[
-        bool, typer.Option("--mog", help="Also build the five-level Mix-of-Granularity index.")
+        bool,
+        typer.Option(
+            "--mog", metavar="", help="Also build the five-level Mix-of-Granularity index."
+        ),
     ] = False,
 ) -> None:
     """Index documents into a local source (idempotent: known chunks are skipped)."""
@@ -71,9 +99,18 @@ def _describe_sizes(sizes: dict[str, float]) -> str:
     return f"chunks per level {chunks}, {sizes['total_bytes'] / 1e6:.1f} MB"
 
 
-@app.command()
-def sources() -> None:
-    """List the indexed local sources."""
+sources_app = typer.Typer(
+    help="List the sources a question can use, or remove a local one.",
+    invoke_without_command=True,
+)
+app.add_typer(sources_app, name="sources")
+
+
+@sources_app.callback()
+def sources(ctx: typer.Context) -> None:
+    """List the indexed local sources, the combined `local` source and the web."""
+    if ctx.invoked_subcommand is not None:
+        return
     from prefrag.index.catalog import list_sources
 
     with _clear_errors():
@@ -84,17 +121,52 @@ def sources() -> None:
     table = Table("source", "documents", "chunks", "updated", "path")
     for info in infos:
         table.add_row(
-            info.name, str(info.documents), str(info.chunks), info.updated, str(info.path)
+            escape(info.name),
+            str(info.documents),
+            str(info.chunks),
+            info.updated,
+            escape(str(info.path)),
+        )
+    if len(infos) > 1:
+        members = ", ".join(info.name for info in infos)
+        table.add_row(
+            "local",
+            str(sum(i.documents for i in infos)),
+            str(sum(i.chunks for i in infos)),
+            "",
+            escape(f"combined: {members}"),
         )
     console.print(table)
+    if len(infos) > 1:
+        console.print(
+            "[dim]`local` searches every local source at once and fuses their rankings "
+            "(reciprocal rank); it is the preferred source unless `--source` names one. "
+            "`web` is the fallback unless `--no-web`.[/]"
+        )
+
+
+@sources_app.command("remove")
+def sources_remove(
+    name: Annotated[str, typer.Argument(help="The local source to delete.")],
+) -> None:
+    """Delete a local source and everything indexed in it."""
+    from prefrag.index.catalog import remove_source
+
+    with _clear_errors():
+        folder = remove_source(name)
+    console.print(f"Removed source [green]{escape(name)}[/] ({escape(str(folder))}).")
 
 
 @app.command()
 @with_run_settings()
 def ask(
     question: Annotated[str | None, typer.Argument(help="The question.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    trace: Annotated[bool, typer.Option("--trace", help="Show the route of every step.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", metavar="", help="Print the result as JSON.")
+    ] = False,
+    trace: Annotated[
+        bool, typer.Option("--trace", metavar="", help="Show the route of every step.")
+    ] = False,
     thread: Annotated[
         str | None,
         typer.Option(
@@ -105,7 +177,8 @@ def ask(
         ),
     ] = None,
     no_web: Annotated[
-        bool, typer.Option("--no-web", help="Never search the web (no fallback sources).")
+        bool,
+        typer.Option("--no-web", metavar="", help="Never search the web (no fallback sources)."),
     ] = False,
     *,
     run_settings: dict[str, Any],
@@ -170,10 +243,24 @@ def _graph_for(context: Any, checkpointer: Any = None) -> Any:
     from prefrag.sources.defaults import default_sources
 
     web = "web" in context.fallback_sources
+    if context.preferred_source is not None:
+        _check_source_name(context.preferred_source)
     registry = _with_status("Opening sources", lambda: default_sources(web=web))
     if context.preferred_source is not None:
         registry.get(context.preferred_source)  # an unknown name fails here, listing the known
     return build_graph(sources=registry, checkpointer=checkpointer)
+
+
+def _check_source_name(name: str) -> None:
+    """Reject an unknown source name before anything is opened or indexed."""
+    from prefrag.demo_corpus import DEMO_SOURCE
+    from prefrag.errors import UnknownSourceError
+    from prefrag.index.catalog import list_sources
+
+    indexed = [info.name for info in list_sources()]
+    known = [*(indexed or [DEMO_SOURCE]), *(["local"] if len(indexed) > 1 else []), "web"]
+    if name not in known:
+        raise UnknownSourceError(f"Unknown source '{name}' (known: {', '.join(known)}).")
 
 
 def _fields(context: Any) -> dict[str, Any]:

@@ -83,7 +83,7 @@ def _parameter(field: Field[Any]) -> inspect.Parameter:
         # A flag that is off by default is given as `--flag`; one that is on can be
         # turned off with `--no-flag`.
         decls = (flag,) if default is False else (f"{flag}/--no-{flag.lstrip('-')}",)
-        option = typer.Option(*decls, help=help_text, show_default=False)
+        option = typer.Option(*decls, help=help_text, show_default=False, metavar="")
     else:
         shown = ",".join(default) if isinstance(default, list) else default
         if isinstance(default, list):

@@ -37,7 +37,8 @@ def eval_command(
         int | None, typer.Option("--limit", help="Evaluate the first N items.")
     ] = None,
     sample: Annotated[
-        bool, typer.Option("--sample", help="With --limit: a seeded random sample instead.")
+        bool,
+        typer.Option("--sample", metavar="", help="With --limit: a seeded random sample instead."),
     ] = False,
     concurrency: Annotated[int, typer.Option("--concurrency", help="Items run at once.")] = 4,
     seed: Annotated[int, typer.Option(help="Seed of the split and of --sample.")] = 0,
@@ -45,7 +46,9 @@ def eval_command(
         str,
         typer.Option(help="Index 'all' of the dataset's paragraphs or only the evaluated 'items'."),
     ] = "all",
-    no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bar.")] = False,
+    no_progress: Annotated[
+        bool, typer.Option("--no-progress", metavar="", help="No progress bar.")
+    ] = False,
     *,
     run_settings: dict[str, Any],
 ) -> None:

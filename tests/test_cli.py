@@ -233,3 +233,46 @@ def test_unreachable_model_endpoint_is_one_sentence_and_exit_2(
     assert result.exit_code == 2, result.output
     assert "Cannot reach the model 'tiny'" in result.output
     assert "Traceback" not in result.output
+
+
+def test_version_is_printed() -> None:
+    from importlib.metadata import version
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.strip() == f"prefrag {version('prefrag')}"
+
+
+def test_flags_show_no_type_placeholder() -> None:
+    for command in (["ask", "--help"], ["index", "--help"], ["eval", "--help"]):
+        help_text = runner.invoke(app, command, terminal_width=200).output
+        flag_lines = [line for line in help_text.splitlines() if "--help" not in line]
+        assert not [line for line in flag_lines if "<bool>" in line], command
+
+
+def test_unknown_source_is_rejected_before_anything_is_indexed(_isolated_home: Path) -> None:
+    result = runner.invoke(app, ["ask", "What is warfarin?", "--source", "nope"])
+    assert result.exit_code == 2
+    assert "Unknown source 'nope'" in result.output
+    assert not (_isolated_home / "sources").exists()
+
+
+def test_combined_local_source_is_listed_and_sources_can_be_removed(
+    corpus: Path, tmp_path: Path
+) -> None:
+    other = _write_jsonl(
+        tmp_path / "other.jsonl", [{"id": "o1", "title": "Aspirin", "text": "Aspirin thins blood."}]
+    )
+    runner.invoke(app, ["index", str(corpus), "--source", "notes"])
+    runner.invoke(app, ["index", str(other), "--source", "other"])
+    listing = runner.invoke(app, ["sources"], terminal_width=200).output
+    assert "combined: notes, other" in listing
+    assert "`local` searches every local source" in listing
+
+    removed = runner.invoke(app, ["sources", "remove", "other"])
+    assert removed.exit_code == 0, removed.output
+    listing = runner.invoke(app, ["sources"], terminal_width=200).output
+    assert "other" not in listing and "combined" not in listing
+    again = runner.invoke(app, ["sources", "remove", "other"])
+    assert again.exit_code == 2
+    assert "No local source 'other' to remove (known: notes)" in again.output

@@ -70,3 +70,33 @@ def source_exists(name: str, settings: Settings | None = None) -> bool:
     folder = settings.sources_dir / name
     manifest = docstore.read_manifest(folder) if folder.is_dir() else None
     return manifest is not None and (folder / manifest.generation).is_dir()
+
+
+def remove_source(name: str, settings: Settings | None = None) -> Path:
+    """Delete local source `name`: its folder and, on a Qdrant server, its collection.
+
+    Raises:
+        UnknownSourceError: No source of that name is indexed.
+        StoreLockedError: Another process is writing the source.
+    """
+    import shutil
+
+    from prefrag.config import get_settings
+    from prefrag.errors import UnknownSourceError
+
+    settings = settings or get_settings()
+    folder = settings.sources_dir / name
+    if not folder.is_dir() or name not in {info.name for info in list_sources(settings)}:
+        known = ", ".join(info.name for info in list_sources(settings)) or "none"
+        raise UnknownSourceError(f"No local source '{name}' to remove (known: {known}).")
+    with docstore.writer_lock(folder, name):
+        if settings.qdrant_url is not None:
+            from prefrag.index.dense import QdrantStore
+
+            with QdrantStore(name, folder / docstore.QDRANT, settings) as store:
+                if store.client.collection_exists(store.collection):
+                    store.client.delete_collection(store.collection)
+        # Drop the manifest first: a crash mid-delete leaves no half-listed source.
+        (folder / docstore.MANIFEST).unlink(missing_ok=True)
+    shutil.rmtree(folder)
+    return folder

@@ -28,13 +28,12 @@ print("ok")
 def test_built_wheel_imports_and_reads_prompts_and_data(tmp_path: Path) -> None:
     pytest.importorskip("setuptools")
     wheels = tmp_path / "wheels"
-    subprocess.run(
+    build = subprocess.run(
         [
             sys.executable,
             "-m",
             "pip",
             "wheel",
-            "-q",
             "--no-deps",
             "--no-build-isolation",
             str(REPO_ROOT),
@@ -43,7 +42,9 @@ def test_built_wheel_imports_and_reads_prompts_and_data(tmp_path: Path) -> None:
         ],
         check=True,
         capture_output=True,
+        text=True,
     )
+    assert "Warning" not in build.stdout + build.stderr  # setuptools' deprecations and data dirs
     (wheel,) = wheels.glob("prefrag-*.whl")
     site = tmp_path / "site"
     subprocess.run(

@@ -69,6 +69,10 @@ class Settings(BaseSettings):
     web_backend: str = Field(default="auto", description="ddgs backend(s), e.g. 'duckduckgo'.")
     web_region: str = "wt-wt"
     web_timeout: float = 10.0
+    web_proxy: str | None = Field(
+        default=None,
+        description="HTTP(S) or SOCKS proxy for web search, e.g. 'socks5://127.0.0.1:9050'.",
+    )
     web_retries: int = 2
     web_cache_ttl_hours: float = 24.0 * 7
     authority_table: Path | None = Field(

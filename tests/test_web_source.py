@@ -402,12 +402,15 @@ def test_a_missing_table_is_a_configuration_error(tmp_path) -> None:
 
 
 def test_real_ddgs_without_network_degrades_to_a_note(tmp_path) -> None:
-    # No fake client: ddgs itself. Offline here it fails fast (DNS); wherever the network
-    # is up it may return results instead, which must then be well-formed.
-    quick = Settings(home=tmp_path, web_timeout=1.5, web_retries=1, web_backend="duckduckgo")
+    # No fake client: ddgs itself, through a proxy on a closed loopback port, so every
+    # request fails at once whether or not this machine has a network.
+    quick = Settings(
+        home=tmp_path,
+        web_timeout=1.5,
+        web_retries=1,
+        web_backend="duckduckgo",
+        web_proxy="http://127.0.0.1:9",
+    )
     source = WebSource(quick, sleep=lambda _: None)
-    docs = source.search("aspirin warfarin interaction", 3)
-    if docs:
-        assert len(docs) <= 3 and all(d.metadata["url"] for d in docs)
-    else:
-        assert (source.last_note or "").startswith("web search unavailable:")
+    assert source.search("aspirin warfarin interaction", 3) == []
+    assert (source.last_note or "").startswith("web search unavailable:")

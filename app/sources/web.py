@@ -254,7 +254,7 @@ def _ddgs_client(settings: Settings) -> SearchClient:
     # Imported here: `ddgs.DDGS` loads its engines lazily and most runs never touch the web.
     from ddgs import DDGS
 
-    return DDGS(timeout=settings.web_timeout)  # type: ignore[arg-type]  # float works
+    return DDGS(timeout=settings.web_timeout, proxy=settings.web_proxy)  # type: ignore[arg-type]
 
 
 def _with_deadline(call: Callable[[], _T], timeout: float) -> _T:

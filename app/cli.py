@@ -277,14 +277,21 @@ def _with_status(message: str, work: Callable[[], T]) -> T:
 
 
 def _print_answer(record: dict[str, Any], *, trace: bool) -> None:
-    console.print(f"[bold]Answer:[/] {record['answer'] or '(no answer)'}")
+    from prefrag.cli_text import plain
+
+    console.print(f"[bold]Answer:[/] {plain(record['answer']) or '(no answer)'}")
     for i, cite in enumerate(record["citations"], 1):
-        where = cite.get("url") or cite.get("source", "")
-        date = f" ({cite['date']})" if cite.get("date") else ""
-        console.print(f"  [{i}] {cite.get('title') or cite['id']}{date} — {where}")
+        where = plain(cite.get("url") or cite.get("source", ""), limit=200)
+        date = f" ({plain(cite['date'], limit=40)})" if cite.get("date") else ""
+        title = plain(cite.get("title") or cite["id"], limit=200)
+        chunk = f"#{cite['chunk']}" if cite.get("chunk") else ""
+        label = plain(f"{cite.get('document') or cite['id']}{chunk}", limit=120)
+        console.print(f"  \\[{i}] {title}{date} — {where} [dim]({label})[/]")
     if record["reflections"]:
         last = record["reflections"][-1]
-        console.print(f"[dim]Self-reflection: {last['label']}. {last['explanation']}[/]")
+        console.print(
+            f"[dim]Self-reflection: {plain(last['label'])}. {plain(last['explanation'])}[/]"
+        )
     counters = record["counters"]
     console.print(
         f"[dim]Retrievals: local {counters.get('local_total', 0)} "
@@ -292,18 +299,18 @@ def _print_answer(record: dict[str, Any], *, trace: bool) -> None:
         f"used {counters.get('used', 0)}[/]"
     )
     for note in record["notes"]:
-        console.print(f"[yellow]note:[/] {note}")
+        console.print(f"[yellow]note:[/] {plain(note)}")
     if trace:
         table = Table("step", "kind", "query", "searched", "verdict", "used", "notes")
         for step in record["route"]:
             table.add_row(
                 str(step["step"]),
                 step["kind"],
-                step["query"],
-                " → ".join(step["searched"]),
+                plain(step["query"], limit=300),
+                plain(" → ".join(step["searched"])),
                 "" if step["verdict"] is None else str(step["verdict"]),
-                f"{step['source']}: {len(step['used'])} docs",
-                "; ".join(step["notes"]),
+                plain(f"{step['source']}: {len(step['used'])} docs"),
+                plain("; ".join(step["notes"])),
             )
         console.print(table)
 

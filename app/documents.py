@@ -96,11 +96,36 @@ def unique_documents(documents: Iterable[Document]) -> list[Document]:
     return unique
 
 
-def citation(document: Document) -> dict[str, Any]:
-    """The citation record of a document: id, source, title, url, date."""
+def display_id(document: Document) -> str:
+    """The id a user knows the document by: their own id, plus the chunk when it has several.
+
+    Local chunks carry content-hash ids; `parent_id` is the id given in the indexed file (or
+    derived from its title and text), so `guideline-7#2` is the second chunk of that record.
+    """
     meta = document.metadata
+    parent = str(meta.get("parent_id") or doc_id(document))
+    chunks = meta.get("chunks")
+    chunk = meta.get("chunk")
+    if isinstance(chunks, int) and chunks > 1 and isinstance(chunk, int):
+        return f"{parent}#{chunk + 1}"
+    return parent
+
+
+def citation(document: Document) -> dict[str, Any]:
+    """The citation record of a document: ids, source, title, url, date.
+
+    `id` is the chunk id the answer cited; `document` is the user's own document id and
+    `chunk` the chunk's position in it (1-based, `None` for a single-chunk document).
+    """
+    meta = document.metadata
+    chunks = meta.get("chunks")
+    chunk = meta.get("chunk")
     return {
         "id": doc_id(document),
+        "document": str(meta.get("parent_id") or doc_id(document)),
+        "chunk": chunk + 1
+        if isinstance(chunks, int) and chunks > 1 and isinstance(chunk, int)
+        else None,
         "source": meta.get("source", ""),
         "title": meta.get("title", ""),
         "url": meta.get("url", ""),

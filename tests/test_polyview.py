@@ -191,6 +191,7 @@ def test_conflict_flag_names_the_newer_and_the_more_authoritative_document():
     conflict = result.conflicts[0]
     assert (conflict.authoritative_id, conflict.newer_id) == ("guideline", "blog")
     assert "[blog] is newer" in conflict.note()
+    assert "Say which" not in conflict.note()  # prompt text never reaches the user
     assert any("more authoritative" in n for n in result.notes)
     assert all("conflict" in d.metadata["polyview"] for d in result.documents)
 

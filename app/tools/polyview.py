@@ -29,7 +29,7 @@ from typing import Any, Literal
 import numpy as np
 from langchain_core.documents import Document
 
-from prefrag.documents import NEUTRAL_AUTHORITY, doc_id, format_documents
+from prefrag.documents import NEUTRAL_AUTHORITY, display_id, doc_id, format_documents
 from prefrag.tools.dates import document_date, recency_score
 
 VIEWS = ("R", "U", "S", "A", "T")
@@ -62,15 +62,18 @@ class Conflict:
     newer_date: str
     authoritative_authority: float
     newer_authority: float
+    authoritative_label: str = ""
+    newer_label: str = ""
 
     def note(self) -> str:
-        """One sentence for the trace and the answer step."""
+        """One sentence for the user and the trace, naming both documents by the user's ids."""
+        older = self.authoritative_label or self.authoritative_id
+        newer = self.newer_label or self.newer_id
         return (
-            f"Possible conflict on one topic: [{self.authoritative_id}] is more authoritative "
+            f"Possible conflict on one topic: [{older}] is more authoritative "
             f"(authority {self.authoritative_authority:.2f}, dated {self.authoritative_date}) "
-            f"but older; [{self.newer_id}] is newer (dated {self.newer_date}) but less "
-            f"authoritative (authority {self.newer_authority:.2f}). Say which one the answer "
-            "follows and why."
+            f"but older; [{newer}] is newer (dated {self.newer_date}) but less "
+            f"authoritative (authority {self.newer_authority:.2f})."
         )
 
 
@@ -476,6 +479,8 @@ class PolyviewReranker:
                         newer_date=new_date.isoformat(),
                         authoritative_authority=float(authority[i]),
                         newer_authority=float(authority[j]),
+                        authoritative_label=display_id(documents[i]),
+                        newer_label=display_id(documents[j]),
                     )
                 )
         return found

@@ -43,9 +43,12 @@ def eval_command(
     concurrency: Annotated[int, typer.Option("--concurrency", help="Items run at once.")] = 4,
     seed: Annotated[int, typer.Option(help="Seed of the split and of --sample.")] = 0,
     corpus: Annotated[
-        str,
-        typer.Option(help="Index 'all' of the dataset's paragraphs or only the evaluated 'items'."),
-    ] = "all",
+        str | None,
+        typer.Option(
+            help="Index 'all' of the dataset's paragraphs or only the evaluated 'items' "
+            "[default: items with --limit, else all]."
+        ),
+    ] = None,
     no_progress: Annotated[
         bool, typer.Option("--no-progress", metavar="", help="No progress bar.")
     ] = False,
@@ -67,6 +70,7 @@ def eval_command(
     if reasoner not in ("extractive", "llm", "auto"):
         errors.print("[bold red]error:[/] --reasoner must be 'extractive' or 'llm'.")
         raise typer.Exit(code=2)
+    corpus = corpus or ("items" if limit is not None else "all")
     if corpus not in ("all", "items"):
         errors.print("[bold red]error:[/] --corpus must be 'all' or 'items'.")
         raise typer.Exit(code=2)
@@ -88,7 +92,8 @@ def eval_command(
     except PrefRAGError as error:
         errors.print(f"[bold red]error:[/] {error}")
         raise typer.Exit(code=2) from None
-    console.print((out / "report.md").read_text())
+    # The report as written: rich would wrap its table rows and read `[...]` as markup.
+    console.print((out / "report.md").read_text(), markup=False, highlight=False, soft_wrap=True)
     console.print(f"[dim]Results in {out}[/]")
 
 

@@ -238,6 +238,16 @@ def render_markdown(summary: dict[str, Any], *, config: dict[str, Any] | None = 
 
 def plot_accuracy_vs_retrievals(summary: dict[str, Any], path: Path) -> Path:
     """Paper figure 3: retrieval counts per method as bars, accuracy as a line."""
+    import matplotlib.pyplot as plt
+
+    fig = accuracy_figure(summary)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def accuracy_figure(summary: dict[str, Any]) -> Any:
+    """The figure of `plot_accuracy_vs_retrievals`: both axes from 0, the legend above them."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -251,7 +261,7 @@ def plot_accuracy_vs_retrievals(summary: dict[str, Any], path: Path) -> Path:
         ("local_used", "Used local"),
         ("used", "Used"),
     ]
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(methods) + 2), 4.5))
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(methods) + 2), 5.0), layout="constrained")
     width = 0.8 / len(keys)
     for j, (key, label) in enumerate(keys):
         xs = [i + (j - len(keys) / 2 + 0.5) * width for i in range(len(methods))]
@@ -262,6 +272,7 @@ def plot_accuracy_vs_retrievals(summary: dict[str, Any], path: Path) -> Path:
             label=label,
         )
     ax.set_ylabel("retrievals per question")
+    ax.set_ylim(bottom=0)
     ax.set_xticks(range(len(methods)), methods, rotation=30, ha="right")
     twin = ax.twinx()
     twin.plot(
@@ -275,14 +286,13 @@ def plot_accuracy_vs_retrievals(summary: dict[str, Any], path: Path) -> Path:
         label="F1",
     )
     twin.set_ylabel("score (%)")
+    twin.set_ylim(0, 100)
     handles, labels = ax.get_legend_handles_labels()
     h2, l2 = twin.get_legend_handles_labels()
-    ax.legend(handles + h2, labels + l2, fontsize=7, loc="upper left", ncol=2)
+    # Outside the axes, so it never covers a bar or a point.
+    fig.legend(handles + h2, labels + l2, fontsize=7, loc="outside upper center", ncol=7)
     ax.set_title("Accuracy against retrieval counts")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return fig
 
 
 def plot_web_exposure(summary: dict[str, Any], path: Path) -> Path:

@@ -110,10 +110,12 @@ def prepare(
     reasoner: Reasoner | None = None,
     sources: SourceRegistry | None = None,
     rerankers: Mapping[str, Any] | None = None,
+    progress: bool = False,
 ) -> RunState:
     """Load the dataset, build (or reuse) the indexes and the reasoner.
 
-    `rerankers` are polyview rerankers by profile name, offered to the graph's provider.
+    `rerankers` are polyview rerankers by profile name, offered to the graph's provider;
+    `progress` shows a progress bar while the indexes are built.
     """
     from prefrag.config import get_settings
 
@@ -147,12 +149,15 @@ def prepare(
                 local_share=config.two_source,
                 seed=config.seed,
                 settings=settings,
+                progress=progress,
             )
             state.facts["two_source"] = split.summary()
         elif any(item.paragraphs for item in corpus_items):
             from prefrag.eval.twosource import build_single_source
 
-            state.sources = build_single_source(corpus_items, out / "index", settings=settings)
+            state.sources = build_single_source(
+                corpus_items, out / "index", settings=settings, progress=progress
+            )
         else:
             from prefrag.sources.defaults import default_sources
 
@@ -317,7 +322,12 @@ def run_eval(
     out.mkdir(parents=True, exist_ok=True)
     _check_resumable(config, out)
     state = prepare(
-        config, settings=settings, reasoner=reasoner, sources=sources, rerankers=rerankers
+        config,
+        settings=settings,
+        reasoner=reasoner,
+        sources=sources,
+        rerankers=rerankers,
+        progress=progress,
     )
     _save_config(config, out, settings, state.facts)
 

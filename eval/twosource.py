@@ -167,7 +167,13 @@ def write_jsonl(rows: Sequence[dict[str, Any]], path: Path) -> Path:
 
 
 def _ensure_index(
-    name: str, rows: Sequence[dict[str, Any]], work: Path, settings: Settings, mode: SearchMode
+    name: str,
+    rows: Sequence[dict[str, Any]],
+    work: Path,
+    settings: Settings,
+    mode: SearchMode,
+    *,
+    progress: bool = False,
 ) -> Source:
     from prefrag.index.ingest import index_paths
     from prefrag.sources.local import LocalSource
@@ -176,7 +182,7 @@ def _ensure_index(
     signature = {"rows": len(rows), "hash": content_id(*(r["id"] for r in rows))}
     if not marker.exists() or json.loads(marker.read_text()) != signature:
         path = write_jsonl(rows, work / f"{name}.jsonl")
-        index_paths([path], name, settings=settings, progress=False)
+        index_paths([path], name, settings=settings, progress=progress)
         marker.write_text(json.dumps(signature))
     return LocalSource(name, settings=settings, mode=mode)
 
@@ -195,6 +201,7 @@ def build_two_source(
     settings: Settings | None = None,
     local_mode: SearchMode = "hybrid",
     web_mode: SearchMode = "lexical",
+    progress: bool = False,
 ) -> tuple[SourceRegistry, TwoSourceSplit]:
     """Index the split under `work_dir` (once) and return the `local` + `web` sources."""
     from prefrag.config import get_settings
@@ -204,8 +211,12 @@ def build_two_source(
     split = split_paragraphs(items, local_share=local_share, seed=seed)
     work_dir = Path(work_dir)
     settings = isolated_settings(settings or get_settings(), work_dir / "home")
-    local = _ensure_index(LOCAL_SOURCE, split.local_rows, work_dir, settings, local_mode)
-    web_corpus = _ensure_index(WEB_CORPUS_SOURCE, split.web_rows, work_dir, settings, web_mode)
+    local = _ensure_index(
+        LOCAL_SOURCE, split.local_rows, work_dir, settings, local_mode, progress=progress
+    )
+    web_corpus = _ensure_index(
+        WEB_CORPUS_SOURCE, split.web_rows, work_dir, settings, web_mode, progress=progress
+    )
     web = WebSource(settings, client=IndexSearchClient(web_corpus))
     return SourceRegistry([local, web]), split
 
@@ -217,6 +228,7 @@ def build_single_source(
     settings: Settings | None = None,
     local_mode: SearchMode = "hybrid",
     web: Source | None = None,
+    progress: bool = False,
 ) -> SourceRegistry:
     """Every paragraph in one local index, plus the real web source (or `web`)."""
     from prefrag.config import get_settings
@@ -225,6 +237,8 @@ def build_single_source(
 
     base = settings or get_settings()
     settings = isolated_settings(base, Path(work_dir) / "home")
-    local = _ensure_index(LOCAL_SOURCE, corpus_rows(items), Path(work_dir), settings, local_mode)
+    local = _ensure_index(
+        LOCAL_SOURCE, corpus_rows(items), Path(work_dir), settings, local_mode, progress=progress
+    )
     # The real web source keeps the user's settings (cache, offline switch).
     return SourceRegistry([local, web or WebSource(base)])

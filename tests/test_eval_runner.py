@@ -477,3 +477,49 @@ def test_every_run_setting_is_an_eval_option_and_reaches_the_graph(tmp_path):
     context = _context(config, SourceRegistry())
     assert (context.polyview_views, context.polyview_pool) == (["R", "A"], 2)
     assert context.polyview_coverage is False and context.reasoner == "extractive"
+
+
+def test_eval_with_limit_indexes_only_the_evaluated_items_and_prints_whole_table_rows(tmp_path):
+    from prefrag.cli import app
+
+    out = tmp_path / "limited"
+    result = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "--dataset",
+            str(_dataset(tmp_path, n=6)),
+            "--method",
+            "vanilla-local",
+            "--out",
+            str(out),
+            "--limit",
+            "2",
+            "--no-progress",
+        ],
+        terminal_width=60,
+    )
+    assert result.exit_code == 0, result.output
+    saved = json.loads((out / "config.json").read_text())
+    assert saved["config"]["corpus"] == "items"
+    indexed = (out / "index" / "local.jsonl").read_text().splitlines()
+    assert len(indexed) == 2 * 3  # two items of three paragraphs, not all six items
+    rows = [line for line in result.output.splitlines() if line.startswith("| vanilla-local")]
+    assert rows and all(line.rstrip().endswith("|") for line in rows)
+
+
+def test_accuracy_plot_starts_at_zero_and_its_legend_covers_no_bar():
+    from prefrag.eval.report import accuracy_figure
+
+    summary = {
+        m: {"acc": 40.0 + i, "f1": 45.0, "counters_mean": {"local_total": 2.0 + i, "used": 3.0}}
+        for i, m in enumerate(["prefrag", "vanilla-both", "react-both"])
+    }
+    fig = accuracy_figure(summary)
+    fig.canvas.draw()
+    bars, scores = fig.axes
+    assert bars.get_ylim()[0] == 0 and scores.get_ylim()[0] == 0
+    assert not bars.get_legend() and len(fig.legends) == 1
+    renderer = fig.canvas.get_renderer()
+    legend_box = fig.legends[0].get_window_extent(renderer)
+    assert not legend_box.overlaps(bars.get_window_extent(renderer))

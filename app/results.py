@@ -32,6 +32,7 @@ def result_record(result: dict[str, Any]) -> dict[str, Any]:
     return {
         "question": result.get("question", ""),
         "answer": result.get("answer", ""),
+        "abstained": bool(result.get("abstained", False)),
         "citations": list(result.get("citations", [])),
         "route": route_of(result),
         "counters": dict(result.get("counters", {})),

@@ -86,6 +86,7 @@ def new_question(
         "route": Overwrite([]),
         "evidence": [],
         "answer": "",
+        "abstained": False,
         "cited_ids": [],
         "citations": [],
         "reflections": Overwrite([]),

@@ -125,5 +125,6 @@ def answer_update(draft: AnswerDraft, evidence: Sequence[Document]) -> dict[str,
         "answer": draft.answer,
         "cited_ids": [doc_id(d) for d in cited],
         "citations": [citation(d) for d in cited],
-        "notes": [UNPARSEABLE_ANSWER_NOTE] if draft.fallback else [],
+        "abstained": draft.abstained,
+        "notes": [UNPARSEABLE_ANSWER_NOTE] if draft.fallback and not draft.abstained else [],
     }

@@ -88,6 +88,7 @@ class OutputState(TypedDict, total=False):
 
     question: str
     answer: str
+    abstained: bool  # the sources did not answer the question; `answer` says so and why
     citations: list[dict[str, Any]]
     route: list[Step]
     reflections: list[dict[str, Any]]
@@ -119,6 +120,7 @@ class PrefRAGState(TypedDict, total=False):
     route: Annotated[list[Step], operator.add]
     evidence: list[Document]
     answer: str
+    abstained: bool
     cited_ids: list[str]
     citations: list[dict[str, Any]]
     reflections: Annotated[list[dict[str, Any]], operator.add]

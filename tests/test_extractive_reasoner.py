@@ -184,10 +184,11 @@ def test_answer_cites_existing_document_ids(reasoner):
     assert set(draft.cited_ids) <= {doc_id(d) for d in evidence}
 
 
-def test_answer_without_evidence_is_an_empty_fallback(reasoner):
+def test_answer_without_evidence_is_an_abstention(reasoner):
     draft = reasoner.answer(BRIDGE_Q, [], [])
-    assert draft.answer == ""
-    assert draft.fallback is True
+    assert draft.abstained is True
+    assert draft.answer.endswith("nothing relevant was found.")
+    assert draft.fallback is False
 
 
 def test_reflect_labels_unsupported_answer_incorrect(reasoner):

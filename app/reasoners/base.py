@@ -56,6 +56,9 @@ class AnswerDraft(BaseModel):
     answer: str = ""
     cited_ids: list[str] = Field(default_factory=list)
     rationale: str = ""
+    abstained: bool = Field(
+        default=False, description="The evidence does not answer the question; `answer` says so."
+    )
     fallback: bool = False
     usage: Usage = Field(default_factory=Usage)
 

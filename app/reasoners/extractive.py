@@ -270,7 +270,6 @@ class ExtractiveReasoner:
         return ThinkDecision(
             thought="Every search came back empty; no evidence to answer from.",
             action="answer",
-            fallback=True,
         )
 
     # ------------------------------------------------------------------ compare
@@ -363,14 +362,14 @@ class ExtractiveReasoner:
         shape = analyze_question(question)
         documents = unique_documents([*evidence, *_observed(scratchpad)])
         if not documents:
-            return AnswerDraft(
-                rationale="No evidence was retrieved, so there is nothing to answer from.",
-                fallback=True,
-            )
+            return abstention(scratchpad, "nothing relevant was found")
         held = Evidence(documents)
         weights = QuestionWeights(shape, held)
         ranked = rank_sentences(shape, held, weights)
-        return self._draft(shape, held, weights, ranked, feedback)[0]
+        draft = self._draft(shape, held, weights, ranked, feedback)[0]
+        if not draft.answer.strip():
+            return abstention(scratchpad, "no retrieved sentence is about what the question asks")
+        return draft
 
     def _draft(
         self,
@@ -417,9 +416,7 @@ class ExtractiveReasoner:
                 rationale="The best-supported sentence of the evidence.",
             )
             return draft, weights.share(best_sentence.covered), best_sentence
-        draft = AnswerDraft(
-            rationale="No evidence sentence shares a term with the question.", fallback=True
-        )
+        draft = AnswerDraft(rationale="No evidence sentence shares a term with the question.")
         return draft, 0.0, None
 
     # ------------------------------------------------------------------ reflect
@@ -429,10 +426,10 @@ class ExtractiveReasoner:
         shape = analyze_question(question)
         documents = unique_documents(evidence)
         key = normalize_answer(answer)
-        if not key:
+        if not key or answer.startswith(ABSTENTION):
             return Reflection(
                 label="INCORRECT",
-                explanation="There is no answer to check.",
+                explanation="No answer was found in the evidence held.",
                 suggestion=_suggest(shape, Evidence(documents) if documents else None),
             )
         if not documents:
@@ -1226,3 +1223,16 @@ def _reflect_on_subjects(shape: QuestionShape, evidence: Evidence, key: str) -> 
         + ".",
         suggestion=f"Search for '{missing[0]}'." if missing else "Search again with the question.",
     )
+
+
+ABSTENTION = "The sources I could reach do not answer this"
+
+
+def abstention(scratchpad: Sequence[ScratchpadStep], reason: str) -> AnswerDraft:
+    """A plain 'cannot answer' with why: the web was down, or nothing relevant was found."""
+    notes = " ".join(step.note for step in scratchpad).lower()
+    why = [reason]
+    if "web search unavailable" in notes:
+        why.insert(0, "the web search was unavailable")
+    answer = f"{ABSTENTION}: {' and '.join(why)}."
+    return AnswerDraft(answer=answer, abstained=True, rationale=answer)

@@ -1,0 +1,53 @@
+"""When the sources do not answer a question, PrefRAG says so instead of inventing a span."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from langchain_core.documents import Document
+from typer.testing import CliRunner
+
+from prefrag.cli import app
+from prefrag.reasoners.base import ScratchpadStep
+from prefrag.reasoners.extractive import ABSTENTION, ExtractiveReasoner
+
+runner = CliRunner()
+
+
+def test_no_evidence_is_an_abstention_that_says_why():
+    web_down = ScratchpadStep(query="q", source="web", note="web search unavailable: offline")
+    draft = ExtractiveReasoner().answer("Who discovered penicillin?", [web_down], [])
+    assert draft.abstained and draft.answer.startswith(ABSTENTION)
+    assert "web search was unavailable" in draft.answer
+    assert not draft.fallback and not draft.cited_ids
+
+
+def test_supported_answer_is_not_an_abstention():
+    evidence = [
+        Document(
+            "Alexander Fleming discovered penicillin in 1928.",
+            metadata={"id": "d1", "title": "Penicillin", "source": "s"},
+        )
+    ]
+    draft = ExtractiveReasoner().answer("Who discovered penicillin?", [], evidence)
+    assert not draft.abstained
+    assert "Fleming" in draft.answer and draft.cited_ids == ["d1"]
+
+
+def test_cli_marks_an_unanswerable_question_as_abstained(tmp_path: Path) -> None:
+    corpus = tmp_path / "notes.jsonl"
+    corpus.write_text(
+        json.dumps({"id": "n1", "title": "Warfarin", "text": "Ibuprofen raises bleeding risk."})
+        + "\n"
+    )
+    assert runner.invoke(app, ["index", str(corpus), "--source", "notes"]).exit_code == 0
+    args = ["ask", "--source", "notes", "--no-web", "--json"]
+    unanswerable = json.loads(
+        runner.invoke(app, [*args, "Which river flows through Ulaanbaatar?"]).stdout
+    )
+    assert unanswerable["abstained"] is True
+    assert unanswerable["answer"].startswith(ABSTENTION)
+    assert not any("unparseable" in note for note in unanswerable["notes"])
+    answered = json.loads(runner.invoke(app, [*args, "What raises bleeding risk?"]).stdout)
+    assert answered["abstained"] is False

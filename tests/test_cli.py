@@ -172,6 +172,7 @@ def test_unreadable_file_is_a_clear_error(tmp_path: Path) -> None:
     assert "missing.jsonl" in result.output
 
 
+@pytest.mark.slow
 def test_mog_index_router_training_and_ask_with_tool_nodes(corpus: Path, tmp_path: Path) -> None:
     built = runner.invoke(app, ["index", str(corpus), "--source", "notes", "--mog"])
     assert built.exit_code == 0, built.output

@@ -34,6 +34,7 @@ def hotpot_index(hotpot_slice, tmp_path_factory: pytest.TempPathFactory):
     return LocalSource("hotpot", settings=settings), questions
 
 
+@pytest.mark.slow
 def test_hotpotqa_answers_cite_documents_in_the_index(hotpot_index) -> None:
     source, questions = hotpot_index
     reasoner = ExtractiveReasoner(use_embeddings=False)

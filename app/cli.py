@@ -51,6 +51,10 @@ def _main(
     ] = False,
 ) -> None:
     """Preference-driven multi-source RAG: local sources first, the web when needed."""
+    from prefrag.config import get_settings
+
+    with _clear_errors():
+        get_settings()  # an invalid setting is one sentence before any command runs
 
 
 @contextmanager
@@ -59,7 +63,7 @@ def _clear_errors() -> Iterator[None]:
     try:
         yield
     except PrefRAGError as error:
-        errors.print(f"[bold red]error:[/] {error}")
+        errors.print(f"[bold red]error:[/] {escape(str(error))}")
         raise typer.Exit(code=2) from None
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -62,8 +62,16 @@ class Settings(BaseSettings):
     )
     temperature: float = 0.1
     top_p: float = 0.9
-    request_timeout: float = 60.0
-    max_retries: int = 2
+    request_timeout: float = Field(
+        default=30.0, description="Seconds one request to a model endpoint may take."
+    )
+    max_retries: int = Field(default=1, description="Client retries of a failed request.")
+    role_deadline: float = Field(
+        default=60.0,
+        gt=0,
+        description="Seconds one role call (think, compare, ...) may take in all: requests, "
+        "client retries and the repair retry. A hanging endpoint fails after this.",
+    )
 
     web_enabled: bool = Field(default=True, description="Allow the DuckDuckGo web source.")
     web_backend: str = Field(default="auto", description="ddgs backend(s), e.g. 'duckduckgo'.")
@@ -105,5 +113,29 @@ class Settings(BaseSettings):
 
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    """The process settings, read once."""
-    return Settings()
+    """The process settings, read once.
+
+    Raises:
+        ConfigurationError: A setting in the environment or `.env` is invalid; the message
+            names the variable, the bad value and what it accepts.
+    """
+    from pydantic import ValidationError
+
+    from prefrag.errors import ConfigurationError
+
+    try:
+        return Settings()
+    except ValidationError as error:
+        raise ConfigurationError(_describe_invalid(error)) from None
+
+
+def _describe_invalid(error: Any) -> str:
+    """One sentence per invalid setting: `PREFRAG_BACKEND='bogus'`: what it should be."""
+    problems = []
+    for issue in error.errors():
+        name = str(issue["loc"][0]) if issue.get("loc") else "?"
+        field = Settings.model_fields.get(name)
+        alias = field.validation_alias if field is not None else None
+        variable = alias if isinstance(alias, str) else f"PREFRAG_{name.upper()}"
+        problems.append(f"{variable}={issue.get('input')!r}: {issue['msg']}")
+    return "Invalid setting " + "; ".join(problems) + "."

@@ -62,6 +62,7 @@ def eval_command(
     graph-backed methods (prefrag*), the baselines ignore them.
     """
     from rich.console import Console
+    from rich.markup import escape
 
     from prefrag.eval.runner import EvalConfig, run_eval
 
@@ -90,7 +91,7 @@ def eval_command(
     try:
         run_eval(config, progress=not no_progress)
     except PrefRAGError as error:
-        errors.print(f"[bold red]error:[/] {error}")
+        errors.print(f"[bold red]error:[/] {escape(str(error))}")
         raise typer.Exit(code=2) from None
     # The report as written: rich would wrap its table rows and read `[...]` as markup.
     console.print((out / "report.md").read_text(), markup=False, highlight=False, soft_wrap=True)

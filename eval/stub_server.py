@@ -17,6 +17,7 @@ import json
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from typing import Any
 
 _MAX_BODY = 4 * 1024 * 1024
@@ -34,11 +35,18 @@ class StubChatServer:
         host: str = "127.0.0.1",
         port: int = 0,
         max_requests: int = 100_000,
+        reply: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
     ) -> None:
+        """Serve on `host:port` (0: a free port).
+
+        `reply` replaces the default completion (for fault tests: malformed bodies);
+        `latency` is waited before every reply.
+        """
         if host not in _LOOPBACK:
             raise ValueError("The stub server only listens on the loopback interface.")
         self.latency = latency
         self.max_requests = max_requests
+        self.reply = reply or completion
         self.requests = 0
         self.max_in_flight = 0
         self._in_flight = 0
@@ -129,7 +137,7 @@ def _handler_for(server: StubChatServer) -> type[BaseHTTPRequestHandler]:
             try:
                 if server.latency > 0:
                     time.sleep(server.latency)  # the simulated model time
-                self._send(200, completion(request))
+                self._send(200, server.reply(request))
             finally:
                 server._release()
 

@@ -65,7 +65,7 @@ def build_reasoner(
         if spec not in built:
             built[spec] = make_chat_model(spec[0], spec[1], settings)
         chat_models[role] = built[spec]
-    return LLMReasoner(chat_models)
+    return LLMReasoner(chat_models, deadline=settings.role_deadline)
 
 
 def _llm_configured(settings: Settings, names: Mapping[str, str]) -> bool:

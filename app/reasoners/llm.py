@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import logging
 import sys
+import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
@@ -114,6 +116,7 @@ class LLMReasoner:
         structured: bool | Literal["auto"] = "auto",
         max_steps: int = 3,
         max_doc_chars: int | None = None,
+        deadline: float | None = None,
     ) -> None:
         """Put one chat model behind each role.
 
@@ -126,6 +129,9 @@ class LLMReasoner:
                 when the model or its server refuses it.
             max_steps: The soft limit on search rounds stated in the think prompt.
             max_doc_chars: Trim each document to this many characters in prompts.
+            deadline: Seconds one role call may take in all (every request, the client's
+                retries and the repair retry); past it the call fails with
+                `ModelEndpointError`. None waits as long as the client does.
 
         Raises:
             ConfigurationError: A role has no model, or structured output is required and
@@ -135,6 +141,7 @@ class LLMReasoner:
         self.structured = structured
         self.max_steps = max_steps
         self.max_doc_chars = max_doc_chars
+        self.deadline = deadline
         self._structured_runnables: dict[str, Any] = {}
         if structured is not False:
             for role, schema in _WIRE.items():
@@ -351,6 +358,7 @@ class LLMReasoner:
         usage = Usage()
         messages: list[BaseMessage] = [HumanMessage(prompt)]
         raw = ""
+        due = None if self.deadline is None else time.monotonic() + self.deadline
         for attempt in range(2):
             if attempt == 1:
                 messages = [
@@ -366,7 +374,7 @@ class LLMReasoner:
                 ]
             runnable = self._structured_runnables.get(role) if schema is not None else None
             if runnable is not None:
-                outcome = self._call_structured(model_role, model, runnable, messages, usage)
+                outcome = self._call_structured(model_role, model, runnable, messages, usage, due)
                 if outcome is not _UNSUPPORTED:
                     parsed_wire, raw = outcome
                     result = _convert(convert, parsed_wire) if parsed_wire is not None else None
@@ -376,7 +384,7 @@ class LLMReasoner:
                         return result, usage, raw
                     logger.info("%s: unreadable structured reply (attempt %d)", role, attempt + 1)
                     continue
-            raw = self._call_text(model_role, model, messages, usage, stop)
+            raw = self._call_text(model_role, model, messages, usage, stop, due)
             result = parser(raw)
             if result is not None:
                 return result, usage, raw
@@ -390,16 +398,61 @@ class LLMReasoner:
         messages: list[BaseMessage],
         usage: Usage,
         stop: list[str] | None,
+        due: float | None = None,
     ) -> str:
         try:
-            message = model.invoke(messages, stop=stop) if stop else model.invoke(messages)
+            message = self._before_deadline(
+                role,
+                model,
+                lambda: model.invoke(messages, stop=stop) if stop else model.invoke(messages),
+                due,
+            )
+        except ModelEndpointError:
+            raise
         except Exception as exc:
             error = _endpoint_error(exc, role, model)
             if error is not None:
                 raise error from exc
+            if isinstance(exc, _MALFORMED_REPLY):
+                # e.g. a 200 reply with `"choices": []`: unreadable output, not a failure.
+                logger.info("%s: malformed reply (%s: %s)", role, type(exc).__name__, exc)
+                usage.calls += 1
+                return ""
             raise
         _add_usage(usage, message)
         return _content_text(message)
+
+    def _before_deadline(
+        self, role: str, model: BaseChatModel, call: Callable[[], Any], due: float | None
+    ) -> Any:
+        """`call()`, or `ModelEndpointError` once the role call's overall deadline passes.
+
+        The request runs on a daemon thread so a hanging endpoint cannot hold the run past
+        the deadline; the abandoned request ends at the client's own timeout.
+        """
+        if due is None:
+            return call()
+        remaining = due - time.monotonic()
+        outcome: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                outcome["value"] = call()
+            except BaseException as exc:  # handed to the caller's thread
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=run, name=f"prefrag-{role}-call", daemon=True)
+        if remaining > 0:
+            worker.start()
+            worker.join(remaining)
+        if remaining <= 0 or worker.is_alive():
+            raise ModelEndpointError(
+                f"The {_describe(model)} did not answer the '{role}' role within "
+                f"{self.deadline:g} s (PREFRAG_ROLE_DEADLINE); check the server or raise it."
+            )
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]
 
     def _call_structured(
         self,
@@ -408,17 +461,20 @@ class LLMReasoner:
         runnable: Any,
         messages: list[BaseMessage],
         usage: Usage,
+        due: float | None = None,
     ) -> Any:
         """(parsed wire object or None, raw text), or `_UNSUPPORTED` to use text instead."""
         try:
-            output = runnable.invoke(messages)
+            output = self._before_deadline(role, model, lambda: runnable.invoke(messages), due)
+        except ModelEndpointError:
+            raise
         except Exception as exc:
             if _is_request_refused(exc) and self.structured == "auto":
                 return self._downgrade(role, exc)
             error = _endpoint_error(exc, role, model)
             if error is not None:
                 raise error from exc
-            if isinstance(exc, ValidationError | ValueError | KeyError | TypeError):
+            if isinstance(exc, ValidationError | _MALFORMED_REPLY):
                 # A reply the structured parser rejected: malformed output, not a failure.
                 usage.calls += 1
                 return None, ""
@@ -587,6 +643,10 @@ def _is_request_refused(exc: BaseException) -> bool:
     if openai is None:
         return False
     return isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError)
+
+
+# What a client raises on a 200 reply of the wrong shape (no choices, no message, ...).
+_MALFORMED_REPLY = (IndexError, KeyError, TypeError, ValueError, AttributeError)
 
 
 def _endpoint_error(

@@ -11,6 +11,7 @@ from typing import Any
 from langgraph.graph.state import CompiledStateGraph
 
 from prefrag.config import get_settings
+from prefrag.errors import CheckpointStoreError
 from prefrag.graphs.context import Context, context_from
 
 
@@ -26,16 +27,34 @@ class StoredRun:
 
 @contextmanager
 def open_checkpointer() -> Iterator[Any]:
-    """A `SqliteSaver` on the data directory's checkpoint database."""
+    """A `SqliteSaver` on the data directory's checkpoint database.
+
+    Raises:
+        CheckpointStoreError: The database is damaged, or its folder is not writable (runs
+            without `--thread` never open it).
+    """
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     path = get_settings().checkpoint_db
-    path.parent.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(str(path), check_same_thread=False)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(str(path), check_same_thread=False)
+    except (OSError, sqlite3.Error) as error:
+        raise _store_error(path, error) from None
     try:
         yield SqliteSaver(connection)
+    except sqlite3.Error as error:
+        raise _store_error(path, error) from None
     finally:
         connection.close()
+
+
+def _store_error(path: Any, error: BaseException) -> CheckpointStoreError:
+    detail = " ".join(str(error).split()) or type(error).__name__
+    return CheckpointStoreError(
+        f"The checkpoint store {path} cannot be used ({detail}). Move the file away, make its "
+        "folder writable, or set PREFRAG_HOME; asks without --thread do not need it."
+    )
 
 
 def stored_run(graph: CompiledStateGraph, thread_id: str) -> StoredRun | None:

@@ -36,3 +36,7 @@ class ModelEndpointError(PrefRAGError):
 
 class ConfigurationError(PrefRAGError, ValueError):
     """Settings that contradict each other or name something that does not exist."""
+
+
+class CheckpointStoreError(PrefRAGError):
+    """The checkpoint database of `--thread` runs is damaged or not writable."""

@@ -64,3 +64,39 @@ def test_invalid_settings_are_one_sentence_and_exit_2(monkeypatch, variable, val
     assert result.exit_code == 2
     assert message in result.output.replace("\n", " ")
     assert "Traceback" not in result.output
+
+
+# --- the checkpoint store -------------------------------------------------------------------
+
+
+def _tiny_source(tmp_path) -> None:
+    corpus = tmp_path / "notes.jsonl"
+    corpus.write_text('{"id": "n1", "title": "Warfarin", "text": "Ibuprofen raises INR."}\n')
+    assert runner.invoke(app, ["index", str(corpus), "--source", "notes"]).exit_code == 0
+
+
+def test_a_corrupt_checkpoint_store_fails_thread_runs_only(tmp_path, _isolated_home):
+    _tiny_source(tmp_path)
+    (_isolated_home / "checkpoints.sqlite").write_bytes(b"not a database at all" * 100)
+    args = ["ask", "What raises INR?", "--source", "notes", "--no-web"]
+    threaded = runner.invoke(app, [*args, "--thread", "t1"])
+    assert threaded.exit_code == 2
+    assert "checkpoint store" in threaded.output and "cannot be used" in threaded.output
+    assert "Traceback" not in threaded.output
+    assert runner.invoke(app, args).exit_code == 0  # no --thread: the store is not touched
+
+
+def test_an_unwritable_checkpoint_folder_is_one_sentence(tmp_path, monkeypatch):
+    import sqlite3
+
+    _tiny_source(tmp_path)
+
+    def refuse(*args, **kwargs):
+        raise sqlite3.OperationalError("unable to open database file")
+
+    monkeypatch.setattr(sqlite3, "connect", refuse)
+    result = runner.invoke(
+        app, ["ask", "What raises INR?", "--source", "notes", "--no-web", "--thread", "t2"]
+    )
+    assert result.exit_code == 2
+    assert "unable to open database file" in result.output.replace("\n", " ")

@@ -86,8 +86,14 @@ def index(
 
     with _clear_errors():
         report = index_paths(paths, source, progress=True, authority=authority)
+    if report.rebuilt:
+        console.print(
+            f"[yellow]{escape(source)}[/]: the index was damaged ({escape(report.rebuilt)}); "
+            "rebuilt from the files given."
+        )
     console.print(
-        f"[green]{source}[/]: {report.added} chunks added, {report.skipped} already indexed."
+        f"[green]{escape(source)}[/]: {report.added} chunks added, "
+        f"{report.skipped} already indexed."
     )
     if mog:
         from prefrag.tools.granularity_source import build_mog_index
@@ -115,10 +121,13 @@ def sources(ctx: typer.Context) -> None:
     """List the indexed local sources, the combined `local` source and the web."""
     if ctx.invoked_subcommand is not None:
         return
-    from prefrag.index.catalog import list_sources
+    from prefrag.index.catalog import damaged_sources, list_sources
 
     with _clear_errors():
         infos = list_sources()
+        damaged = damaged_sources()
+    for error in damaged.values():
+        errors.print(f"[bold yellow]damaged:[/] {escape(str(error))}")
     if not infos:
         console.print("No local sources yet. `prefrag ask` indexes the demo corpus on first use.")
         return
@@ -147,6 +156,41 @@ def sources(ctx: typer.Context) -> None:
             "(reciprocal rank); it is the preferred source unless `--source` names one. "
             "`web` is the fallback unless `--no-web`.[/]"
         )
+
+
+@sources_app.command("check")
+def sources_check(
+    name: Annotated[
+        str | None, typer.Argument(help="The source to check; every local source if omitted.")
+    ] = None,
+) -> None:
+    """Check that a source's files agree (records, vectors, lexical index, Qdrant points)."""
+    from prefrag.config import get_settings
+    from prefrag.index.catalog import damaged_sources, list_sources
+    from prefrag.index.integrity import check_source, damage_message
+
+    with _clear_errors():
+        settings = get_settings()
+        names = sorted({info.name for info in list_sources()} | set(damaged_sources()))
+        if name is not None:
+            if name not in names:
+                from prefrag.errors import UnknownSourceError
+
+                known = ", ".join(names) or "none"
+                raise UnknownSourceError(f"No local source '{name}' (known: {known}).")
+            names = [name]
+        bad = 0
+        for each in names:
+            check = check_source(each, settings, qdrant=True)
+            if check.sound:
+                counts = ", ".join(f"{k} {v}" for k, v in check.counts.items())
+                console.print(f"[green]{escape(each)}[/]: sound ({counts}).")
+            else:
+                bad += 1
+                problem = "; ".join(check.problems)
+                errors.print(f"[bold red]damaged:[/] {escape(damage_message(each, problem))}")
+    if bad:
+        raise typer.Exit(code=2)
 
 
 @sources_app.command("remove")
@@ -249,7 +293,8 @@ def _graph_for(context: Any, checkpointer: Any = None) -> Any:
     web = "web" in context.fallback_sources
     if context.preferred_source is not None:
         _check_source_name(context.preferred_source)
-    registry = _with_status("Opening sources", lambda: default_sources(web=web))
+    wanted = context.preferred_source
+    registry = _with_status("Opening sources", lambda: default_sources(web=web, require=wanted))
     if context.preferred_source is not None:
         registry.get(context.preferred_source)  # an unknown name fails here, listing the known
     return build_graph(sources=registry, checkpointer=checkpointer)
@@ -259,8 +304,11 @@ def _check_source_name(name: str) -> None:
     """Reject an unknown source name before anything is opened or indexed."""
     from prefrag.demo_corpus import DEMO_SOURCE
     from prefrag.errors import UnknownSourceError
-    from prefrag.index.catalog import list_sources
+    from prefrag.index.catalog import damaged_sources, list_sources
 
+    damaged = damaged_sources()
+    if name in damaged:
+        raise damaged[name]
     indexed = [info.name for info in list_sources()]
     known = [*(indexed or [DEMO_SOURCE]), *(["local"] if len(indexed) > 1 else []), "web"]
     if name not in known:

@@ -40,3 +40,14 @@ class ConfigurationError(PrefRAGError, ValueError):
 
 class CheckpointStoreError(PrefRAGError):
     """The checkpoint database of `--thread` runs is damaged or not writable."""
+
+
+class DamagedStoreError(PrefRAGError):
+    """A local source's files on disk are damaged or disagree; the message says how to fix.
+
+    `problem` is what is wrong, without the advice (for `prefrag sources check`).
+    """
+
+    def __init__(self, message: str, problem: str = "") -> None:
+        super().__init__(message)
+        self.problem = problem or message

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import time
 
+import numpy as np
 import pytest
 from langchain_core.documents import Document
 from typer.testing import CliRunner
@@ -100,3 +102,135 @@ def test_an_unwritable_checkpoint_folder_is_one_sentence(tmp_path, monkeypatch):
     )
     assert result.exit_code == 2
     assert "unable to open database file" in result.output.replace("\n", " ")
+
+
+# --- damaged stores -------------------------------------------------------------------------
+
+DOCS = [
+    {"id": f"d{i}", "title": f"Drug {i}", "text": f"Drug {i} interacts with warfarin number {i}."}
+    for i in range(6)
+]
+
+
+@pytest.fixture
+def store(tmp_path, _isolated_home):
+    """Two indexed sources, `good` and `bad`, and the files they came from."""
+    from prefrag.config import get_settings
+    from prefrag.index.ingest import index_paths
+
+    files = {}
+    for name in ("good", "bad"):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("\n".join(json.dumps(d) for d in DOCS) + "\n")
+        index_paths([path], name)
+        files[name] = path
+    return get_settings(), files
+
+
+def _generation(settings, name):
+    from prefrag.index import docstore
+
+    folder = settings.sources_dir / name
+    return folder / docstore.read_manifest(folder).generation
+
+
+def _damage(settings, how):
+    folder = settings.sources_dir / "bad"
+    if how == "empty manifest":
+        (folder / "manifest.json").write_text("")
+        return
+    generation = _generation(settings, "bad")
+    if how == "truncated chunks":
+        text = (generation / "chunks.jsonl").read_text()
+        (generation / "chunks.jsonl").write_text(text[: len(text) // 2])
+    elif how == "missing vectors":
+        (generation / "vectors.npy").unlink()
+    elif how == "garbage vectors":
+        (generation / "vectors.npy").write_bytes(b"\x93NUMPY garbage")
+    elif how == "short vectors":
+        np.save(generation / "vectors.npy", np.load(generation / "vectors.npy")[:3])
+    elif how == "garbage lexical":
+        (generation / "lexical" / "params.index.json").write_text("{not json")
+
+
+DAMAGE = [
+    "empty manifest",
+    "truncated chunks",
+    "missing vectors",
+    "garbage vectors",
+    "short vectors",
+    "garbage lexical",
+]
+
+
+@pytest.mark.parametrize("how", DAMAGE)
+def test_a_damaged_source_is_named_and_never_blocks_the_others(store, how):
+    settings, _ = store
+    _damage(settings, how)
+    ask = ["ask", "What interacts with warfarin?", "--no-web", "--json", "--source"]
+    healthy = runner.invoke(app, [*ask, "good"])
+    assert healthy.exit_code == 0, healthy.output
+    assert json.loads(healthy.stdout)["citations"]
+    damaged = runner.invoke(app, [*ask, "bad"])
+    assert damaged.exit_code == 2
+    message = " ".join(damaged.output.split())
+    assert "Source 'bad' is damaged" in message
+    assert "prefrag index FILES --source bad" in message
+    assert "Traceback" not in damaged.output
+    listing = runner.invoke(app, ["sources"])
+    assert listing.exit_code == 0 and "good" in listing.output
+    check = runner.invoke(app, ["sources", "check"])
+    assert check.exit_code == 2 and "good: sound" in check.output
+
+
+@pytest.mark.parametrize("how", DAMAGE)
+def test_indexing_the_files_again_rebuilds_a_damaged_source(store, how):
+    from prefrag.index.ingest import index_paths
+    from prefrag.index.integrity import check_source
+    from prefrag.sources.local import LocalSource
+
+    settings, files = store
+    _damage(settings, how)
+    report = index_paths([files["bad"]], "bad")
+    assert report.rebuilt and report.added == len(DOCS)
+    assert check_source("bad", settings, qdrant=True).sound
+    hits = LocalSource("bad").search("Drug 3 warfarin", 2)
+    assert hits[0].metadata["parent_id"] == "d3"
+    again = index_paths([files["bad"]], "bad")
+    assert not again.rebuilt and again.added == 0  # idempotent once repaired
+
+
+def test_adding_to_a_source_with_short_vectors_never_publishes_a_misaligned_index(store, tmp_path):
+    from prefrag.index.ingest import index_paths
+    from prefrag.index.integrity import check_source
+
+    settings, _ = store
+    _damage(settings, "short vectors")
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text(json.dumps({"id": "x1", "title": "X", "text": "Another drug."}) + "\n")
+    index_paths([extra], "bad")
+    check = check_source("bad", settings)
+    assert check.sound, check.problems
+    assert check.counts["records"] == check.counts["vectors"] == check.counts["lexical"]
+
+
+def test_a_misaligned_generation_is_refused_before_the_swap(tmp_path):
+    from prefrag.errors import DamagedStoreError
+    from prefrag.index.integrity import verify_before_publishing
+
+    with pytest.raises(DamagedStoreError, match="3 vectors for 4 records"):
+        verify_before_publishing(tmp_path, 4, np.zeros((3, 8)), 4)
+
+
+def test_leftovers_of_a_killed_writer_are_removed_by_the_next_write(store, tmp_path):
+    from prefrag.index.ingest import index_paths
+
+    settings, _ = store
+    folder = settings.sources_dir / "good"
+    (folder / ".staging-abc123" / "lexical").mkdir(parents=True)
+    (folder / ".staging-abc123" / "lexical" / "data.npy").write_bytes(b"x" * 1000)
+    (folder / ".manifest-xyz").write_text("{}")
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text(json.dumps({"id": "x1", "title": "X", "text": "Another drug."}) + "\n")
+    index_paths([extra], "good")
+    assert not list(folder.glob(".staging-*")) and not list(folder.glob(".manifest-*"))

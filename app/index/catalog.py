@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from prefrag.errors import DamagedStoreError
 from prefrag.index import docstore
 
 if TYPE_CHECKING:
@@ -45,7 +46,10 @@ def list_sources(settings: Settings | None = None) -> list[SourceInfo]:
         return []
     infos = []
     for folder in sorted(p for p in root.iterdir() if p.is_dir()):
-        manifest = docstore.read_manifest(folder)
+        try:
+            manifest = docstore.read_manifest(folder)
+        except DamagedStoreError:
+            continue  # reported by `damaged_sources`; never blocks the healthy ones
         if manifest is None or not (folder / manifest.generation).is_dir():
             continue
         infos.append(
@@ -62,13 +66,41 @@ def list_sources(settings: Settings | None = None) -> list[SourceInfo]:
     return infos
 
 
+def damaged_sources(settings: Settings | None = None) -> dict[str, DamagedStoreError]:
+    """Sources whose manifest is unreadable or points at a missing generation, by name.
+
+    (Damage inside a generation shows when the source is opened or checked.)
+    """
+    from prefrag.config import get_settings
+    from prefrag.index.integrity import damage_message
+
+    settings = settings or get_settings()
+    root = settings.sources_dir
+    damaged: dict[str, DamagedStoreError] = {}
+    if not root.is_dir():
+        return damaged
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+        try:
+            manifest = docstore.read_manifest(folder)
+        except DamagedStoreError as error:
+            damaged[folder.name] = error
+            continue
+        if manifest is not None and not (folder / manifest.generation).is_dir():
+            problem = f"{folder / manifest.generation} is missing"
+            damaged[folder.name] = DamagedStoreError(damage_message(folder.name, problem), problem)
+    return damaged
+
+
 def source_exists(name: str, settings: Settings | None = None) -> bool:
     """Whether local source `name` has an index."""
     from prefrag.config import get_settings
 
     settings = settings or get_settings()
     folder = settings.sources_dir / name
-    manifest = docstore.read_manifest(folder) if folder.is_dir() else None
+    try:
+        manifest = docstore.read_manifest(folder) if folder.is_dir() else None
+    except DamagedStoreError:
+        return False
     return manifest is not None and (folder / manifest.generation).is_dir()
 
 
@@ -86,7 +118,8 @@ def remove_source(name: str, settings: Settings | None = None) -> Path:
 
     settings = settings or get_settings()
     folder = settings.sources_dir / name
-    if not folder.is_dir() or name not in {info.name for info in list_sources(settings)}:
+    known_names = {info.name for info in list_sources(settings)} | set(damaged_sources(settings))
+    if not folder.is_dir() or name not in known_names:
         known = ", ".join(info.name for info in list_sources(settings)) or "none"
         raise UnknownSourceError(f"No local source '{name}' to remove (known: {known}).")
     with docstore.writer_lock(folder, name):

@@ -29,6 +29,13 @@ class NumpyDenseIndex:
     def __init__(self, vectors: np.ndarray) -> None:
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
 
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(rows, dimension); a malformed file that loaded as another shape shows here."""
+        if self.vectors.ndim != 2:
+            return (len(self.vectors) if self.vectors.ndim else 0, 0)
+        return (int(self.vectors.shape[0]), int(self.vectors.shape[1]))
+
     def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """Up to `k` (row, cosine) pairs, best first."""
         size = len(self.vectors)

@@ -29,7 +29,12 @@ from typing import Any
 import numpy as np
 from langchain_core.documents import Document
 
-from prefrag.errors import ConfigurationError, StoreLockedError, StoreMissingError
+from prefrag.errors import (
+    ConfigurationError,
+    DamagedStoreError,
+    StoreLockedError,
+    StoreMissingError,
+)
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -78,12 +83,39 @@ def check_source_name(name: str) -> str:
 
 def read_manifest(folder: Path) -> Manifest | None:
     """The manifest in `folder`, or None when the source has never been indexed."""
+    path = folder / MANIFEST
     try:
-        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        raise _damaged(folder, f"{path} is not valid JSON: {error}") from error
     known = Manifest.__dataclass_fields__
-    return Manifest(**{key: value for key, value in data.items() if key in known})
+    try:
+        manifest = Manifest(**{key: value for key, value in data.items() if key in known})
+    except (TypeError, AttributeError) as error:
+        raise _damaged(folder, f"{path} lacks required fields") from error
+    if not _manifest_types_ok(manifest):
+        raise _damaged(folder, f"{path} has fields of the wrong type")
+    return manifest
+
+
+def _manifest_types_ok(manifest: Manifest) -> bool:
+    return (
+        isinstance(manifest.generation, str)
+        and manifest.generation.startswith("gen-")
+        and "/" not in manifest.generation
+        and all(
+            isinstance(v, int) for v in (manifest.documents, manifest.chunks, manifest.dimension)
+        )
+        and isinstance(manifest.authority, int | float)
+    )
+
+
+def _damaged(folder: Path, problem: str) -> DamagedStoreError:
+    from prefrag.index.integrity import damage_message
+
+    return DamagedStoreError(damage_message(folder.name, problem), problem)
 
 
 def require_manifest(folder: Path, name: str) -> Manifest:
@@ -179,9 +211,19 @@ def writer_lock(folder: Path, name: str) -> Iterator[None]:
                 "wait for it to finish and try again."
             ) from None
         try:
+            _remove_leftovers(folder)
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _remove_leftovers(folder: Path) -> None:
+    """Staging folders and manifest drafts of a writer that was killed (we hold the lock)."""
+    for leftover in [*folder.glob(".staging-*"), *folder.glob(".manifest-*")]:
+        if leftover.is_dir():
+            shutil.rmtree(leftover, ignore_errors=True)
+        else:
+            leftover.unlink(missing_ok=True)
 
 
 def _generation_number(name: str) -> int:

@@ -8,6 +8,7 @@ and finally a new generation of the docstore is swapped in atomically.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,7 @@ class IndexReport:
         total_documents: Documents in the source afterwards.
         total_chunks: Chunks in the source afterwards.
         seconds: Wall time of the run.
+        rebuilt: Why the source was damaged, when this run rebuilt it from its inputs.
     """
 
     source: str
@@ -53,6 +55,7 @@ class IndexReport:
     total_documents: int
     total_chunks: int
     seconds: float
+    rebuilt: str = ""
 
 
 def index_paths(
@@ -89,13 +92,16 @@ def index_paths(
 
     folder = settings.sources_dir / source
     with docstore.writer_lock(folder, source):
-        manifest = docstore.read_manifest(folder)
+        manifest, damage = _sound_manifest(folder)
         old_records, old_vectors = _current_contents(folder, manifest)
         source_authority = _source_authority(authority, manifest)
         new_records, chunk_total = _new_chunks(
             raws, source, settings, source_authority, old_records
         )
         skipped = chunk_total - len(new_records)
+        if damage:
+            # Rebuilt from this run's inputs alone: nothing of the damaged index is kept.
+            skipped = 0
         if not new_records and manifest is not None:
             if not _manifest_current(manifest, source_authority, description):
                 manifest.authority = source_authority
@@ -117,6 +123,8 @@ def index_paths(
             new_vectors = _embed([r["text"] for r in new_records], embedder, progress, source)
             records = [*old_records, *new_records]
             vectors = np.vstack([old_vectors, new_vectors]) if old_records else new_vectors
+            if damage and store.client.collection_exists(store.collection):
+                store.client.delete_collection(store.collection)
             store.ensure_collection(embedder.dimension)
             if store.count() < len(old_records):
                 # The store of record lost points (or QDRANT_URL now names a new server).
@@ -128,7 +136,26 @@ def index_paths(
             if description is not None:
                 manifest.description = description
             docstore.write_manifest(folder, manifest)
-    return _report(source, folder, files, raws, len(new_records), skipped, manifest, started)
+    report = _report(source, folder, files, raws, len(new_records), skipped, manifest, started)
+    return dataclasses.replace(report, rebuilt=damage)
+
+
+def _sound_manifest(folder: Path) -> tuple[docstore.Manifest | None, str]:
+    """The current manifest, or (None, what is wrong) when the source is damaged.
+
+    A damaged source is rebuilt from the inputs of this run, as a fresh one would be.
+    """
+    from prefrag.errors import DamagedStoreError
+    from prefrag.index.integrity import check_generation
+
+    try:
+        manifest = docstore.read_manifest(folder)
+    except DamagedStoreError as error:
+        return None, error.problem
+    if manifest is None:
+        return None, ""
+    check = check_generation(folder, manifest)
+    return (manifest, "") if check.sound else (None, "; ".join(check.problems))
 
 
 def _read_inputs(paths: Sequence[str | Path]) -> tuple[int, list[RawDocument]]:
@@ -220,9 +247,11 @@ def _write(
     embedder: Embedder,
 ) -> docstore.Manifest:
     from prefrag.index.dense import collection_name
+    from prefrag.index.integrity import verify_before_publishing
     from prefrag.index.lexical import LexicalIndex
 
     lexical = LexicalIndex.build([record["text"] for record in records])
+    verify_before_publishing(folder, len(records), vectors, lexical.documents)
     generation = docstore.write_generation(folder, records, vectors, lexical.save)
     return docstore.Manifest(
         name=source,

@@ -74,6 +74,11 @@ class LexicalIndex:
         """Write the index into `folder`."""
         self._retriever.save(str(folder), show_progress=False)
 
+    @property
+    def documents(self) -> int:
+        """How many documents the bm25s index itself holds."""
+        return int(self._retriever.scores["num_docs"])
+
     def search(self, query: str, k: int) -> list[tuple[int, float]]:
         """Up to `k` (row, score) pairs, best first; rows sharing no term are left out.
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 
 from prefrag.config import Settings, get_settings
 from prefrag.sources.base import Source, SourceRegistry
 
 _DEMO_LOCK = threading.Lock()
+logger = logging.getLogger(__name__)
 
 
 def ensure_demo_index(settings: Settings | None = None) -> bool:
@@ -24,16 +26,32 @@ def ensure_demo_index(settings: Settings | None = None) -> bool:
         return True
 
 
-def local_sources(settings: Settings | None = None) -> list[Source]:
-    """One `LocalSource` per indexed source under the data directory."""
+def local_sources(settings: Settings | None = None, *, require: str | None = None) -> list[Source]:
+    """One `LocalSource` per sound indexed source under the data directory.
+
+    A damaged source is skipped with a warning, unless it is `require` (the source a run
+    asked for): then its `DamagedStoreError` is raised.
+    """
+    from prefrag.errors import DamagedStoreError
     from prefrag.index.catalog import list_sources
     from prefrag.sources.local import LocalSource
 
     settings = settings or get_settings()
-    return [LocalSource(info.name, settings=settings) for info in list_sources(settings)]
+    sources: list[Source] = []
+    for info in list_sources(settings):
+        try:
+            sources.append(LocalSource(info.name, settings=settings))
+        except DamagedStoreError as error:
+            if info.name == require:
+                raise
+            # One damaged source never stops the others.
+            logger.warning("%s", error)
+    return sources
 
 
-def default_sources(settings: Settings | None = None, *, web: bool = True) -> SourceRegistry:
+def default_sources(
+    settings: Settings | None = None, *, web: bool = True, require: str | None = None
+) -> SourceRegistry:
     """Every local source, a combined `local` source first when there are several, and `web`.
 
     On a fresh data directory the demo corpus is indexed first, so a run always has a
@@ -44,7 +62,7 @@ def default_sources(settings: Settings | None = None, *, web: bool = True) -> So
 
     settings = settings or get_settings()
     ensure_demo_index(settings)
-    members = local_sources(settings)
+    members = local_sources(settings, require=require)
     registry = SourceRegistry()
     if len(members) > 1:
         registry.add(CombinedSource(members))

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from langchain_core.documents import Document
 
+from prefrag.errors import DamagedStoreError
 from prefrag.index import docstore
 from prefrag.index.fusion import reciprocal_rank_fusion
+from prefrag.index.integrity import damage_message
 from prefrag.sources.base import SourceKind
 
 if TYPE_CHECKING:
@@ -62,21 +65,54 @@ class LocalSource:
             or f"Local documents indexed as '{name}' ({manifest.documents} documents)."
         )
         self.manifest = manifest
-        self._records: list[dict[str, Any]] = docstore.load_records(generation)
         self._note: str | None = None
         self._embedder: Embedder | None = None
         self._lexical: LexicalIndex | None = None
         self._numpy: NumpyDenseIndex | None = None
         self._qdrant: QdrantStore | None = None
         self._rows: dict[str, int] = {}
-        if mode != "dense":
+        try:
+            self._open(folder, generation)
+        except DamagedStoreError:
+            raise
+        except Exception as error:  # truncated or garbage files of any part
+            problem = f"{generation} cannot be read ({type(error).__name__}: {error})"
+            raise DamagedStoreError(damage_message(name, problem), problem) from None
+
+    def _open(self, folder: Path, generation: Path) -> None:
+        """Load the generation's parts and check that they agree with each other."""
+        self._records = docstore.load_records(generation)
+        problems = []
+        if len(self._records) != self.manifest.chunks:
+            problems.append(
+                f"{generation / docstore.CHUNKS} has {len(self._records)} records, "
+                f"the manifest {self.manifest.chunks}"
+            )
+        if self.mode != "dense":
             from prefrag.index.lexical import LexicalIndex
 
             self._lexical = LexicalIndex.load(generation / docstore.LEXICAL, len(self._records))
-        if mode != "lexical":
+            if self._lexical.documents != len(self._records):
+                problems.append(
+                    f"{generation / docstore.LEXICAL} indexes {self._lexical.documents} "
+                    f"documents for {len(self._records)} records"
+                )
+        if self.mode != "lexical":
             self._open_dense(folder, generation)
+            if self._numpy is not None and self._numpy.shape != (
+                len(self._records),
+                self.manifest.dimension,
+            ):
+                rows, dimension = self._numpy.shape
+                problems.append(
+                    f"{generation / docstore.VECTORS} has {rows} {dimension}-d vectors for "
+                    f"{len(self._records)} records of {self.manifest.dimension}-d"
+                )
+        if problems:
+            problem = "; ".join(problems)
+            raise DamagedStoreError(damage_message(self.name, problem), problem)
 
-    def _open_dense(self, folder: Any, generation: Any) -> None:
+    def _open_dense(self, folder: Path, generation: Path) -> None:
         if self.settings.qdrant_url is None:
             from prefrag.index.dense import NumpyDenseIndex
 

@@ -1,0 +1,185 @@
+"""Integrity of a local source on disk: is the manifest sound, do its parts agree?
+
+A generation is sound when `chunks.jsonl` parses, `vectors.npy` loads with one row per
+record and the manifest's dimension, and the bm25s index counts the same documents (the
+embedded Qdrant store of record too, when `check_source(..., qdrant=True)` opens it). A
+damaged source is reported with one sentence naming the source, the file and the fix; it
+never stops other sources from being used. `prefrag index FILES --source NAME` rebuilds a
+damaged source from the files it is given.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from prefrag.errors import DamagedStoreError
+from prefrag.index import docstore
+
+if TYPE_CHECKING:
+    from prefrag.config import Settings
+
+
+@dataclass
+class StoreCheck:
+    """What `check_source` found: the problems (empty when sound) and the counts seen."""
+
+    name: str
+    problems: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def sound(self) -> bool:
+        """True when nothing is wrong."""
+        return not self.problems
+
+    def error(self) -> DamagedStoreError:
+        """The one-sentence error a user sees for this damaged source."""
+        problem = "; ".join(self.problems)
+        return DamagedStoreError(damage_message(self.name, problem), problem)
+
+
+def damage_message(name: str, problem: str) -> str:
+    """`Source 'x' is damaged (...)` plus how to repair or remove it."""
+    return (
+        f"Source '{name}' is damaged ({problem}). Rebuild it with `prefrag index FILES "
+        f"--source {name}` (the files it was built from), or delete it with `prefrag sources "
+        f"remove {name}`."
+    )
+
+
+def check_generation(folder: Path, manifest: docstore.Manifest) -> StoreCheck:
+    """Check the generation `manifest` points at: records = vectors = lexical documents."""
+    check = StoreCheck(manifest.name or folder.name)
+    generation = folder / manifest.generation
+    if not generation.is_dir():
+        check.problems.append(f"{generation} is missing")
+        return check
+    records = _count_records(generation / docstore.CHUNKS, check)
+    vectors = _vector_shape(generation / docstore.VECTORS, check)
+    lexical = _lexical_documents(generation / docstore.LEXICAL, check)
+    if records is not None:
+        check.counts["records"] = records
+        if records != manifest.chunks:
+            chunks = generation / docstore.CHUNKS
+            check.problems.append(f"{chunks} has {records} records, the manifest {manifest.chunks}")
+    if vectors is not None:
+        rows, dimension = vectors
+        check.counts["vectors"] = rows
+        if records is not None and rows != records:
+            check.problems.append(
+                f"{generation / docstore.VECTORS} has {rows} vectors for {records} records"
+            )
+        if dimension != manifest.dimension:
+            check.problems.append(
+                f"{generation / docstore.VECTORS} holds {dimension}-d vectors, "
+                f"the manifest says {manifest.dimension}"
+            )
+    if lexical is not None:
+        check.counts["lexical"] = lexical
+        if records is not None and lexical != records:
+            check.problems.append(
+                f"{generation / docstore.LEXICAL} indexes {lexical} documents for {records} records"
+            )
+    return check
+
+
+def check_source(name: str, settings: Settings, *, qdrant: bool = False) -> StoreCheck:
+    """Check local source `name`; with `qdrant`, also count the points in its Qdrant store."""
+    folder = settings.sources_dir / name
+    try:
+        manifest = docstore.read_manifest(folder)
+    except DamagedStoreError as error:
+        return StoreCheck(name, [error.problem])
+    if manifest is None:
+        return StoreCheck(name, [f"{folder / docstore.MANIFEST} is missing"])
+    check = check_generation(folder, manifest)
+    if qdrant and check.sound:
+        from prefrag.index.dense import QdrantStore
+
+        try:
+            with QdrantStore(name, folder / docstore.QDRANT, settings) as store:
+                points = store.count()
+        except Exception as error:  # a malformed storage.sqlite, a lost server...
+            check.problems.append(f"its Qdrant store cannot be read ({_short(error)})")
+        else:
+            check.counts["qdrant"] = points
+            if points != manifest.chunks:
+                check.problems.append(
+                    f"its Qdrant store holds {points} points for {manifest.chunks} records"
+                )
+    return check
+
+
+def verify_before_publishing(
+    folder: Path, records: int, vectors: np.ndarray, lexical_documents: int
+) -> None:
+    """Refuse to publish a generation whose parts disagree (nothing is swapped in).
+
+    Raises:
+        DamagedStoreError: The counts differ; the message says which.
+    """
+    problems = []
+    if len(vectors) != records:
+        problems.append(f"{len(vectors)} vectors for {records} records")
+    if lexical_documents != records:
+        problems.append(f"a lexical index of {lexical_documents} documents for {records} records")
+    if problems:
+        raise DamagedStoreError(
+            f"Refusing to write a misaligned index into {folder} ({'; '.join(problems)}); "
+            "the current index is unchanged."
+        )
+
+
+def _count_records(path: Path, check: StoreCheck) -> int | None:
+    try:
+        with path.open(encoding="utf-8") as handle:
+            count = 0
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                record = json.loads(line)
+                if not isinstance(record, dict) or "id" not in record or "text" not in record:
+                    raise ValueError(f"line {number} is not a chunk record")
+                count += 1
+            return count
+    except (OSError, UnicodeDecodeError, ValueError) as error:
+        check.problems.append(f"{path} cannot be read ({_short(error)})")
+        return None
+
+
+def _vector_shape(path: Path, check: StoreCheck) -> tuple[int, int] | None:
+    try:
+        vectors = np.load(path, mmap_mode="r")
+    except (OSError, ValueError, EOFError) as error:
+        check.problems.append(f"{path} cannot be read ({_short(error)})")
+        return None
+    if vectors.ndim != 2:
+        check.problems.append(f"{path} is not a matrix of vectors")
+        return None
+    return int(vectors.shape[0]), int(vectors.shape[1])
+
+
+def _lexical_documents(path: Path, check: StoreCheck) -> int | None:
+    try:
+        params = json.loads((path / "params.index.json").read_text(encoding="utf-8"))
+        for part in ("data", "indices", "indptr"):
+            np.load(path / f"{part}.csc.index.npy", mmap_mode="r")
+        return int(params["num_docs"])
+    except (OSError, ValueError, EOFError, KeyError, TypeError) as error:
+        check.problems.append(f"{path} cannot be read ({_short(error)})")
+        return None
+
+
+def _short(error: BaseException) -> str:
+    text = " ".join(str(error).split())
+    return (text[:160] + "…" if len(text) > 160 else text) or type(error).__name__
+
+
+def describe(check: StoreCheck) -> dict[str, Any]:
+    """A JSON-able summary of a check (for `prefrag sources check --json` and tests)."""
+    return {"name": check.name, "sound": check.sound, "problems": check.problems, **check.counts}

@@ -234,3 +234,19 @@ def test_leftovers_of_a_killed_writer_are_removed_by_the_next_write(store, tmp_p
     extra.write_text(json.dumps({"id": "x1", "title": "X", "text": "Another drug."}) + "\n")
     index_paths([extra], "good")
     assert not list(folder.glob(".staging-*")) and not list(folder.glob(".manifest-*"))
+
+
+def test_a_malformed_qdrant_store_is_reported_and_rebuilt_by_the_next_write(store, tmp_path):
+    from prefrag.index.ingest import index_paths
+    from prefrag.index.integrity import check_source
+
+    settings, _ = store
+    (sqlite_file,) = (settings.sources_dir / "bad" / "qdrant").rglob("storage.sqlite")
+    sqlite_file.write_bytes(b"garbage, not sqlite")
+    check = check_source("bad", settings, qdrant=True)
+    assert not check.sound and "Qdrant store cannot be read" in check.problems[0]
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text(json.dumps({"id": "x1", "title": "X", "text": "Another drug."}) + "\n")
+    index_paths([extra], "bad")
+    repaired = check_source("bad", settings, qdrant=True)
+    assert repaired.sound and repaired.counts["qdrant"] == len(DOCS) + 1

@@ -9,6 +9,7 @@ and finally a new generation of the docstore is swapped in atomically.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -24,9 +25,13 @@ from prefrag.index.loaders import RawDocument, iter_input_files, load_file
 
 if TYPE_CHECKING:
     from prefrag.config import Settings
+    from prefrag.index.dense import QdrantStore
     from prefrag.index.embeddings import Embedder
 
 _EMBED_STEP = 256  # texts per progress update; the embedder batches inside
+
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -109,7 +114,6 @@ def index_paths(
                 docstore.write_manifest(folder, manifest)
             return _report(source, folder, files, raws, 0, skipped, manifest, started)
 
-        from prefrag.index.dense import QdrantStore
         from prefrag.index.embeddings import get_embedder
 
         embedder = get_embedder(settings)
@@ -119,7 +123,7 @@ def index_paths(
                 f"({manifest.dimension}-d vectors); re-index it into a new source name."
             )
         # Open Qdrant before the long embedding step so a locked store fails at once.
-        with QdrantStore(source, folder / docstore.QDRANT, settings) as store:
+        with _open_store(source, folder, settings) as store:
             new_vectors = _embed([r["text"] for r in new_records], embedder, progress, source)
             records = [*old_records, *new_records]
             vectors = np.vstack([old_vectors, new_vectors]) if old_records else new_vectors
@@ -138,6 +142,27 @@ def index_paths(
             docstore.write_manifest(folder, manifest)
     report = _report(source, folder, files, raws, len(new_records), skipped, manifest, started)
     return dataclasses.replace(report, rebuilt=damage)
+
+
+def _open_store(source: str, folder: Path, settings: Settings) -> QdrantStore:
+    """The source's Qdrant store; an unreadable embedded one is rebuilt from the generation.
+
+    The embedded store only mirrors the vectors of the current generation, so a damaged one
+    (e.g. a malformed `storage.sqlite`) is removed and filled again by this run's upsert.
+    """
+    import shutil
+    import sqlite3
+
+    from prefrag.index.dense import QdrantStore
+
+    try:
+        return QdrantStore(source, folder / docstore.QDRANT, settings)
+    except (sqlite3.DatabaseError, ValueError, OSError, KeyError) as error:
+        if settings.qdrant_url is not None:
+            raise
+        logger.warning("Qdrant store of '%s' unreadable (%s); rebuilding it.", source, error)
+        shutil.rmtree(folder / docstore.QDRANT, ignore_errors=True)
+        return QdrantStore(source, folder / docstore.QDRANT, settings)
 
 
 def _sound_manifest(folder: Path) -> tuple[docstore.Manifest | None, str]:

@@ -66,6 +66,12 @@ class Settings(BaseSettings):
         default=30.0, description="Seconds one request to a model endpoint may take."
     )
     max_retries: int = Field(default=1, description="Client retries of a failed request.")
+    prompt_doc_chars: int = Field(
+        default=2000,
+        gt=0,
+        description="Characters of each retrieved document shown to a model (longer text is "
+        "cut): bounds prompt size and what a hostile document can inject.",
+    )
     role_deadline: float = Field(
         default=60.0,
         gt=0,

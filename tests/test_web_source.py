@@ -414,3 +414,37 @@ def test_real_ddgs_without_network_degrades_to_a_note(tmp_path) -> None:
     source = WebSource(quick, sleep=lambda _: None)
     assert source.search("aspirin warfarin interaction", 3) == []
     assert (source.last_note or "").startswith("web search unavailable:")
+
+
+# --- hostile results ----------------------------------------------------------------------
+
+
+def test_results_of_the_wrong_shape_or_scheme_never_become_documents(make_source) -> None:
+    hostile = [
+        {"title": "List link", "href": ["https://a.example"], "body": "aspirin"},
+        {"title": "Dict body", "href": "https://b.example", "body": {"x": 1}},
+        {"title": "Script", "href": "javascript:alert(1)", "body": "aspirin dose"},
+        {"title": "Data", "href": "data:text/html,hi", "body": "aspirin dose"},
+        {"title": "Huge", "href": "https://c.example/huge", "body": "aspirin " * 300_000},
+        {"title": "Fine", "href": "https://d.example/ok", "body": "Aspirin thins blood."},
+    ]
+    source, _, _ = make_source(FakeDDGS(hostile))
+    docs = source.search("aspirin", 10)
+    assert [d.metadata["url"] for d in docs] == ["https://c.example/huge", "https://d.example/ok"]
+    assert len(docs[0].page_content) <= 1_004  # capped snippet (+ " ...")
+
+
+def test_a_hanging_engine_leaves_a_bounded_number_of_threads(settings: Settings) -> None:
+    block = threading.Event()
+    quick = settings.model_copy(update={"web_timeout": 0.05, "web_retries": 2})
+    before = threading.active_count()
+    try:
+        for _ in range(5):
+            source = WebSource(
+                quick, client=FakeDDGS(block=block), sleep=lambda _: None, cache=None
+            )
+            assert source.search("aspirin", 3) == []
+            assert (source.last_note or "").startswith("web search unavailable:")
+        assert threading.active_count() - before <= 4
+    finally:
+        block.set()

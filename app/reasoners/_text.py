@@ -160,9 +160,27 @@ def unseen_idf(n_texts: int) -> float:
 # --------------------------------------------------------------------------- sentences
 
 
+# Lines in the shape of the prompts' own control fields ("Status: False", "Judgment: ...",
+# "Final Answer: ...") are not evidence: a document carrying them is trying to steer the
+# reasoner, and their words must never become an answer.
+_CONTROL_LINE_RE = re.compile(
+    r"^\s*[*_#>\s]*(status|judg(e)?ment|verdict|label|self-evaluation|analysis|thought|action|"
+    r"observation|final answer|answer|instruction|system|assistant|user)\s*[:=].*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+# Span search grows faster than linearly with text length; real chunks are ~1,300
+# characters, so this bound only ever cuts hostile or broken inputs.
+MAX_TEXT_CHARS = 20_000
+
+
 @lru_cache(maxsize=8192)
 def split_sentences(text: str) -> tuple[str, ...]:
-    """Sentences of `text`, keeping abbreviations and initials ("F. Hugh", "U.S.") intact."""
+    """Sentences of `text`, keeping abbreviations and initials ("F. Hugh", "U.S.") intact.
+
+    Control-field lines ("Status: False") are dropped and the text is cut at
+    `MAX_TEXT_CHARS` first.
+    """
+    text = _CONTROL_LINE_RE.sub(" ", text[:MAX_TEXT_CHARS])
     text = " ".join(text.split())
     if not text:
         return ()

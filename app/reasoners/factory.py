@@ -65,7 +65,9 @@ def build_reasoner(
         if spec not in built:
             built[spec] = make_chat_model(spec[0], spec[1], settings)
         chat_models[role] = built[spec]
-    return LLMReasoner(chat_models, deadline=settings.role_deadline)
+    return LLMReasoner(
+        chat_models, deadline=settings.role_deadline, max_doc_chars=settings.prompt_doc_chars
+    )
 
 
 def _llm_configured(settings: Settings, names: Mapping[str, str]) -> bool:

@@ -22,7 +22,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from pydantic import BaseModel, Field, ValidationError
 
-from prefrag.documents import doc_id, format_documents
+from prefrag.documents import DEFAULT_DOC_CHARS, doc_id, format_documents
 from prefrag.errors import ConfigurationError, ModelEndpointError
 from prefrag.prompts import render_prompt
 from prefrag.reasoners.base import (
@@ -115,7 +115,7 @@ class LLMReasoner:
         *,
         structured: bool | Literal["auto"] = "auto",
         max_steps: int = 3,
-        max_doc_chars: int | None = None,
+        max_doc_chars: int | None = DEFAULT_DOC_CHARS,
         deadline: float | None = None,
     ) -> None:
         """Put one chat model behind each role.

@@ -268,7 +268,9 @@ def _clean_query(query: str) -> str:
 
 
 def _parse_compare(text: str) -> CompareVerdict | None:
-    data = _find_json_object(text, required_key="status")
+    # The model's own verdict comes last: an earlier object may be one it quotes from a
+    # document (`{"status": false}` injected into retrieved text).
+    data = _find_json_object(text, required_key="status", last=True)
     if data is not None:
         status = _as_bool(_get_ci(data, "status"))
         if status is not None:
@@ -460,16 +462,21 @@ def _as_bool(value: Any) -> bool | None:
     return None
 
 
-def _find_json_object(text: str, *, required_key: str | None = None) -> dict[str, Any] | None:
-    """The first `{...}` block that loads as a mapping (JSON, or a Python-literal dict)."""
+def _find_json_object(
+    text: str, *, required_key: str | None = None, last: bool = False
+) -> dict[str, Any] | None:
+    """The first (or `last`) `{...}` block that loads as a mapping (JSON or a Python dict)."""
     cleaned = _FENCE.sub("", text)
+    found = None
     for candidate in _brace_blocks(cleaned):
         data = _load_mapping(candidate)
         if data is None:
             continue
         if required_key is None or _get_ci(data, required_key) is not None:
-            return data
-    return None
+            if not last:
+                return data
+            found = data
+    return found
 
 
 def _brace_blocks(text: str, limit: int = 20) -> list[str]:

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Protocol, TypeVar
+from urllib.parse import urlsplit
 
 from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
 from langchain_core.documents import Document
@@ -194,11 +195,14 @@ class WebSource:
         for item in results:
             if len(documents) >= k:
                 break
-            url = _text(item.get("href") or item.get("url"))
-            title = _text(item.get("title"))
-            snippet = _text(item.get("body") or item.get("snippet")) or title
+            url = _http_url(item.get("href") or item.get("url"))
+            title = _text(item.get("title"), _MAX_TITLE_CHARS)
+            body = item.get("body") or item.get("snippet")
+            if body is not None and not isinstance(body, str):
+                continue  # a malformed result, not a document
+            snippet = _text(body, _MAX_SNIPPET_CHARS) or title
             if not url or not snippet:
-                continue
+                continue  # no usable link (none, not http(s), not a string) or no text
             doc_id = content_id("web", url)
             if doc_id in seen:
                 continue
@@ -240,6 +244,13 @@ class WebSource:
             logger.warning("web cache not writable; result not cached", exc_info=True)
 
 
+_MAX_SNIPPET_CHARS = 1_000  # engines send ~300; a multi-megabyte "snippet" is hostile
+_MAX_TITLE_CHARS = 300
+_MAX_URL_CHARS = 2_048
+_MAX_PENDING_SEARCHES = 4
+_PENDING = threading.BoundedSemaphore(_MAX_PENDING_SEARCHES)
+
+
 def _default_cache(settings: Settings) -> WebCache | None:
     if settings.web_cache_ttl_hours <= 0:
         return None
@@ -273,8 +284,19 @@ def _with_deadline(call: Callable[[], _T], timeout: float) -> _T:
             done.set()
 
     # ddgs's own timeout bounds each engine wave, not the whole call; a daemon thread
-    # gives a hard bound, and a hung request is abandoned rather than waited for.
-    threading.Thread(target=run, name="prefrag-web-search", daemon=True).start()
+    # gives a hard bound, and a hung request is abandoned rather than waited for. At most
+    # `_MAX_PENDING_SEARCHES` such threads exist at once: past that, searches fail at once
+    # instead of piling up threads behind a hanging engine.
+    if not _PENDING.acquire(blocking=False):
+        raise TimeoutException("earlier web searches are still hanging; not searching again")
+
+    def guarded() -> None:
+        try:
+            run()
+        finally:
+            _PENDING.release()
+
+    threading.Thread(target=guarded, name="prefrag-web-search", daemon=True).start()
     if not done.wait(timeout):
         raise TimeoutException(f"no answer within {timeout:g} s")
     if "error" in box:
@@ -299,8 +321,21 @@ def _describe(error: BaseException | None) -> str:
     return f"{name} ({detail})" if detail else name
 
 
-def _text(value: object) -> str:
-    return " ".join(str(value).split()) if value is not None else ""
+def _text(value: object, limit: int) -> str:
+    """A result field as one line of at most `limit` characters; non-strings give ""."""
+    if not isinstance(value, str):
+        return ""
+    text = " ".join(value[: limit * 2].split())
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " ..."
+
+
+def _http_url(value: object) -> str:
+    """`value` when it is an http(s) URL with a host; anything else (javascript:, lists) ""."""
+    if not isinstance(value, str) or len(value) > _MAX_URL_CHARS:
+        return ""
+    url = value.strip()
+    parts = urlsplit(url)
+    return url if parts.scheme.lower() in ("http", "https") and parts.netloc else ""
 
 
 def _iso_date(value: object) -> str:

@@ -86,6 +86,8 @@ def index(
 
     with _clear_errors():
         report = index_paths(paths, source, progress=True, authority=authority)
+    for warning in report.warnings:
+        errors.print(f"[bold yellow]warning:[/] {escape(warning)}")
     if report.rebuilt:
         console.print(
             f"[yellow]{escape(source)}[/]: the index was damaged ({escape(report.rebuilt)}); "

@@ -277,3 +277,92 @@ def test_answer_span_search_is_bounded_on_a_huge_document():
     huge = "Aspirin was first made by Felix Hoffmann. " * 100_000  # 4 MB
     sentences = split_sentences(huge)
     assert sum(len(s) for s in sentences) <= MAX_TEXT_CHARS
+
+
+# --- input edges ----------------------------------------------------------------------------
+
+
+def _index_cli(*args: str):
+    return runner.invoke(app, ["index", *args])
+
+
+def test_a_deeply_nested_json_line_is_named_not_a_crash(tmp_path):
+    path = tmp_path / "deep.jsonl"
+    path.write_text('{"id": "a", "text": "fine"}\n' + "[" * 100_000 + "]" * 100_000 + "\n")
+    result = _index_cli(str(path), "--source", "deep")
+    assert result.exit_code == 2
+    assert f"{path}:2: JSON nested too deeply" in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("name", ["abc\n", "abc\nxyz", "../up", ""])
+def test_source_names_must_match_whole(tmp_path, name, _isolated_home):
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"id": "a", "text": "fine"}\n')
+    result = _index_cli(str(path), "--source", name)
+    assert result.exit_code == 2
+    assert not (_isolated_home / "sources").exists() or not any(
+        p.name != ".lock" and "\n" in p.name for p in (_isolated_home / "sources").iterdir()
+    )
+
+
+def test_a_device_is_not_reported_as_missing():
+    result = _index_cli("/dev/null", "--source", "dev")
+    assert result.exit_code == 2
+    assert "not a regular file or folder" in " ".join(result.output.split())
+
+
+def test_an_unreadable_subfolder_is_reported(tmp_path, monkeypatch):
+    import os
+
+    (tmp_path / "docs" / "locked").mkdir(parents=True)
+    (tmp_path / "docs" / "a.txt").write_text("Warfarin thins blood.")
+    real_walk = os.walk
+
+    def walk(top, onerror=None, **kwargs):  # root reads everything: simulate a refusal
+        yield from real_walk(top, onerror=onerror, **kwargs)
+        onerror(PermissionError(13, "Permission denied", str(tmp_path / "docs" / "locked")))
+
+    monkeypatch.setattr(os, "walk", walk)
+    result = _index_cli(str(tmp_path / "docs"), "--source", "docs")
+    assert result.exit_code == 2
+    assert "Cannot read folder" in result.output and "locked" in result.output
+
+
+def test_one_id_with_two_texts_is_a_warning(tmp_path):
+    path = tmp_path / "dup.jsonl"
+    path.write_text(
+        '{"id": "x", "text": "Old advice on aspirin."}\n{"id": "x", "text": "New advice."}\n'
+    )
+    result = _index_cli(str(path), "--source", "dup")
+    assert result.exit_code == 0
+    assert "1 id(s) name documents with different texts ('x')" in " ".join(result.output.split())
+
+
+def test_an_oversized_document_is_refused_before_embedding(tmp_path, monkeypatch):
+    from prefrag.index import loaders
+
+    monkeypatch.setattr(loaders, "MAX_LINE_CHARS", 1_000)
+    path = tmp_path / "big.jsonl"
+    path.write_text('{"id": "a", "text": "' + "word " * 1_000 + '"}\n')
+    result = _index_cli(str(path), "--source", "big")
+    assert result.exit_code == 2
+    assert "over the limit of 1,000" in " ".join(result.output.split())
+
+
+def test_an_unwritable_source_folder_is_one_sentence(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    path = tmp_path / "a.jsonl"
+    path.write_text('{"id": "a", "text": "fine"}\n')
+    real_open = Path.open
+
+    def refuse(self, *args, **kwargs):
+        if self.name == ".lock":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real_open(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", refuse)
+    result = _index_cli(str(path), "--source", "ro")
+    assert result.exit_code == 2
+    assert "Cannot write source 'ro'" in result.output and "Permission denied" in result.output

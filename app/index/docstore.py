@@ -43,7 +43,7 @@ VECTORS = "vectors.npy"
 LEXICAL = "lexical"
 QDRANT = "qdrant"
 DEFAULT_AUTHORITY = 0.8
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # matched whole (no trailing "\n")
 _KEEP_GENERATIONS = 2  # the current one and the one a slow reader may still be opening
 
 
@@ -73,7 +73,7 @@ def check_source_name(name: str) -> str:
         ConfigurationError: The name is empty or has characters other than letters,
             digits, '.', '_' and '-'.
     """
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ConfigurationError(
             f"Source name {name!r} must start with a letter or digit and use only letters, "
             "digits, '.', '_' and '-' (at most 64 characters)."
@@ -201,8 +201,15 @@ def write_manifest(folder: Path, manifest: Manifest) -> None:
 @contextlib.contextmanager
 def writer_lock(folder: Path, name: str) -> Iterator[None]:
     """Hold the source's write lock, or raise `StoreLockedError` if another writer has it."""
-    folder.mkdir(parents=True, exist_ok=True)
-    with (folder / ".lock").open("a") as handle:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = (folder / ".lock").open("a")
+    except OSError as error:
+        raise StoreLockedError(
+            f"Cannot write source '{name}' in {folder}: {error.strerror or error}; make the "
+            "folder writable or set PREFRAG_HOME to one that is."
+        ) from None
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

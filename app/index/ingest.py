@@ -49,6 +49,7 @@ class IndexReport:
         total_chunks: Chunks in the source afterwards.
         seconds: Wall time of the run.
         rebuilt: Why the source was damaged, when this run rebuilt it from its inputs.
+        warnings: What the user should know about the input (e.g. one id, two texts).
     """
 
     source: str
@@ -61,6 +62,7 @@ class IndexReport:
     total_chunks: int
     seconds: float
     rebuilt: str = ""
+    warnings: tuple[str, ...] = ()
 
 
 def index_paths(
@@ -141,7 +143,7 @@ def index_paths(
                 manifest.description = description
             docstore.write_manifest(folder, manifest)
     report = _report(source, folder, files, raws, len(new_records), skipped, manifest, started)
-    return dataclasses.replace(report, rebuilt=damage)
+    return dataclasses.replace(report, rebuilt=damage, warnings=tuple(_id_clashes(raws)))
 
 
 def _open_store(source: str, folder: Path, settings: Settings) -> QdrantStore:
@@ -163,6 +165,22 @@ def _open_store(source: str, folder: Path, settings: Settings) -> QdrantStore:
         logger.warning("Qdrant store of '%s' unreadable (%s); rebuilding it.", source, error)
         shutil.rmtree(folder / docstore.QDRANT, ignore_errors=True)
         return QdrantStore(source, folder / docstore.QDRANT, settings)
+
+
+def _id_clashes(raws: Sequence[RawDocument], shown: int = 5) -> list[str]:
+    """Ids given to documents with different texts (both are kept, as separate documents)."""
+    texts: dict[str, set[str]] = {}
+    for raw in raws:
+        if raw.id is not None:
+            texts.setdefault(raw.id, set()).add(raw.text)
+    clashes = sorted(i for i, variants in texts.items() if len(variants) > 1)
+    if not clashes:
+        return []
+    named = ", ".join(f"'{i}'" for i in clashes[:shown]) + (" ..." if len(clashes) > shown else "")
+    return [
+        f"{len(clashes)} id(s) name documents with different texts ({named}); both versions "
+        "were indexed. Give each document its own id, or remove the outdated version."
+    ]
 
 
 def _sound_manifest(folder: Path) -> tuple[docstore.Manifest | None, str]:

@@ -7,6 +7,7 @@ indexing run with the file and line number and leaves the store untouched.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -19,6 +20,10 @@ JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
 TEXT_SUFFIXES = frozenset({".txt", ".text"})
 SUPPORTED_SUFFIXES = JSONL_SUFFIXES | MARKDOWN_SUFFIXES | TEXT_SUFFIXES
+# One document of this size takes minutes to embed (about 7,000 chunks); larger inputs are
+# refused before anything is embedded, with the fix in the message.
+MAX_DOCUMENT_CHARS = 10_000_000
+MAX_LINE_CHARS = MAX_DOCUMENT_CHARS
 
 # Keys with a meaning of their own; everything else in a JSONL record is kept as metadata.
 _RESERVED = frozenset(
@@ -62,21 +67,42 @@ def iter_input_files(paths: Iterable[str | Path]) -> Iterator[Path]:
     """Files to index: each named file, and supported files found under named folders.
 
     Raises:
-        IngestError: A path does not exist or a named file has an unsupported type.
+        IngestError: A path does not exist, is not a regular file or folder (a device such
+            as /dev/null, a socket), a named file has an unsupported type, or a folder
+            below a named one cannot be read.
     """
     for raw in paths:
         path = Path(raw).expanduser()
         if path.is_dir():
-            yield from sorted(
-                p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in SUPPORTED_SUFFIXES
-            )
+            yield from sorted(_files_under(path))
         elif path.is_file():
             if path.suffix.lower() not in SUPPORTED_SUFFIXES:
                 kinds = ", ".join(sorted(SUPPORTED_SUFFIXES))
                 raise IngestError(f"Cannot index '{path}': unsupported file type (use {kinds}).")
             yield path
+        elif path.exists():
+            raise IngestError(
+                f"Cannot index '{path}': it is not a regular file or folder (a device, pipe "
+                "or socket)."
+            )
         else:
             raise IngestError(f"Cannot read '{path}': no such file or folder.")
+
+
+def _files_under(folder: Path) -> Iterator[Path]:
+    """Supported files below `folder`; an unreadable subfolder is an error, not a gap."""
+
+    def refuse(error: OSError) -> None:
+        raise IngestError(
+            f"Cannot read folder '{error.filename}': {error.strerror or error}; fix its "
+            "permissions or leave it out."
+        )
+
+    for root, _, names in os.walk(folder, onerror=refuse):
+        for name in names:
+            path = Path(root) / name
+            if path.suffix.lower() in SUPPORTED_SUFFIXES and path.is_file():
+                yield path
 
 
 def load_file(path: Path) -> list[RawDocument]:
@@ -102,6 +128,11 @@ def _parse_prose(path: Path, content: str, *, markdown: bool) -> RawDocument | N
     text = content.strip()
     if not text:
         return None
+    if len(text) > MAX_DOCUMENT_CHARS:
+        raise IngestError(
+            f"Cannot index '{path}': {len(text):,} characters is over the limit of "
+            f"{MAX_DOCUMENT_CHARS:,} for one document; split it into several files."
+        )
     heading = _HEADING.search(text) if markdown else None
     title = heading.group(1).strip() if heading else path.stem.replace("_", " ")
     return RawDocument(text=text, location=str(path), title=title, url=path.resolve().as_uri())
@@ -112,10 +143,17 @@ def _parse_jsonl(path: Path, content: str) -> Iterator[RawDocument]:
         if not line.strip():
             continue
         where = f"{path}:{number}"
+        if len(line) > MAX_LINE_CHARS:
+            raise IngestError(
+                f"{where}: a line of {len(line):,} characters is over the limit of "
+                f"{MAX_LINE_CHARS:,}; split the document into several lines."
+            )
         try:
             record = json.loads(line)
         except json.JSONDecodeError as error:
             raise IngestError(f"{where}: not valid JSON ({error.msg}).") from None
+        except RecursionError:
+            raise IngestError(f"{where}: JSON nested too deeply to read.") from None
         yield _record_to_document(record, where)
 
 

@@ -20,7 +20,9 @@ from prefrag.graphs.state import Step, StepKind
 from prefrag.reasoners.base import AnswerDraft, Usage
 from prefrag.sources.base import Source
 
-UNPARSEABLE_ANSWER_NOTE = "Answer output unparseable; used the raw answer (fallback)."
+UNPARSEABLE_ANSWER_NOTE = (
+    "Answer output did not follow the answer format; used the raw reply (fallback)."
+)
 
 
 @dataclass

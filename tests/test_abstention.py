@@ -48,6 +48,6 @@ def test_cli_marks_an_unanswerable_question_as_abstained(tmp_path: Path) -> None
     )
     assert unanswerable["abstained"] is True
     assert unanswerable["answer"].startswith(ABSTENTION)
-    assert not any("unparseable" in note for note in unanswerable["notes"])
+    assert not any("fallback" in note for note in unanswerable["notes"])
     answered = json.loads(runner.invoke(app, [*args, "What raises bleeding risk?"]).stdout)
     assert answered["abstained"] is False

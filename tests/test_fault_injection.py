@@ -366,3 +366,12 @@ def test_an_unwritable_source_folder_is_one_sentence(tmp_path, monkeypatch):
     result = _index_cli(str(path), "--source", "ro")
     assert result.exit_code == 2
     assert "Cannot write source 'ro'" in result.output and "Permission denied" in result.output
+
+
+def test_a_one_line_reply_ignoring_the_answer_format_is_marked_as_a_fallback():
+    from prefrag.reasoners.parsing import parse_answer
+
+    loose = parse_answer("Ibuprofen, probably.")
+    assert loose is not None and loose.answer == "Ibuprofen, probably." and loose.fallback
+    formatted = parse_answer("Thought: done.\nFinal Answer: Ibuprofen [d1]")
+    assert formatted is not None and not formatted.fallback

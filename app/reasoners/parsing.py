@@ -336,7 +336,8 @@ def _parse_answer(text: str) -> AnswerDraft | None:
             return None  # a JSON fragment is not an answer
         answer = strip_citations(stripped)
         if answer:
-            return AnswerDraft(answer=answer, cited_ids=extract_citations(stripped))
+            # Usable, but the reply ignored the answer format: say so in the trace.
+            return AnswerDraft(answer=answer, cited_ids=extract_citations(stripped), fallback=True)
     return None
 
 

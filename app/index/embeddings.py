@@ -58,7 +58,7 @@ _RECENT_QUERIES = 256  # query vectors kept by `encode_one`
 class Embedder:
     """Encodes texts into L2-normalised float32 vectors (mean pooling over tokens)."""
 
-    def __init__(self, model_dir: Path, *, max_length: int = 256, batch_size: int = 16) -> None:
+    def __init__(self, model_dir: Path, *, max_length: int = 256, batch_size: int = 4) -> None:
         self.model_dir = Path(model_dir)
         self.batch_size = batch_size
         self._lock = threading.Lock()

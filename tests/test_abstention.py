@@ -51,3 +51,5 @@ def test_cli_marks_an_unanswerable_question_as_abstained(tmp_path: Path) -> None
     assert not any("fallback" in note for note in unanswerable["notes"])
     answered = json.loads(runner.invoke(app, [*args, "What raises bleeding risk?"]).stdout)
     assert answered["abstained"] is False
+    # --no-web asks for no fallback: nothing to warn about
+    assert not any("not configured" in note for note in answered["notes"])

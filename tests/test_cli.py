@@ -136,8 +136,9 @@ def test_ask_options_reach_the_run(corpus: Path) -> None:
     assert result.exit_code == 0, result.output
     record = json.loads(result.stdout)
     assert record["reflections"] == [] and len(record["route"][0]["retrieved"]) == 1
-    bad = runner.invoke(app, [*args, "--top-k", "0"])
-    assert bad.exit_code == 2 and "top_k" in bad.output
+    for bad_k in ("0", "-3"):
+        bad = runner.invoke(app, [*args, "--top-k", bad_k])
+        assert bad.exit_code == 2 and "top_k" in bad.output
 
 
 @pytest.mark.parametrize(

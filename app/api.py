@@ -45,15 +45,20 @@ def ask(
     `ask("...", top_k=3, preferred_source="demo")`. The result holds `answer`,
     `citations`, `route` (one record per retrieval step), `reflections`, `counters`,
     `model_calls`, `tokens`, `notes` and `history` (earlier questions on the same thread).
+    With a checkpointer it also holds `thread_id`: the one given, or a new one to resume or
+    continue the run with.
     """
     if not question or not question.strip():
         raise EmptyQuestionError("The question is empty; ask something.")
     run_context = make_context(**context)
     graph = graph or build_graph(reasoner=reasoner, sources=sources, checkpointer=checkpointer)
     config: RunnableConfig = {"recursion_limit": recursion_limit(run_context)}
-    if checkpointer is not None or graph.checkpointer is not None:
-        config["configurable"] = {"thread_id": thread_id or str(uuid.uuid4())}
-    return graph.invoke({"question": question.strip()}, config=config, context=run_context)
+    if checkpointer is None and graph.checkpointer is None:
+        return graph.invoke({"question": question.strip()}, config=config, context=run_context)
+    thread = thread_id or str(uuid.uuid4())
+    config["configurable"] = {"thread_id": thread}
+    result = graph.invoke({"question": question.strip()}, config=config, context=run_context)
+    return {**result, "thread_id": thread}
 
 
 def resume(thread_id: str, *, graph: PrefRAGGraph) -> dict[str, Any]:

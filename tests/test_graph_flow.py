@@ -360,3 +360,15 @@ def test_a_resumed_run_keeps_the_settings_stored_with_its_checkpoint() -> None:
         assert result["reflections"] == []  # max_reflections=0, not the default 1
         assert result["counters"]["web_total"] == 0  # no fallback source, not the web
         assert all(len(step["retrieved"]) <= 1 for step in result["route"])
+
+
+def test_ask_with_a_checkpointer_returns_the_thread_it_stored_the_run_under():
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    saver = InMemorySaver()
+    graph = build_graph(
+        reasoner=ScriptedReasoner(), sources=SourceRegistry(list(_sources())), checkpointer=saver
+    )
+    result = ask(QUESTION, graph=graph)
+    thread = result["thread_id"]
+    assert graph.get_state({"configurable": {"thread_id": thread}}).values["answer"]

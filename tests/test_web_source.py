@@ -448,3 +448,6 @@ def test_a_hanging_engine_leaves_a_bounded_number_of_threads(settings: Settings)
         assert threading.active_count() - before <= 4
     finally:
         block.set()
+        for thread in threading.enumerate():  # leave no hung search behind for later tests
+            if thread.name == "prefrag-web-search":
+                thread.join(5)

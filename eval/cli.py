@@ -40,13 +40,21 @@ def eval_command(
         bool,
         typer.Option("--sample", metavar="", help="With --limit: a seeded random sample instead."),
     ] = False,
+    items: Annotated[
+        str | None,
+        typer.Option(
+            "--items",
+            help="Evaluate a 1-based inclusive range of the dataset's items, e.g. 201-350 "
+            "(before --limit).",
+        ),
+    ] = None,
     concurrency: Annotated[int, typer.Option("--concurrency", help="Items run at once.")] = 4,
     seed: Annotated[int, typer.Option(help="Seed of the split and of --sample.")] = 0,
     corpus: Annotated[
         str | None,
         typer.Option(
             help="Index 'all' of the dataset's paragraphs or only the evaluated 'items' "
-            "[default: items with --limit, else all]."
+            "[default: items with --limit or --items, else all]."
         ),
     ] = None,
     no_progress: Annotated[
@@ -71,7 +79,7 @@ def eval_command(
     if reasoner not in ("extractive", "llm", "auto"):
         errors.print("[bold red]error:[/] --reasoner must be 'extractive' or 'llm'.")
         raise typer.Exit(code=2)
-    corpus = corpus or ("items" if limit is not None else "all")
+    corpus = corpus or ("items" if limit is not None or items else "all")
     if corpus not in ("all", "items"):
         errors.print("[bold red]error:[/] --corpus must be 'all' or 'items'.")
         raise typer.Exit(code=2)
@@ -83,6 +91,7 @@ def eval_command(
         two_source=two_source,
         limit=limit,
         sample=sample,
+        items=items,
         concurrency=concurrency,
         seed=seed,
         corpus=corpus,

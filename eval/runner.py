@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 import threading
 import time
 import traceback
@@ -41,7 +42,7 @@ RETRIEVAL_METHODS: tuple[SearchMode, ...] = ("dense", "lexical", "hybrid")
 RETRIEVAL_KS = (1, 5, 10)
 # Keys that must match for a rerun into the same folder to resume instead of mixing runs
 # (besides every run setting of the context, compared by its effective value).
-_RESUME_KEYS = ("dataset", "reasoner", "two_source", "seed", "corpus", "sample")
+_RESUME_KEYS = ("dataset", "reasoner", "two_source", "seed", "corpus", "sample", "items")
 
 
 @dataclass
@@ -61,6 +62,7 @@ class EvalConfig:
     two_source: float | None = None
     limit: int | None = None
     sample: bool = False
+    items: str | None = None
     concurrency: int = 4
     seed: int = 0
     corpus: str = "all"
@@ -93,9 +95,27 @@ class RunState:
     rerankers: dict[str, Any] = field(default_factory=dict)
 
 
+def parse_item_range(value: str) -> tuple[int, int]:
+    """`"201-350"` → `(201, 350)`: a 1-based, inclusive range of a dataset's items.
+
+    Raises:
+        ConfigurationError: The value is not `START-END` with 1 <= START <= END.
+    """
+    match = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", value)
+    if not match or not 1 <= int(match[1]) <= int(match[2]):
+        raise ConfigurationError(
+            f"--items takes a 1-based inclusive range START-END such as 201-350, not {value!r}."
+        )
+    return int(match[1]), int(match[2])
+
+
 def select_items(dataset: Dataset, config: EvalConfig) -> list[EvalItem]:
-    """The items to evaluate: the first `limit`, or a seeded sample of `limit`."""
+    """The items to evaluate: the `items` range (1-based, inclusive) if given, then the
+    first `limit` of those, or a seeded sample of `limit`."""
     items = list(dataset.items)
+    if config.items:
+        start, end = parse_item_range(config.items)
+        items = items[start - 1 : end]
     if config.limit is None or config.limit >= len(items):
         return items
     if config.sample:

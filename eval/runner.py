@@ -110,8 +110,11 @@ def parse_item_range(value: str) -> tuple[int, int]:
 
 
 def select_items(dataset: Dataset, config: EvalConfig) -> list[EvalItem]:
-    """The items to evaluate: the `items` range (1-based, inclusive) if given, then the
-    first `limit` of those, or a seeded sample of `limit`."""
+    """The items to evaluate.
+
+    The `items` range (1-based, inclusive) if given, then the first `limit` of those, or a
+    seeded sample of `limit`.
+    """
     items = list(dataset.items)
     if config.items:
         start, end = parse_item_range(config.items)

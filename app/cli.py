@@ -369,35 +369,10 @@ def _print_answer(record: dict[str, Any], *, trace: bool) -> None:
         console.print(table)
 
 
-train = typer.Typer(help="Train PrefRAG's small models.", no_args_is_help=True)
-app.add_typer(train, name="train")
-
-
-@train.command("mog-router")
-def train_mog_router(
-    source: Annotated[str, typer.Option("--source", "-s", help="Source with a MoG index.")],
-    data: Annotated[Path, typer.Option(help="JSONL with `question` and `answer`/`content`.")],
-    epochs: Annotated[int, typer.Option(help="Training epochs.")] = 300,
-    limit: Annotated[int | None, typer.Option(help="Use at most this many examples.")] = None,
-) -> None:
-    """Train the Mix-of-Granularity router for a source (soft labels, BCE, Adam)."""
-    from prefrag.errors import StoreMissingError
-    from prefrag.tools.granularity_index import mog_index_dir
-    from prefrag.training.mog_router import RouterTrainConfig, main
-
-    with _clear_errors():
-        folder = mog_index_dir(source)
-        if not (folder / "index.json").exists():
-            raise StoreMissingError(
-                f"Source '{source}' has no MoG index; run `prefrag index ... --source "
-                f"{source} --mog` first."
-            )
-        if not data.is_file():
-            raise StoreMissingError(f"Training data '{data}' does not exist.")
-        main(RouterTrainConfig(data=data, index=folder, epochs=epochs, max_examples=limit))
-
-
 def _register_optional_commands() -> None:
+    from prefrag.cli_train import register as register_train
+
+    register_train(app)
     try:
         from prefrag.eval.cli import register
     except ImportError:  # pragma: no cover - eval ships with the package

@@ -50,3 +50,13 @@ def hotpot_slice(shared_data: Path):
         return items, corpus
 
     return make
+
+
+@pytest.fixture(scope="session")
+def tiny_causal_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random two-layer causal LM with a locally trained tokenizer, built once per session."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from prefrag.training.tiny_model import build_tiny_causal_lm
+
+    return build_tiny_causal_lm(tmp_path_factory.mktemp("tiny-lm") / "model", seed=0)

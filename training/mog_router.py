@@ -6,46 +6,57 @@ level gets the soft label 0.8, the second 0.2, the rest 0. An MLP on the questio
 embedding learns those labels with binary cross-entropy (Adam, lr 1e-3). The router is
 saved as a small `.npz` that `prefrag.tools.mog.MoGSelector` loads.
 
-Run (MedQuAD-style JSONL with `question` and `content`/`answer`; the index must cover the
-answers' documents):
+Run (MedQuAD-style JSONL with `question` and `content`/`answer`; the source's MoG index must
+cover the answers' documents):
 
-    python -m prefrag.training.mog_router --data train.jsonl \
-        --index ~/.prefrag/sources/medquad/mog --output ~/.prefrag/sources/medquad/mog/router.npz
+    prefrag train mog-router --source medquad --data train.jsonl [--epochs 300]
 
-or `--config router.yaml` with the same field names.
+or `--config router.yaml` with the same field names (`prefrag train mog-router --help`).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from prefrag.errors import ConfigurationError, StoreMissingError
 from prefrag.tools.granularity_index import MultiGranularIndex
 from prefrag.tools.mog import ROUTER_FILE, Router
+from prefrag.training.config import parse_config
 
 
 @dataclass
 class RouterTrainConfig:
-    """Settings of one router training run."""
+    """Settings of one router training run (`prefrag train mog-router --help` lists them)."""
 
-    data: Path | None = None
-    index: Path | None = None
-    output: Path | None = None
-    hidden: int = 128
-    epochs: int = 300
-    lr: float = 1e-3
-    batch_size: int = 64
-    best_label: float = 0.8
-    second_label: float = 0.2
-    seed: int = 0
-    max_examples: int | None = None
+    data: Path | None = field(
+        default=None, metadata={"help": "JSONL with `question` and `answer`/`content`."}
+    )
+    source: str | None = field(
+        default=None,
+        metadata={"aliases": ["-s"], "help": "Source whose MoG index to train for."},
+    )
+    index: Path | None = field(
+        default=None, metadata={"help": "MoG index folder (instead of --source)."}
+    )
+    output: Path | None = field(
+        default=None, metadata={"help": "Router file; `router.npz` in the index by default."}
+    )
+    hidden: int = field(default=128, metadata={"help": "Hidden units of the MLP."})
+    epochs: int = field(default=300, metadata={"help": "Training epochs."})
+    lr: float = field(default=1e-3, metadata={"help": "Adam learning rate."})
+    batch_size: int = field(default=64, metadata={"help": "Examples per batch."})
+    best_label: float = field(default=0.8, metadata={"help": "Soft label of the best level."})
+    second_label: float = field(default=0.2, metadata={"help": "Soft label of the second."})
+    seed: int = field(default=0, metadata={"help": "Random seed."})
+    max_examples: int | None = field(
+        default=None, metadata={"aliases": ["--limit"], "help": "Use at most this many."}
+    )
 
 
 @dataclass
@@ -154,22 +165,35 @@ def fit_router(
     return train_router(query_vectors, labels, config)
 
 
-def main(config: RouterTrainConfig | None = None) -> RouterTrainResult:
-    """Train a router from a JSONL of questions and answers and save it."""
+def main(argv: Sequence[str] | None = None) -> RouterTrainResult:
+    """`prefrag train mog-router`: parse the arguments, train a router and save it."""
+    (config,) = parse_config([RouterTrainConfig], argv, prog="prefrag train mog-router")
+    return train(config)
+
+
+def train(config: RouterTrainConfig) -> RouterTrainResult:
+    """Train a router from a JSONL of questions and answers and save it.
+
+    Raises:
+        ConfigurationError: Neither a source nor an index folder is given.
+        StoreMissingError: The source has no MoG index, or the data file does not exist.
+    """
     from prefrag.index.embeddings import get_embedder
     from prefrag.tools.granularity_index import GranularityIndex
 
-    config = config or _parse_args()
-    if config.data is None or config.index is None:
-        raise SystemExit("Both --data and --index are required.")
+    index_dir = _index_folder(config)
+    if config.data is None:
+        raise ConfigurationError("Training data is required: pass --data FILE.jsonl.")
+    if not Path(config.data).is_file():
+        raise StoreMissingError(f"Training data '{config.data}' does not exist.")
     records = _read_records(Path(config.data), config.max_examples)
     embedder = get_embedder()
-    index = GranularityIndex.load(Path(config.index).expanduser(), encoder=embedder)
+    index = GranularityIndex.load(index_dir, encoder=embedder)
     questions = embedder.encode([r["question"] for r in records])
     labels_text = embedder.encode([f"{r['question']} {r['answer']}" for r in records])
     started = time.perf_counter()
     result = fit_router(index, questions, labels_text, config)
-    output = Path(config.output or Path(config.index) / ROUTER_FILE).expanduser()
+    output = Path(config.output or index_dir / ROUTER_FILE).expanduser()
     result.router.save(output)
     summary = {
         "examples": len(records),
@@ -182,6 +206,22 @@ def main(config: RouterTrainConfig | None = None) -> RouterTrainResult:
     output.with_suffix(".json").write_text(json.dumps(summary, indent=2))
     print(json.dumps(summary, indent=2))
     return result
+
+
+def _index_folder(config: RouterTrainConfig) -> Path:
+    from prefrag.tools.granularity_index import mog_index_dir
+
+    if config.index is not None:
+        return Path(config.index).expanduser()
+    if config.source is None:
+        raise ConfigurationError("Name the source to train for: pass --source NAME.")
+    folder = mog_index_dir(config.source)
+    if not (folder / "index.json").exists():
+        raise StoreMissingError(
+            f"Source '{config.source}' has no MoG index; run `prefrag index ... --source "
+            f"{config.source} --mog` first."
+        )
+    return folder
 
 
 def _level_vectors(index: MultiGranularIndex, level: int) -> np.ndarray:
@@ -204,37 +244,6 @@ def _read_records(path: Path, limit: int | None) -> list[dict[str, str]]:
             if limit is not None and len(records) >= limit:
                 break
     return records
-
-
-def _parse_args(argv: Sequence[str] | None = None) -> RouterTrainConfig:
-    parser = argparse.ArgumentParser(description="Train the MoG router.")
-    parser.add_argument("--config", type=Path, help="YAML file with RouterTrainConfig fields.")
-    for item in fields(RouterTrainConfig):
-        parser.add_argument(f"--{item.name.replace('_', '-')}", dest=item.name, default=None)
-    args = vars(parser.parse_args(argv))
-    values: dict = {}
-    config_path = args.pop("config")
-    if config_path:
-        import yaml
-
-        values.update(yaml.safe_load(Path(config_path).read_text()) or {})
-    values.update({k: v for k, v in args.items() if v is not None})
-    defaults = RouterTrainConfig()
-    typed: dict[str, Any] = {}
-    for item in fields(RouterTrainConfig):
-        if item.name not in values:
-            continue
-        value = values[item.name]
-        default = getattr(defaults, item.name)
-        if item.name in ("data", "index", "output"):
-            typed[item.name] = Path(value)
-        elif isinstance(default, float):
-            typed[item.name] = float(value)
-        elif isinstance(default, int) or item.name == "max_examples":
-            typed[item.name] = int(value)
-        else:
-            typed[item.name] = value
-    return RouterTrainConfig(**typed)
 
 
 if __name__ == "__main__":

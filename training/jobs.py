@@ -1,0 +1,63 @@
+"""The training jobs `prefrag train` runs: one row per job, one module per trainer.
+
+Each job is a module in `prefrag.training` whose `main(argv)` parses its own arguments
+with `prefrag.training.config.parse_config` (a YAML `--config` file plus command-line
+overrides). `prefrag train <job> [args...]` forwards the raw arguments to that `main`, so
+`prefrag train <job> --help` shows the job's dataclass fields. Adding a trainer is one
+module plus one `Job` row here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from prefrag.errors import ConfigurationError
+
+__all__ = ["JOBS", "Job", "find_job", "run_job"]
+
+
+@dataclass(frozen=True)
+class Job:
+    """One training job of `prefrag train`.
+
+    Attributes:
+        name: The command name (`prefrag train <name>`).
+        module: The module whose `main(argv)` runs the job.
+        help: One line shown by `prefrag train --help`.
+    """
+
+    name: str
+    module: str
+    help: str
+
+
+JOBS: tuple[Job, ...] = (
+    Job(
+        "mog-router",
+        "prefrag.training.mog_router",
+        "Train the Mix-of-Granularity router of a source (soft labels, BCE, Adam).",
+    ),
+)
+
+
+def find_job(name: str) -> Job:
+    """The job called `name`.
+
+    Raises:
+        ConfigurationError: No job has that name (the message lists the known ones).
+    """
+    for job in JOBS:
+        if job.name == name:
+            return job
+    known = ", ".join(job.name for job in JOBS)
+    raise ConfigurationError(f"Unknown training job '{name}' (known: {known}).")
+
+
+def run_job(name: str, argv: Sequence[str] | None = None) -> Any:
+    """Run the job called `name` with its raw arguments; returns what its `main` returns."""
+    job = find_job(name)
+    module = importlib.import_module(job.module)
+    return module.main(list(argv) if argv is not None else None)

@@ -397,6 +397,32 @@ def train_mog_router(
         main(RouterTrainConfig(data=data, index=folder, epochs=epochs, max_examples=limit))
 
 
+def _register_training_jobs() -> None:
+    """One `prefrag train <job>` per row of `prefrag.training.jobs.JOBS`, args forwarded."""
+    from prefrag.training.jobs import JOBS
+
+    for job in JOBS:
+        train.command(
+            job.name,
+            help=job.help + " Arguments are the job's own (`--help` lists them).",
+            add_help_option=False,
+            context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+        )(_job_command(job.module))
+
+
+def _job_command(module: str) -> Callable[[typer.Context], None]:
+    def run(ctx: typer.Context) -> None:
+        import importlib
+
+        with _clear_errors():
+            importlib.import_module(module).main(list(ctx.args))
+
+    return run
+
+
+_register_training_jobs()
+
+
 def _register_optional_commands() -> None:
     try:
         from prefrag.eval.cli import register

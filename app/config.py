@@ -62,6 +62,11 @@ class Settings(BaseSettings):
     hf_compare_checkpoint: Path | None = Field(
         default=None, description="Local transformers checkpoint for the switcher (`hf`)."
     )
+    switcher: Path | None = Field(
+        default=None,
+        description="A small switcher (`prefrag train switcher-small`) that replaces the "
+        "extractive reasoner's heuristic `compare`; unset keeps the heuristic.",
+    )
     temperature: float = 0.1
     top_p: float = 0.9
     request_timeout: float = Field(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from prefrag.errors import ConfigurationError
+from prefrag.errors import ConfigurationError, PrefRAGError
 
 
 def parse_config(types: Sequence[type], argv: Sequence[str] | None = None) -> tuple[Any, ...]:
@@ -25,5 +25,7 @@ def parse_config(types: Sequence[type], argv: Sequence[str] | None = None) -> tu
     parser = TrlParser(list(types))
     try:
         return tuple(parser.parse_args_and_config(args=list(argv) if argv is not None else None))
+    except PrefRAGError:
+        raise  # a config's own check, already one sentence
     except (ValueError, OSError) as error:
         raise ConfigurationError(f"Bad training configuration: {error}") from None

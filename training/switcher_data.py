@@ -82,9 +82,7 @@ class SwitcherDataConfig:
     """Settings of one preference-data run (`prefrag train switcher-data --help`)."""
 
     dataset: str = field(metadata={"help": "Dataset file (HotpotQA-style JSONL with paragraphs)."})
-    out: str = field(
-        metadata={"help": "Pairs JSONL to write (resumable: <out>.collect.jsonl)."}
-    )
+    out: str = field(metadata={"help": "Pairs JSONL to write (resumable: <out>.collect.jsonl)."})
     policy: str = field(
         default="extractive",
         metadata={
@@ -577,6 +575,8 @@ def run(
         }
 
     with log.open("a", encoding="utf-8") as sink:
+        if _ends_mid_line(log):
+            sink.write("\n")  # a line a killed run cut short stays apart (and is ignored)
 
         def finish(record: dict[str, Any]) -> None:
             with lock:
@@ -659,7 +659,7 @@ def _write_pairs(
         questions=len(records),
         pairs=len(kept),
         labels={"keep": labels.get("keep", 0), "switch": labels.get("switch", 0)},
-        drops=dict(sorted(drops.items())),
+        drops={reason: count for reason, count in sorted(drops.items()) if count},
         failed=failed,
     )
     out.with_name(out.name + ".summary.json").write_text(json.dumps(result.summary(), indent=2))
@@ -694,6 +694,15 @@ def _apply_ratio(
 def _pair_key(pair: dict[str, Any]) -> str:
     text = json.dumps([pair["prompt"], pair["chosen"], pair["rejected"]], sort_keys=True)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _ends_mid_line(path: Path) -> bool:
+    with path.open("rb") as handle:
+        handle.seek(0, 2)
+        if handle.tell() == 0:
+            return False
+        handle.seek(-1, 2)
+        return handle.read(1) != b"\n"
 
 
 def _read_log(log: Path) -> list[dict[str, Any]]:

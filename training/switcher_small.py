@@ -217,9 +217,7 @@ def train(config: SwitcherSmallConfig, *, extractor: FeatureExtractor | None = N
     metrics: dict[str, Any] = {}
     if mask.any() and (~mask).any() and len(set(examples.labels[~mask].tolist())) == 2:
         network, _ = train_network(examples.features[~mask], examples.labels[~mask], config)
-        metrics["train_part"] = agreement(
-            network, examples.features[~mask], examples.labels[~mask]
-        )
+        metrics["train_part"] = agreement(network, examples.features[~mask], examples.labels[~mask])
         metrics["held_out"] = agreement(network, examples.features[mask], examples.labels[mask])
     network, losses = train_network(examples.features, examples.labels, config)
     metrics["all_pairs"] = agreement(network, examples.features, examples.labels)

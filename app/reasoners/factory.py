@@ -26,7 +26,8 @@ def build_reasoner(
 ) -> Reasoner:
     """The reasoner for a run.
 
-    "extractive" needs no model. "llm" builds one chat model per role (per-role names in
+    "extractive" needs no model (`settings.switcher` may put a trained switcher behind its
+    `compare`). "llm" builds one chat model per role (per-role names in
     `models`, which may carry a backend prefix, override `settings.<role>_model` and
     `settings.model`; `settings.hf_compare_checkpoint` puts a local checkpoint behind
     `compare` only); roles resolving to the same model share one instance. "auto" is "llm"
@@ -74,12 +75,12 @@ def build_reasoner(
 
 
 def _switcher(settings: Settings) -> Switcher | None:
-    """The trained small switcher `PREFRAG_SWITCHER` names, or None (the heuristic)."""
-    if settings.switcher is None:
+    """The trained switcher `PREFRAG_SWITCHER` names, or None (the heuristic)."""
+    if not settings.switcher:
         return None
-    from prefrag.reasoners.small_switcher import load_switcher
+    from prefrag.reasoners.switchers import build_switcher
 
-    return load_switcher(settings.switcher)
+    return build_switcher(settings.switcher, settings)
 
 
 def _llm_configured(settings: Settings, names: Mapping[str, str]) -> bool:

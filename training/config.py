@@ -22,7 +22,7 @@ def parse_config(types: Sequence[type], argv: Sequence[str] | None = None) -> tu
     """
     from trl import TrlParser
 
-    parser = TrlParser(list(types))
+    parser = TrlParser(list(types))  # type: ignore[arg-type]
     try:
         return tuple(parser.parse_args_and_config(args=list(argv) if argv is not None else None))
     except PrefRAGError:

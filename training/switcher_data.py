@@ -288,7 +288,7 @@ def model_policy(
     runner = LLMReasoner(
         {"default": chat_model(COLLECT_TEMPERATURE, 0.9)}, max_doc_chars=max_doc_chars
     )
-    samplers = []
+    samplers: list[tuple[dict[str, float], Reasoner]] = []
     for index in range(samples):
         temperature, top_p = SAMPLING_GRID[index % len(SAMPLING_GRID)]
         reasoner = LLMReasoner(
@@ -393,9 +393,10 @@ class CollectingReasoner:
         agree = [c for c in candidates if c[1].status == teacher.status]
         disagree = [c for c in candidates if c[1].status != teacher.status]
         chosen: tuple[dict[str, Any], CompareVerdict] | None
+        rejected: tuple[dict[str, Any], CompareVerdict] | None
         if deterministic:
             chosen = ({"teacher": self.teacher.name}, _plain(teacher))
-            flipped_sampling = {"teacher": self.teacher.name, "flipped": True}
+            flipped_sampling: dict[str, Any] = {"teacher": self.teacher.name, "flipped": True}
             opposite = (flipped_sampling, self.teacher.opposite(teacher))
             rejected = disagree[0] if disagree else opposite
         else:

@@ -81,7 +81,9 @@ def build_examples(
 ) -> Examples:
     """Features and labels of pairs whose chosen and rejected statuses differ."""
     extractor = extractor or FeatureExtractor()
-    rows, labels, questions = [], [], []
+    rows: list[np.ndarray] = []
+    labels: list[float] = []
+    questions: list[str] = []
     skipped = 0
     for pair in pairs:
         chosen = pair_status(pair, "chosen")

@@ -26,9 +26,9 @@ def build_reasoner(
 ) -> Reasoner:
     """The reasoner for a run.
 
-    "extractive" needs no model (`settings.switcher` may put a trained switcher behind its
-    `compare`). "llm" builds one chat model per role (per-role names in
-    `models`, which may carry a backend prefix, override `settings.<role>_model` and
+    "extractive" needs no model (`settings.switcher` or `settings.hf_compare_checkpoint` put
+    a trained switcher behind its `compare`). "llm" builds one chat model per role (per-role
+    names in `models`, which may carry a backend prefix, override `settings.<role>_model` and
     `settings.model`; `settings.hf_compare_checkpoint` puts a local checkpoint behind
     `compare` only); roles resolving to the same model share one instance. "auto" is "llm"
     when `settings.backend` is not "extractive" or an OpenAI base URL and a model name are
@@ -75,12 +75,18 @@ def build_reasoner(
 
 
 def _switcher(settings: Settings) -> Switcher | None:
-    """The trained switcher `PREFRAG_SWITCHER` names, or None (the heuristic)."""
-    if not settings.switcher:
-        return None
+    """The trained switcher of an extractive run, or None (the heuristic).
+
+    `PREFRAG_SWITCHER`, else a `PREFRAG_HF_COMPARE_CHECKPOINT` (the compare role's own
+    checkpoint), so a DPO-trained switcher is used without any other model.
+    """
     from prefrag.reasoners.switchers import build_switcher
 
-    return build_switcher(settings.switcher, settings)
+    if settings.switcher:
+        return build_switcher(settings.switcher, settings)
+    if settings.hf_compare_checkpoint is not None:
+        return build_switcher(f"hf:{settings.hf_compare_checkpoint}", settings)
+    return None
 
 
 def _llm_configured(settings: Settings, names: Mapping[str, str]) -> bool:

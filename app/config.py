@@ -62,6 +62,12 @@ class Settings(BaseSettings):
     hf_compare_checkpoint: Path | None = Field(
         default=None, description="Local transformers checkpoint for the switcher (`hf`)."
     )
+    switcher: str | None = Field(
+        default=None,
+        description="A trained switcher that replaces the extractive reasoner's heuristic "
+        "`compare`: a small switcher's folder (`prefrag train switcher-small`) or a model "
+        "with a backend prefix (`hf:PATH`, `openai:NAME`); unset keeps the heuristic.",
+    )
     temperature: float = 0.1
     top_p: float = 0.9
     request_timeout: float = Field(

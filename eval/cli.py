@@ -57,6 +57,14 @@ def eval_command(
             "[default: items with --limit or --items, else all]."
         ),
     ] = None,
+    switcher: Annotated[
+        str | None,
+        typer.Option(
+            "--switcher",
+            help="A trained switcher behind the extractive reasoner's compare: a small "
+            "switcher's folder (prefrag train switcher-small) or hf:PATH / openai:NAME.",
+        ),
+    ] = None,
     no_progress: Annotated[
         bool, typer.Option("--no-progress", metavar="", help="No progress bar.")
     ] = False,
@@ -96,6 +104,7 @@ def eval_command(
         seed=seed,
         corpus=corpus,
         context=run_settings,
+        switcher=switcher,
     )
     try:
         run_eval(config, progress=not no_progress)

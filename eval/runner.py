@@ -42,7 +42,16 @@ RETRIEVAL_METHODS: tuple[SearchMode, ...] = ("dense", "lexical", "hybrid")
 RETRIEVAL_KS = (1, 5, 10)
 # Keys that must match for a rerun into the same folder to resume instead of mixing runs
 # (besides every run setting of the context, compared by its effective value).
-_RESUME_KEYS = ("dataset", "reasoner", "two_source", "seed", "corpus", "sample", "items")
+_RESUME_KEYS = (
+    "dataset",
+    "reasoner",
+    "two_source",
+    "seed",
+    "corpus",
+    "sample",
+    "items",
+    "switcher",
+)
 
 
 @dataclass
@@ -67,6 +76,8 @@ class EvalConfig:
     seed: int = 0
     corpus: str = "all"
     context: dict[str, Any] = field(default_factory=dict)
+    # A trained switcher behind the extractive reasoner's `compare` (`Settings.switcher`).
+    switcher: str | None = None
 
     def setting(self, name: str) -> Any:
         """The effective value of run setting `name` (the context's default if unset)."""
@@ -194,8 +205,15 @@ def prepare(
         )
     if state.reasoner is None:
         from prefrag.reasoners.factory import build_reasoner
+        from prefrag.reasoners.roles import models_of
 
-        state.reasoner = build_reasoner(settings, reasoner=config.reasoner)  # type: ignore[arg-type]
+        if config.switcher:
+            settings = settings.model_copy(update={"switcher": config.switcher})
+        state.reasoner = build_reasoner(
+            settings,
+            reasoner=config.reasoner,  # type: ignore[arg-type]
+            models=models_of(base),  # e.g. `--compare-model`: a served switcher
+        )
     return state
 
 
@@ -309,6 +327,8 @@ def _save_config(config: EvalConfig, out: Path, settings: Settings, facts: dict[
             "chunk_overlap",
             "temperature",
             "top_p",
+            "hf_compare_checkpoint",
+            "switcher",
         )
     }
     payload = {

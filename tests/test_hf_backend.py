@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,35 @@ def test_vllm_backend_without_vllm_says_how_to_install():
         pytest.skip("vllm is installed")
     with pytest.raises(ConfigurationError, match="prefrag\\[vllm\\]"):
         build_chat_model("think", Settings(_env_file=None), model_name="vllm:some/model")
+
+
+def test_eval_puts_the_hf_compare_checkpoint_behind_the_extractive_compare(
+    tiny_checkpoint, tmp_path
+):
+    from switcher_fakes import two_hop_sources, write_dataset
+
+    from prefrag.eval.runner import EvalConfig, run_eval
+    from prefrag.reasoners.llm import LLMReasoner
+
+    settings = Settings(
+        _env_file=None, home=tmp_path / "home", hf_compare_checkpoint=tiny_checkpoint
+    )
+    reasoner = build_reasoner(settings, reasoner="extractive")
+    assert isinstance(reasoner.switcher, LLMReasoner)
+    reasoner.switcher.models["compare"].max_new_tokens = 8
+    config = EvalConfig(
+        dataset=str(write_dataset(tmp_path / "d.jsonl", 2)),
+        methods=["prefrag"],
+        out=str(tmp_path / "run"),
+        concurrency=1,
+        context={"judge_first_retrieval": True, "max_reflections": 0},
+    )
+    summary = run_eval(
+        config, settings=settings, reasoner=reasoner, sources=two_hop_sources(2), progress=False
+    )
+    entry = summary["prefrag"]
+    assert entry["errors"] == 0
+    assert entry["model_calls_mean"]["compare"] >= 1  # the checkpoint judged every step
+    assert "think" not in entry["model_calls_mean"] or entry["model_calls_mean"]["think"] == 0
+    saved = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert saved["settings"]["hf_compare_checkpoint"] == str(tiny_checkpoint)

@@ -64,6 +64,7 @@ from prefrag.reasoners.base import (
 
 if TYPE_CHECKING:
     from prefrag.index.embeddings import Embedder
+    from prefrag.reasoners.small_switcher import Switcher
 
 # Share of the question's term weight the answer's supporting sentences must cover.
 _ANSWER_SUPPORT = 0.6
@@ -107,9 +108,17 @@ class ExtractiveReasoner:
             lazily with `get_embedder()` when omitted and `use_embeddings` is true.
         use_embeddings: Use embedding cosine in `compare` besides word overlap. When the
             embedder cannot load, the reasoner silently keeps to word overlap.
+        switcher: A trained switcher (e.g. `SmallSwitcher`) that `compare` delegates to.
     """
 
-    def __init__(self, *, embedder: Embedder | None = None, use_embeddings: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        embedder: Embedder | None = None,
+        use_embeddings: bool = True,
+        switcher: Switcher | None = None,
+    ) -> None:
+        self.switcher = switcher
         self._embedder = embedder
         self.use_embeddings = use_embeddings
         self._embedder_failed = False
@@ -277,7 +286,12 @@ class ExtractiveReasoner:
     def compare(
         self, question: str, held: Sequence[Document], new: Sequence[Document]
     ) -> CompareVerdict:
-        """True when some new document is neither a near-duplicate of held ones nor off-topic."""
+        """True when some new document is neither a near-duplicate of held ones nor off-topic.
+
+        A trained `switcher` given to the reasoner decides instead of this heuristic.
+        """
+        if self.switcher is not None:
+            return self.switcher.compare(question, held, new)
         if not new:
             return CompareVerdict(analysis="The local source returned nothing new.", status=False)
         shape = analyze_question(question)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from langchain_core.language_models import BaseChatModel
 
@@ -11,6 +11,9 @@ from prefrag.config import Settings, get_settings
 from prefrag.errors import ConfigurationError
 from prefrag.reasoners.base import Reasoner
 from prefrag.reasoners.roles import ROLE_NAMES, models_of
+
+if TYPE_CHECKING:
+    from prefrag.reasoners.small_switcher import Switcher
 
 __all__ = ["build_reasoner"]
 
@@ -23,8 +26,9 @@ def build_reasoner(
 ) -> Reasoner:
     """The reasoner for a run.
 
-    "extractive" needs no model. "llm" builds one chat model per role (per-role names in
-    `models`, which may carry a backend prefix, override `settings.<role>_model` and
+    "extractive" needs no model (`settings.switcher` or `settings.hf_compare_checkpoint` put
+    a trained switcher behind its `compare`). "llm" builds one chat model per role (per-role
+    names in `models`, which may carry a backend prefix, override `settings.<role>_model` and
     `settings.model`; `settings.hf_compare_checkpoint` puts a local checkpoint behind
     `compare` only); roles resolving to the same model share one instance. "auto" is "llm"
     when `settings.backend` is not "extractive" or an OpenAI base URL and a model name are
@@ -53,7 +57,7 @@ def build_reasoner(
 
         # Lexical novelty/relevance only: as accurate as with embeddings on HotpotQA
         # (switcher agreement 0.71 vs 0.69) and ~100x cheaper per compare on CPU.
-        return ExtractiveReasoner(use_embeddings=False)
+        return ExtractiveReasoner(use_embeddings=False, switcher=_switcher(settings))
 
     from prefrag.models import make_chat_model, resolve_model
     from prefrag.reasoners.llm import LLMReasoner
@@ -68,6 +72,21 @@ def build_reasoner(
     return LLMReasoner(
         chat_models, deadline=settings.role_deadline, max_doc_chars=settings.prompt_doc_chars
     )
+
+
+def _switcher(settings: Settings) -> Switcher | None:
+    """The trained switcher of an extractive run, or None (the heuristic).
+
+    `PREFRAG_SWITCHER`, else a `PREFRAG_HF_COMPARE_CHECKPOINT` (the compare role's own
+    checkpoint), so a DPO-trained switcher is used without any other model.
+    """
+    from prefrag.reasoners.switchers import build_switcher
+
+    if settings.switcher:
+        return build_switcher(settings.switcher, settings)
+    if settings.hf_compare_checkpoint is not None:
+        return build_switcher(f"hf:{settings.hf_compare_checkpoint}", settings)
+    return None
 
 
 def _llm_configured(settings: Settings, names: Mapping[str, str]) -> bool:

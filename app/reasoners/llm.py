@@ -45,7 +45,7 @@ from prefrag.reasoners.parsing import (
 )
 from prefrag.reasoners.roles import ROLE_NAMES, complete
 
-__all__ = ["ROLES", "LLMReasoner"]
+__all__ = ["ROLES", "LLMReasoner", "compare_prompt"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +56,27 @@ _MAX_FALLBACK_ANSWER_CHARS = 500
 _THINK_STOP = ["\nObservation:", "\nObservation :"]
 
 T = TypeVar("T", bound=BaseModel)
+
+
+def compare_prompt(
+    question: str,
+    held: Sequence[Document],
+    new: Sequence[Document],
+    *,
+    max_doc_chars: int | None = DEFAULT_DOC_CHARS,
+) -> str:
+    """The switcher prompt exactly as the `compare` role sends it (one user message).
+
+    `prompts/compare.txt` filled with the question, the held evidence and the new local
+    documents, each document cut to `max_doc_chars`. The preference-data builder uses this
+    same function, so a model trained on its pairs sees at run time what it saw in training.
+    """
+    return render_prompt(
+        "compare",
+        question=question,
+        existed_info=format_documents(held, max_chars=max_doc_chars),
+        observation=format_documents(new, max_chars=max_doc_chars),
+    )
 
 
 # --- wire schemas: what a model is asked to fill in JSON-schema mode ------------------------
@@ -247,12 +268,7 @@ class LLMReasoner:
         self, question: str, held: Sequence[Document], new: Sequence[Document]
     ) -> CompareVerdict:
         """The switcher (paper Table 20): True keeps the new local documents, False switches."""
-        prompt = render_prompt(
-            "compare",
-            question=question,
-            existed_info=format_documents(held, max_chars=self.max_doc_chars),
-            observation=format_documents(new, max_chars=self.max_doc_chars),
-        )
+        prompt = compare_prompt(question, held, new, max_doc_chars=self.max_doc_chars)
         verdict, usage, _ = self._run(
             "compare",
             prompt,

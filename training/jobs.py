@@ -40,6 +40,16 @@ JOBS: tuple[Job, ...] = (
         "prefrag.training.mog_router",
         "Train the Mix-of-Granularity router of a source (soft labels, BCE, Adam).",
     ),
+    Job(
+        "switcher-data",
+        "prefrag.training.switcher_data",
+        "Build switcher preference pairs (TRL format) from real graph runs.",
+    ),
+    Job(
+        "switcher-small",
+        "prefrag.training.switcher_small",
+        "Train the small CPU switcher (MiniLM features, pairwise loss) from pairs.",
+    ),
 )
 
 

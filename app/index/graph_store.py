@@ -247,7 +247,9 @@ def index_graph(
             relations=_count(connection, "relations"),
         )
     except sqlite3.DatabaseError as error:
-        raise ConfigurationError(f"Graph source '{source}' at {target} is unusable: {error}.")
+        raise ConfigurationError(
+            f"Graph source '{source}' at {target} is unusable: {error}."
+        ) from None
     finally:
         connection.close()
 
@@ -271,7 +273,7 @@ def _graph_files(paths: Sequence[Path]) -> list[Path]:
 def _count(connection: sqlite3.Connection, table: str) -> int:
     if not _has_table(connection, table):
         return 0
-    return int(connection.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])  # noqa: S608
+    return int(connection.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
 
 
 def _has_table(connection: sqlite3.Connection, table: str) -> bool:

@@ -208,9 +208,17 @@ class GraphSource:
             text, source, url, ref = definition[0]
             documents.append(
                 self._document(
-                    concept, name, "definition", f"{name}: {text}", 1.0 + len(ranked),
-                    {"relation": "definition", "origin": str(source), "url": str(url),
-                     "ref": str(ref)},
+                    concept,
+                    name,
+                    "definition",
+                    f"{name}: {text}",
+                    1.0 + len(ranked),
+                    {
+                        "relation": "definition",
+                        "origin": str(source),
+                        "url": str(url),
+                        "ref": str(ref),
+                    },
                 )
             )
         for position, (key, text, meta) in enumerate(ranked):

@@ -215,3 +215,56 @@ def registry_from_file(
     for source in opened:
         registry.add(source)
     return registry
+
+
+def describe_specs(
+    specs: list[SourceSpec], settings: Settings, *, base: Path | None = None
+) -> list[tuple[str, str, str, str, str, str]]:
+    """Rows of `prefrag sources` for a registry, one per source.
+
+    Each row: name, kind, description, query format, authority and how much the store
+    holds ("not indexed" when it is missing).
+    """
+    from prefrag.index.catalog import list_sources
+    from prefrag.index.graph_store import graph_path
+    from prefrag.sources.graph import DEFAULT_GRAPH_AUTHORITY, GRAPH_QUERY_FORMAT
+
+    indexed = {info.name: info for info in list_sources(settings)}
+    rows: list[tuple[str, str, str, str, str, str]] = []
+    for spec in specs:
+        authority = spec.authority
+        if spec.kind == "local":
+            info = indexed.get(spec.store_name)
+            size = f"{info.documents} documents" if info else "not indexed"
+            authority = authority if authority is not None or not info else info.authority
+            query_format = spec.query_format or DEFAULT_QUERY_FORMAT
+        elif spec.kind == "graph":
+            path = Path(spec.store) if spec.store.endswith(".sqlite") else None
+            if path is not None and not path.is_absolute() and base is not None:
+                path = base / path
+            size = _graph_size(path or graph_path(spec.store_name, settings))
+            authority = DEFAULT_GRAPH_AUTHORITY if authority is None else authority
+            query_format = spec.query_format or GRAPH_QUERY_FORMAT
+        else:
+            size = "search results"
+            query_format = spec.query_format or "a few search-engine keywords or a short question"
+        shown = "" if authority is None else f"{authority:.2f}"
+        kind = "text" if spec.kind == "local" else spec.kind
+        rows.append((spec.name, kind, spec.description, query_format, shown, size))
+    return rows
+
+
+def _graph_size(path: Path) -> str:
+    import sqlite3
+
+    if not path.is_file():
+        return "not indexed"
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            concepts = connection.execute("SELECT COUNT(*) FROM concepts").fetchone()[0]
+        finally:
+            connection.close()
+    except sqlite3.DatabaseError:
+        return "unreadable"
+    return f"{concepts} concepts"

@@ -47,6 +47,8 @@ class ResourceProvider:
             (e.g. a subset of views for an ablation, or a reranker with its own embedder).
         mog_indexes: MoG index folder per local source name; default: the folder under
             the source's own data directory (`<sources_dir>/<source>/mog`).
+        relevance_scorer: Scores documents against the question for balanced retrieval
+            (a `RelevanceScorer`); default one over the configured embedder.
     """
 
     def __init__(
@@ -58,6 +60,7 @@ class ResourceProvider:
         sources_factory: Callable[[], SourceRegistry] | None = None,
         rerankers: Mapping[str, Any] | None = None,
         mog_indexes: Mapping[str, Path] | None = None,
+        relevance_scorer: Any = None,
     ) -> None:
         self._reasoner = reasoner
         self._sources = sources
@@ -68,7 +71,7 @@ class ResourceProvider:
         self._rerankers: dict[tuple, Any] = {}
         self._mog_indexes = {name: Path(folder) for name, folder in (mog_indexes or {}).items()}
         self._selectors: dict[tuple[str, float], Any] = {}
-        self._scorer: Any = None
+        self._scorer: Any = relevance_scorer
         self._lock = threading.RLock()
 
     def sources(self) -> SourceRegistry:

@@ -93,7 +93,8 @@ def test_a_registry_file_is_parsed_in_order_with_defaults(tmp_path: Path) -> Non
         ("sources:\n  - {name: a, kind: text, description: d, colour: red}\n", "unknown field"),
         ("sources:\n  - {name: a, kind: text, description: d, authority: 2}\n", "authority"),
         (
-            "sources:\n  - {name: a, kind: text, description: d}\n  - {name: a, kind: web, description: e}\n",
+            "sources:\n  - {name: a, kind: text, description: d}\n"
+            "  - {name: a, kind: web, description: e}\n",
             "used twice",
         ),
         ("sources: []\n", "non-empty 'sources'"),

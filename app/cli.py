@@ -171,9 +171,10 @@ def sources(
     with _clear_errors():
         infos = list_sources()
         damaged = damaged_sources()
+        graphs = _graph_rows()
     for error in damaged.values():
         errors.print(f"[bold yellow]damaged:[/] {escape(str(error))}")
-    if not infos:
+    if not infos and not graphs:
         console.print("No local sources yet. `prefrag ask` indexes the demo corpus on first use.")
         return
     table = Table("source", "documents", "chunks", "updated", "path")
@@ -185,8 +186,11 @@ def sources(
             info.updated,
             escape(str(info.path)),
         )
-    if len(infos) > 1:
-        members = ", ".join(info.name for info in infos)
+    for row in graphs:
+        table.add_row(*(escape(value) for value in row))
+    many = len(infos) + len(graphs) > 1
+    if many:
+        members = ", ".join([*(info.name for info in infos), *(row[0] for row in graphs)])
         table.add_row(
             "local",
             str(sum(i.documents for i in infos)),
@@ -195,12 +199,27 @@ def sources(
             escape(f"combined: {members}"),
         )
     console.print(table)
-    if len(infos) > 1:
+    if many:
         console.print(
-            "[dim]`local` searches every local source at once and fuses their rankings "
-            "(reciprocal rank); it is the preferred source unless `--source` names one. "
-            "`web` is the fallback unless `--no-web`.[/]"
+            "[dim]`local` searches every local source at once (balanced: the same top-k from "
+            "each, reranked by the question; `--multi-source-mode stacked` fuses their "
+            "rankings by reciprocal rank); it is the preferred source unless `--source` names "
+            "one. `web` is the fallback unless `--no-web`.[/]"
         )
+
+
+def _graph_rows() -> list[tuple[str, str, str, str, str]]:
+    """`prefrag sources` rows of the indexed knowledge graphs."""
+    from prefrag.config import get_settings
+    from prefrag.index.graph_store import graph_path, list_graphs
+    from prefrag.sources.registry_file import graph_size
+
+    settings = get_settings()
+    rows = []
+    for name in list_graphs(settings):
+        path = graph_path(name, settings)
+        rows.append((name, graph_size(path), "-", "", str(path)))
+    return rows
 
 
 def _show_registry(path: Path) -> None:
@@ -408,8 +427,12 @@ def _check_source_name(name: str) -> None:
     damaged = damaged_sources()
     if name in damaged:
         raise damaged[name]
+    from prefrag.index.graph_store import list_graphs
+
     indexed = [info.name for info in list_sources()]
-    known = [*(indexed or [DEMO_SOURCE]), *(["local"] if len(indexed) > 1 else []), "web"]
+    graphs = list_graphs()
+    many = len(indexed) + len(graphs) > 1
+    known = [*(indexed or [DEMO_SOURCE]), *graphs, *(["local"] if many else []), "web"]
     if name not in known:
         raise UnknownSourceError(f"Unknown source '{name}' (known: {', '.join(known)}).")
 

@@ -226,3 +226,18 @@ def test_medquad_graph_triples_link_names_ids_types_and_definitions(tmp_path: Pa
     assert {"Kaposi Sarcoma is covered by CancerGov.", "Kaposi Sarcoma is covered by GARD."} <= set(
         texts
     )
+
+
+def test_an_indexed_graph_joins_the_default_sources_and_the_listing(tmp_path: Path) -> None:
+    from prefrag.sources.defaults import default_sources
+
+    report = index_graph([_write(tmp_path / "g.jsonl", TRIPLES)], "kg")
+    registry = default_sources(web=False)  # indexes the demo corpus first
+    assert registry.names() == ["local", "demo", "kg"]
+    assert registry.get("kg").kind == "graph"
+    assert {m.name for m in registry.get("local").members} == {"demo", "kg"}  # type: ignore[attr-defined]
+    shown = runner.invoke(app, ["sources"], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0 and f"{report.concepts} concepts" in shown.output
+    asked = runner.invoke(app, ["ask", "Hurler syndrome", "--source", "kg", "--no-web", "--json"])
+    assert asked.exit_code == 0, asked.output
+    assert {c["source"] for c in json.loads(asked.output)["citations"]} <= {"kg"}

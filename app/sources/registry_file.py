@@ -242,7 +242,7 @@ def describe_specs(
             path = Path(spec.store) if spec.store.endswith(".sqlite") else None
             if path is not None and not path.is_absolute() and base is not None:
                 path = base / path
-            size = _graph_size(path or graph_path(spec.store_name, settings))
+            size = graph_size(path or graph_path(spec.store_name, settings))
             authority = DEFAULT_GRAPH_AUTHORITY if authority is None else authority
             query_format = spec.query_format or GRAPH_QUERY_FORMAT
         else:
@@ -254,7 +254,8 @@ def describe_specs(
     return rows
 
 
-def _graph_size(path: Path) -> str:
+def graph_size(path: Path) -> str:
+    """How many concepts the graph at `path` holds, as shown by `prefrag sources`."""
     import sqlite3
 
     if not path.is_file():

@@ -80,10 +80,24 @@ def index(
             "--mog", metavar="", help="Also build the five-level Mix-of-Granularity index."
         ),
     ] = False,
+    kind: Annotated[
+        str,
+        typer.Option(
+            "--kind",
+            help="'text' (documents) or 'graph' (JSONL/CSV triples: subject, relation, object "
+            "[, source, priority, url, ref]) for a knowledge-graph source.",
+        ),
+    ] = "text",
 ) -> None:
     """Index documents into a local source (idempotent: known chunks are skipped)."""
     from prefrag.index.ingest import index_paths
 
+    if kind not in ("text", "graph"):
+        errors.print(f"[bold red]error:[/] --kind must be 'text' or 'graph', not {escape(kind)!r}.")
+        raise typer.Exit(code=2)
+    if kind == "graph":
+        _index_graph(paths, source, mog=mog)
+        return
     with _clear_errors():
         report = index_paths(paths, source, progress=True, authority=authority)
     for warning in report.warnings:
@@ -105,6 +119,21 @@ def index(
         console.print(f"[green]{source}[/]: MoG index built ({_describe_sizes(sizes)}).")
 
 
+def _index_graph(paths: list[Path], source: str, *, mog: bool) -> None:
+    from prefrag.index.graph_store import index_graph
+
+    if mog:
+        errors.print("[bold red]error:[/] --mog applies to text sources, not graphs.")
+        raise typer.Exit(code=2)
+    with _clear_errors():
+        report = index_graph(paths, source)
+    console.print(
+        f"[green]{escape(source)}[/]: {report.added} triples added, {report.skipped} already "
+        f"indexed; {report.concepts} concepts, {report.definitions} definitions, "
+        f"{report.relations} relations."
+    )
+
+
 def _describe_sizes(sizes: dict[str, float]) -> str:
     levels = sorted(key for key in sizes if key.startswith("chunks_"))
     chunks = "/".join(str(int(sizes[key])) for key in levels)
@@ -118,19 +147,34 @@ sources_app = typer.Typer(
 app.add_typer(sources_app, name="sources")
 
 
+_SOURCES_FILE_HELP = (
+    "YAML source registry to use (names, descriptions, query formats, kinds, authority, "
+    "stores) [default: PREFRAG_SOURCES_FILE, else every indexed source]."
+)
+
+
 @sources_app.callback()
-def sources(ctx: typer.Context) -> None:
+def sources(
+    ctx: typer.Context,
+    sources_file: Annotated[Path | None, typer.Option("--sources", help=_SOURCES_FILE_HELP)] = None,
+) -> None:
     """List the indexed local sources, the combined `local` source and the web."""
     if ctx.invoked_subcommand is not None:
         return
+    from prefrag.config import get_settings
     from prefrag.index.catalog import damaged_sources, list_sources
 
+    registry_file = sources_file or get_settings().sources_file
+    if registry_file is not None:
+        _show_registry(registry_file)
+        return
     with _clear_errors():
         infos = list_sources()
         damaged = damaged_sources()
+        graphs = _graph_rows()
     for error in damaged.values():
         errors.print(f"[bold yellow]damaged:[/] {escape(str(error))}")
-    if not infos:
+    if not infos and not graphs:
         console.print("No local sources yet. `prefrag ask` indexes the demo corpus on first use.")
         return
     table = Table("source", "documents", "chunks", "updated", "path")
@@ -142,8 +186,11 @@ def sources(ctx: typer.Context) -> None:
             info.updated,
             escape(str(info.path)),
         )
-    if len(infos) > 1:
-        members = ", ".join(info.name for info in infos)
+    for row in graphs:
+        table.add_row(*(escape(value) for value in row))
+    many = len(infos) + len(graphs) > 1
+    if many:
+        members = ", ".join([*(info.name for info in infos), *(row[0] for row in graphs)])
         table.add_row(
             "local",
             str(sum(i.documents for i in infos)),
@@ -152,12 +199,69 @@ def sources(ctx: typer.Context) -> None:
             escape(f"combined: {members}"),
         )
     console.print(table)
-    if len(infos) > 1:
+    if many:
         console.print(
-            "[dim]`local` searches every local source at once and fuses their rankings "
-            "(reciprocal rank); it is the preferred source unless `--source` names one. "
-            "`web` is the fallback unless `--no-web`.[/]"
+            "[dim]`local` searches every local source at once (balanced: the same top-k from "
+            "each, reranked by the question; `--multi-source-mode stacked` fuses their "
+            "rankings by reciprocal rank); it is the preferred source unless `--source` names "
+            "one. `web` is the fallback unless `--no-web`.[/]"
         )
+
+
+def _graph_rows() -> list[tuple[str, str, str, str, str]]:
+    """`prefrag sources` rows of the indexed knowledge graphs."""
+    from prefrag.config import get_settings
+    from prefrag.index.graph_store import graph_path, list_graphs
+    from prefrag.sources.registry_file import graph_size
+
+    settings = get_settings()
+    rows = []
+    for name in list_graphs(settings):
+        path = graph_path(name, settings)
+        rows.append((name, graph_size(path), "-", "", str(path)))
+    return rows
+
+
+def _show_registry(path: Path) -> None:
+    """The sources of a registry file: kind, description, query format, size."""
+    from prefrag.config import get_settings
+    from prefrag.sources.registry_file import describe_specs, load_registry_file
+
+    with _clear_errors():
+        specs = load_registry_file(path)
+        rows = describe_specs(specs, get_settings(), base=path.expanduser().parent)
+    table = Table("source", "kind", "description", "query format", "authority", "documents")
+    for row in rows:
+        table.add_row(*(escape(str(value)) for value in row))
+    console.print(table)
+    console.print(f"[dim]Registry: {escape(str(path))}[/]")
+
+
+@sources_app.command("build-medquad-demo")
+def sources_build_medquad_demo(
+    data: Annotated[
+        Path | None,
+        typer.Option("--data", help="MedQuAD folder [default: PREFRAG_SHARED_DATA/medquad]."),
+    ] = None,
+    per_site: Annotated[
+        int | None,
+        typer.Option("--per-site", help="Index a seeded sample of this many snippets per site."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of --per-site.")] = 0,
+) -> None:
+    """Index MedQuAD split by NIH site and its concept graph (the demo registry's sources)."""
+    from prefrag.config import get_settings
+    from prefrag.sources.medquad_demo import build_medquad_demo
+
+    with _clear_errors():
+        folder = data or get_settings().shared_data / "medquad"
+        report = build_medquad_demo(folder, per_site=per_site, seed=seed, progress=True)
+    for store, count in report.snippets.items():
+        console.print(f"[green]{escape(store)}[/]: {count} snippets")
+    console.print(
+        f"[green]medquad-graph[/]: {report.concepts} concepts, {report.relations} relations"
+    )
+    console.print(f"Registry: {escape(str(report.registry))} (use it with --sources).")
 
 
 @sources_app.command("check")
@@ -230,6 +334,7 @@ def ask(
         bool,
         typer.Option("--no-web", metavar="", help="Never search the web (no fallback sources)."),
     ] = False,
+    sources_file: Annotated[Path | None, typer.Option("--sources", help=_SOURCES_FILE_HELP)] = None,
     *,
     run_settings: dict[str, Any],
 ) -> None:
@@ -237,7 +342,7 @@ def ask(
     if no_web:
         run_settings = {**run_settings, "fallback_sources": []}
     with _clear_errors():
-        result = _run_ask(question, thread, run_settings)
+        result = _run_ask(question, thread, run_settings, sources_file)
     from prefrag.results import result_record
 
     record = result_record(result)
@@ -247,7 +352,12 @@ def ask(
     _print_answer(record, trace=trace)
 
 
-def _run_ask(question: str | None, thread: str | None, settings: dict[str, Any]) -> dict[str, Any]:
+def _run_ask(
+    question: str | None,
+    thread: str | None,
+    settings: dict[str, Any],
+    sources_file: Path | None = None,
+) -> dict[str, Any]:
     from prefrag.api import ask as ask_question
     from prefrag.api import make_context, resume
     from prefrag.errors import EmptyQuestionError
@@ -258,7 +368,7 @@ def _run_ask(question: str | None, thread: str | None, settings: dict[str, Any])
         raise EmptyQuestionError("The question is empty; ask something.")
     context = make_context(**settings)
     if thread is None:  # nothing to resume later: no checkpoint is written
-        graph = _graph_for(context)
+        graph = _graph_for(context, sources_file=sources_file)
         return ask_question(question or "", graph=graph, **_fields(context))
 
     from prefrag.checkpoints import open_checkpointer, stored_run
@@ -273,10 +383,11 @@ def _run_ask(question: str | None, thread: str | None, settings: dict[str, Any])
             if stored.finished:
                 return stored.values
             # Resume with the settings the run started with, whatever the options say now.
-            return resume(thread, graph=_graph_for(stored.context, checkpointer))
+            graph = _graph_for(stored.context, checkpointer, sources_file=sources_file)
+            return resume(thread, graph=graph)
         # A new thread, or a follow-up question: a fresh episode; earlier turns stay in
         # the thread's history.
-        graph = _graph_for(context, checkpointer)
+        graph = _graph_for(context, checkpointer, sources_file=sources_file)
         return ask_question(question or "", graph=graph, thread_id=thread, **_fields(context))
 
 
@@ -287,16 +398,21 @@ def build_graph_for_state(sources: Any, checkpointer: Any) -> Any:
     return build_graph(sources=sources, checkpointer=checkpointer)
 
 
-def _graph_for(context: Any, checkpointer: Any = None) -> Any:
+def _graph_for(context: Any, checkpointer: Any = None, *, sources_file: Path | None = None) -> Any:
     """The graph over the default sources a run with `context` needs (web only if used)."""
+    from prefrag.config import get_settings
     from prefrag.graphs.graph import build_graph
     from prefrag.sources.defaults import default_sources
 
     web = "web" in context.fallback_sources
-    if context.preferred_source is not None:
+    registry_file = sources_file or get_settings().sources_file
+    if context.preferred_source is not None and registry_file is None:
         _check_source_name(context.preferred_source)
     wanted = context.preferred_source
-    registry = _with_status("Opening sources", lambda: default_sources(web=web, require=wanted))
+    registry = _with_status(
+        "Opening sources",
+        lambda: default_sources(web=web, require=wanted, sources_file=registry_file),
+    )
     if context.preferred_source is not None:
         registry.get(context.preferred_source)  # an unknown name fails here, listing the known
     return build_graph(sources=registry, checkpointer=checkpointer)
@@ -311,8 +427,12 @@ def _check_source_name(name: str) -> None:
     damaged = damaged_sources()
     if name in damaged:
         raise damaged[name]
+    from prefrag.index.graph_store import list_graphs
+
     indexed = [info.name for info in list_sources()]
-    known = [*(indexed or [DEMO_SOURCE]), *(["local"] if len(indexed) > 1 else []), "web"]
+    graphs = list_graphs()
+    many = len(indexed) + len(graphs) > 1
+    known = [*(indexed or [DEMO_SOURCE]), *graphs, *(["local"] if many else []), "web"]
     if name not in known:
         raise UnknownSourceError(f"Unknown source '{name}' (known: {', '.join(known)}).")
 

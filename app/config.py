@@ -100,6 +100,11 @@ class Settings(BaseSettings):
     authority_table: Path | None = Field(
         default=None, description="YAML domain-authority table; unset uses the bundled one."
     )
+    sources_file: Path | None = Field(
+        default=None,
+        description="YAML source registry (names, descriptions, query formats, kinds, "
+        "authority, stores); unset uses every indexed source.",
+    )
     shared_data: Path = Field(
         default=Path("../shared/data"), description="Benchmark data folder for eval and tests."
     )

@@ -91,6 +91,7 @@ class CachedSource:
         self.key = key or source.name
         self.name = source.name
         self.description = source.description
+        self.query_format = getattr(source, "query_format", "a natural-language question")
         self.kind = source.kind
         self.authority = source.authority
 

@@ -128,3 +128,6 @@ def _parse_methods(value: str) -> list[str]:
 def register(app: typer.Typer) -> None:
     """Add `eval` to the main `prefrag` command line."""
     app.command("eval")(eval_command)
+    from prefrag.eval.multisource import eval_sources_command
+
+    app.command("eval-sources")(eval_sources_command)

@@ -186,7 +186,8 @@ class LoopSystem:
         run = _Run(question)
         resolved = self._resources.resolve(context)
         run.notes.extend(resolved.notes)
-        local, fallbacks = resolved.preferred, resolved.fallbacks
+        fallbacks = resolved.fallbacks
+        local = self._resources.multi_source(resolved.preferred, context, question)
         web = fallbacks[0] if fallbacks else None
         method = self.method
         if method == "vanilla-local":

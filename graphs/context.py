@@ -80,6 +80,14 @@ class Context:
         default="inquiry",
         metadata={"description": "Polyview weight profile: 'inquiry', 'policy' or 'care'."},
     )
+    multi_source_mode: Literal["balanced", "stacked"] = field(
+        default="balanced",
+        metadata={
+            "description": "How several local sources searched as one are merged: "
+            "'balanced' (RAG²: the same top-k from each, reranked once by the question) or "
+            "'stacked' (one ranking fused by reciprocal rank)."
+        },
+    )
 
     def __post_init__(self) -> None:
         """Refuse settings no run can use, with one sentence naming the setting."""
@@ -96,6 +104,11 @@ class Context:
         for name in ("max_iterations", "max_reflections"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 0:
                 problems.append(f"{name} must be a whole number of at least 0")
+        if self.multi_source_mode not in ("balanced", "stacked"):
+            problems.append(
+                "multi_source_mode must be 'balanced' or 'stacked' "
+                f"(got {self.multi_source_mode!r})"
+            )
         unknown = [view for view in self.polyview_views if view not in "RUSAT"]
         if unknown:
             problems.append(f"polyview_views takes R, U, S, A, T (got {unknown})")

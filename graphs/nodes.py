@@ -149,9 +149,11 @@ def think(
 def retrieve_local(
     state: PrefRAGState, runtime: Runtime[Context], *, resources: ResourceProvider
 ) -> dict[str, Any]:
-    """Search the preferred source with the sub-query (top-k)."""
+    """Search the preferred source with the sub-query (top-k; several sources balanced)."""
     context = context_of(runtime, state)
-    found = search(resources.resolve(context).preferred, state["query"], context.candidates())
+    preferred = resources.resolve(context).preferred
+    source = resources.multi_source(preferred, context, state.get("question") or state["query"])
+    found = search(source, state["query"], context.candidates())
     return {"pending_local": found.documents, "counters": found.counts, "notes": found.notes}
 
 

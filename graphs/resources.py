@@ -47,6 +47,8 @@ class ResourceProvider:
             (e.g. a subset of views for an ablation, or a reranker with its own embedder).
         mog_indexes: MoG index folder per local source name; default: the folder under
             the source's own data directory (`<sources_dir>/<source>/mog`).
+        relevance_scorer: Scores documents against the question for balanced retrieval
+            (a `RelevanceScorer`); default one over the configured embedder.
     """
 
     def __init__(
@@ -58,6 +60,7 @@ class ResourceProvider:
         sources_factory: Callable[[], SourceRegistry] | None = None,
         rerankers: Mapping[str, Any] | None = None,
         mog_indexes: Mapping[str, Path] | None = None,
+        relevance_scorer: Any = None,
     ) -> None:
         self._reasoner = reasoner
         self._sources = sources
@@ -68,6 +71,7 @@ class ResourceProvider:
         self._rerankers: dict[tuple, Any] = {}
         self._mog_indexes = {name: Path(folder) for name, folder in (mog_indexes or {}).items()}
         self._selectors: dict[tuple[str, float], Any] = {}
+        self._scorer: Any = relevance_scorer
         self._lock = threading.RLock()
 
     def sources(self) -> SourceRegistry:
@@ -107,6 +111,29 @@ class ResourceProvider:
             else:
                 notes.append(f"Fallback source '{name}' is not configured; skipped.")
         return RunResources(self.reasoner(context), sources, preferred, fallbacks, notes)
+
+    def multi_source(self, source: Source, context: Context, question: str) -> Source:
+        """`source` as a run searches it: a combined source balanced, unless stacked.
+
+        With `multi_source_mode == "balanced"`, a source made of several members (the
+        combined `local` source) takes the same top-k from each member and reranks the
+        pool by `question` (RAG²); otherwise it keeps its own stacked ranking.
+        """
+        members = getattr(source, "members", None)
+        if context.multi_source_mode != "balanced" or not members or len(members) < 2:
+            return source
+        from prefrag.sources.balanced import BalancedSource
+
+        return BalancedSource(members, self.relevance_scorer(), name=source.name, question=question)
+
+    def relevance_scorer(self) -> Any:
+        """The shared `RelevanceScorer` of balanced retrieval (its vectors are cached)."""
+        from prefrag.sources.balanced import RelevanceScorer
+
+        with self._lock:
+            if self._scorer is None:
+                self._scorer = RelevanceScorer()
+            return self._scorer
 
     # --- polyview -----------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ class ListSource:
         fail: bool = False,
     ) -> None:
         self.name, self.kind, self.description, self.authority = name, kind, name, 0.5
+        self.query_format = "a natural-language question"
         self.answers = answers or {}
         self.default = default or []
         self.fail = fail

@@ -44,6 +44,8 @@ def check_source_contract(
     assert isinstance(source.name, str) and source.name.strip(), "name must be non-empty"
     assert isinstance(source.description, str) and source.description.strip()
     assert source.kind in KINDS, f"kind {source.kind!r} not in {KINDS}"
+    query_format = getattr(source, "query_format", None)
+    assert isinstance(query_format, str) and query_format.strip(), "query_format must be text"
     _check_unit_interval(source.authority, "source authority")
 
     hits = _search(source, hit_query, k)

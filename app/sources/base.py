@@ -10,6 +10,7 @@ from langchain_core.documents import Document
 from prefrag.errors import UnknownSourceError
 
 SourceKind = Literal["local", "web", "graph"]
+DEFAULT_QUERY_FORMAT = "a natural-language question"
 
 
 @runtime_checkable
@@ -18,11 +19,14 @@ class Source(Protocol):
 
     `search` returns at most `k` documents, best first, with the metadata described in
     `prefrag.documents`. It never raises for "nothing found"; a source that cannot answer
-    (offline web, say) returns `[]` and puts the reason in `last_note`.
+    (offline web, say) returns `[]` and puts the reason in `last_note`. `description`
+    says what the source holds and `query_format` how a query to it should be phrased
+    (both are shown to a source planner).
     """
 
     name: str
     description: str
+    query_format: str
     kind: SourceKind
     authority: float
 

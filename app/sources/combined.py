@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from langchain_core.documents import Document
 
 from prefrag.index.fusion import reciprocal_rank_fusion
-from prefrag.sources.base import Source, SourceKind
+from prefrag.sources.base import DEFAULT_QUERY_FORMAT, Source, SourceKind
 
 
 class CombinedSource:
@@ -26,6 +26,7 @@ class CombinedSource:
         self.name = name
         self.description = "All local sources: " + ", ".join(m.name for m in self.members)
         self.authority = max(m.authority for m in self.members)
+        self.query_format = DEFAULT_QUERY_FORMAT
         self._note: str | None = None
 
     @property

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from pathlib import Path
 
 from prefrag.config import Settings, get_settings
 from prefrag.sources.base import Source, SourceRegistry
@@ -49,20 +50,40 @@ def local_sources(settings: Settings | None = None, *, require: str | None = Non
     return sources
 
 
+def graph_sources(settings: Settings | None = None) -> list[Source]:
+    """One `GraphSource` per indexed knowledge graph (`prefrag index --kind graph`)."""
+    from prefrag.index.graph_store import list_graphs
+    from prefrag.sources.graph import GraphSource
+
+    settings = settings or get_settings()
+    return [GraphSource(name, settings=settings) for name in list_graphs(settings)]
+
+
 def default_sources(
-    settings: Settings | None = None, *, web: bool = True, require: str | None = None
+    settings: Settings | None = None,
+    *,
+    web: bool = True,
+    require: str | None = None,
+    sources_file: Path | None = None,
 ) -> SourceRegistry:
-    """Every local source, a combined `local` source first when there are several, and `web`.
+    """Every local and graph source, a combined `local` first when there are several, and `web`.
 
     On a fresh data directory the demo corpus is indexed first, so a run always has a
     preferred source (the first local one, unless the run's context names another).
+    With a registry file (`sources_file`, else `Settings.sources_file`) the sources are
+    the file's instead (see `prefrag.sources.registry_file`).
     """
     from prefrag.sources.combined import CombinedSource
     from prefrag.sources.web import WebSource
 
     settings = settings or get_settings()
+    registry_file = sources_file or settings.sources_file
+    if registry_file is not None:
+        from prefrag.sources.registry_file import registry_from_file
+
+        return registry_from_file(registry_file, settings, web=web)
     ensure_demo_index(settings)
-    members = local_sources(settings, require=require)
+    members = [*local_sources(settings, require=require), *graph_sources(settings)]
     registry = SourceRegistry()
     if len(members) > 1:
         registry.add(CombinedSource(members))

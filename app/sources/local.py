@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+import numpy as np
 from langchain_core.documents import Document
 
 from prefrag.errors import DamagedStoreError
 from prefrag.index import docstore
 from prefrag.index.fusion import reciprocal_rank_fusion
 from prefrag.index.integrity import damage_message
-from prefrag.sources.base import SourceKind
+from prefrag.sources.base import DEFAULT_QUERY_FORMAT, SourceKind
 
 if TYPE_CHECKING:
     from prefrag.config import Settings
@@ -45,6 +46,9 @@ class LocalSource:
         settings: Settings | None = None,
         description: str | None = None,
         mode: SearchMode = "hybrid",
+        query_format: str = DEFAULT_QUERY_FORMAT,
+        authority: float | None = None,
+        label: str | None = None,
     ) -> None:
         from prefrag.config import get_settings
         from prefrag.errors import ConfigurationError
@@ -53,12 +57,15 @@ class LocalSource:
             known = ", ".join(_MODES)
             raise ConfigurationError(f"Search mode must be one of {known}; got {mode!r}.")
         self.settings = settings or get_settings()
-        self.name = docstore.check_source_name(name)
+        self.store = docstore.check_source_name(name)
+        # A registry may show the index under another name; documents carry that name.
+        self.name = label or name
         self.mode: SearchMode = mode
         folder = self.settings.sources_dir / name
         manifest = docstore.require_manifest(folder, name)
         generation = folder / manifest.generation
-        self.authority = float(manifest.authority)
+        self.authority = float(manifest.authority if authority is None else authority)
+        self.query_format = query_format
         self.description = (
             description
             or manifest.description
@@ -78,6 +85,18 @@ class LocalSource:
         except Exception as error:  # truncated or garbage files of any part
             problem = f"{generation} cannot be read ({type(error).__name__}: {error})"
             raise DamagedStoreError(damage_message(name, problem), problem) from None
+
+    def vectors_of(self, documents: list[Document]) -> list[np.ndarray | None]:
+        """The stored dense vectors of `documents` (None for one this index does not hold).
+
+        Lets a reranker score this source's documents without embedding them again.
+        """
+        if self._numpy is None:
+            return [None] * len(documents)
+        if not self._rows:
+            self._rows = {record["id"]: row for row, record in enumerate(self._records)}
+        rows = [self._rows.get(str(d.metadata.get("id"))) for d in documents]
+        return [None if row is None else self._numpy.vectors[row] for row in rows]
 
     def _open(self, folder: Path, generation: Path) -> None:
         """Load the generation's parts and check that they agree with each other."""
@@ -110,7 +129,7 @@ class LocalSource:
                 )
         if problems:
             problem = "; ".join(problems)
-            raise DamagedStoreError(damage_message(self.name, problem), problem)
+            raise DamagedStoreError(damage_message(self.store, problem), problem)
 
     def _open_dense(self, folder: Path, generation: Path) -> None:
         if self.settings.qdrant_url is None:
@@ -120,7 +139,7 @@ class LocalSource:
         else:
             from prefrag.index.dense import QdrantStore
 
-            self._qdrant = QdrantStore(self.name, folder / docstore.QDRANT, self.settings)
+            self._qdrant = QdrantStore(self.store, folder / docstore.QDRANT, self.settings)
             self._rows = {record["id"]: row for row, record in enumerate(self._records)}
 
     @property
@@ -154,7 +173,11 @@ class LocalSource:
             hits = reciprocal_rank_fusion([dense, lexical], limit=k)
         if not hits:
             self._note = f"No document in '{self.name}' matches the query."
-        return [docstore.record_to_document(self._records[row], score) for row, score in hits]
+        documents = [docstore.record_to_document(self._records[row], score) for row, score in hits]
+        if self.name != self.store:
+            for document in documents:
+                document.metadata["source"] = self.name
+        return documents
 
     def _lexical_hits(self, query: str, k: int) -> list[tuple[int, float]]:
         assert self._lexical is not None

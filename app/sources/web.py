@@ -67,6 +67,7 @@ class WebSource:
     kind: SourceKind
     name: str
     description: str
+    query_format: str
     authority: float
 
     def __init__(
@@ -103,6 +104,7 @@ class WebSource:
         )
         self.authority_table = authority_table or AuthorityTable.load(self.settings.authority_table)
         self.authority = self.authority_table.default
+        self.query_format = "a few search-engine keywords or a short question"
         self.cache = cache if cache is not None else _default_cache(self.settings)
         self._client = client
         self._sleep = sleep

@@ -62,6 +62,11 @@ class Settings(BaseSettings):
     hf_compare_checkpoint: Path | None = Field(
         default=None, description="Local transformers checkpoint for the switcher (`hf`)."
     )
+    evidence_filter: Path | None = Field(
+        default=None,
+        description="Folder of a trained snippet filter for the filter_evidence node "
+        "(`prefrag train filter`); unset uses the embedding-relevance filter.",
+    )
     temperature: float = 0.1
     top_p: float = 0.9
     request_timeout: float = Field(

@@ -181,7 +181,7 @@ def compare(
         step["query_basis"] = state["query_basis"]
     planned = state.get("planned")
     if planned:
-        step = planned_step(step, planned, run.sources)
+        step = planned_step(step, planned, run.sources, pending)
     else:
         step = add_search(step, Search(run.preferred, pending))
     update: dict[str, Any] = {"pending_local": [], "pending_step": None, "use_both": False}

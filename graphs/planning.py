@@ -159,8 +159,10 @@ def plan_sources(
     }
 
 
-def planned_step(step: Step, planned: dict[str, Any], registry: SourceRegistry) -> Step:
-    """`step` recording a planned round: every source searched, its ids and the plan."""
+def planned_step(
+    step: Step, planned: dict[str, Any], registry: SourceRegistry, documents: Sequence[Document]
+) -> Step:
+    """`step` recording a planned round: every source searched, its ids, the plan, the kept."""
     for name in planned.get("searched", []):
         ids = planned.get("results", {}).get(name, [])
         step = add_search(step, Search(_named(registry, name), []))
@@ -169,7 +171,8 @@ def planned_step(step: Step, planned: dict[str, Any], registry: SourceRegistry) 
     shown = "; ".join(f"{name}: {' | '.join(q)}" for name, q in queries.items() if q)
     return {
         **step,
-        "plan": planned.get("plan", {}),
+        "retrieved": [*step.get("retrieved", []), *documents],
+        "plan": {**planned.get("plan", {}), "kept": list(planned.get("kept", []))},
         "notes": [*step.get("notes", []), f"Planned queries — {shown}", *planned["notes"]],
     }
 

@@ -38,6 +38,9 @@ _FENCE = re.compile(r"```[a-zA-Z]*")
 # `<name>`, `< name >`, `<Name/>`, `</name>`: the tag name is word characters and - or .
 _TAG = re.compile(r"<\s*(/?)\s*([A-Za-z0-9_.\-]+)\s*(/?)\s*>")
 _STRICT = re.compile(r"\s*(?:<([A-Za-z0-9_.\-]+)>([^<>]*)</\1>\s*)+")
+_UNUSUAL = re.compile(
+    r"[\n`]|^[\"'\u201c\u201d\u2018\u2019]|[\"'\u201c\u201d\u2018\u2019]$|^(?:[-*\u2022]|\d+[.)])\s"
+)
 _NUMBERING = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
 
 
@@ -127,14 +130,14 @@ def describe_sources(sources: Sequence[SourceBrief], *, counted: bool = True) ->
         counted: Say "0 to 3 queries" (planning, E.7); False for exploration (E.3).
     """
     descriptions = "\n".join(
-        render_prompt("plan_source", name=s.name, description=s.description).strip()
+        render_prompt("plan_source", source=s.name, description=s.description).strip()
         for s in sources
     )
     count = f", 0 to {MAX_QUERIES} queries" if counted else ""
     formats = "\n".join(
         render_prompt(
             "plan_format_graph" if s.is_graph else "plan_format_text",
-            name=s.name,
+            source=s.name,
             query_format=s.query_format,
             count=count,
         ).strip()
@@ -212,7 +215,9 @@ def _parse_strict(text: str, sources: Sequence[SourceBrief]) -> SourcePlan | Non
         if name not in by_name or name in found:
             return None
         parts = [part.strip() for part in body.split(";")] if body.strip() else []
-        if any(not part for part in parts) or len(parts) > MAX_QUERIES:
+        if any(not part or _UNUSUAL.search(part) for part in parts) or len(parts) > MAX_QUERIES:
+            return None
+        if len({part.lower() for part in parts}) < len(parts):
             return None
         queries = []
         for part in parts:

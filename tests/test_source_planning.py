@@ -184,7 +184,7 @@ class QuestionSearcher(ScriptedReasoner):
 
 def test_planning_on_searches_the_planned_sources_off_only_the_preferred() -> None:
     question = "How long does dialysis for kidney failure take?"
-    cancer, kidney, web, registry = _kidney_registry()
+    cancer, kidney, _web, registry = _kidney_registry()
     common = {"max_reflections": 0, "max_iterations": 1, "preferred_source": "cancer"}
     off = ask(question, reasoner=QuestionSearcher(), sources=registry, **common)
     assert cancer.queries and not kidney.queries
@@ -203,7 +203,7 @@ def test_planning_on_searches_the_planned_sources_off_only_the_preferred() -> No
 
 
 def test_plan_sources_node_records_an_unreadable_plan_and_searches_the_preferred() -> None:
-    _, kidney, _, registry = _kidney_registry()
+    registry = _kidney_registry()[3]
     reasoner = _llm("", "")
     graph = build_graph(reasoner=reasoner, sources=registry)
     update = run_node(

@@ -44,12 +44,11 @@ from prefrag.reasoners.parsing import (
     strip_citations,
 )
 from prefrag.reasoners.plans import (
-    MAX_QUERIES,
     SourceBrief,
     SourcePlan,
-    describe_sources,
     original_question_plan,
     parse_plan,
+    plan_prompt,
 )
 from prefrag.reasoners.roles import ROLE_NAMES, complete
 
@@ -364,15 +363,7 @@ class LLMReasoner:
         sources = list(sources)
         if not sources:
             return SourcePlan(notes=["no sources to plan for"])
-        descriptions, formats = describe_sources(sources)
-        prompt = render_prompt(
-            "plan",
-            question=question,
-            descriptions=descriptions,
-            formats=formats,
-            max_queries=MAX_QUERIES,
-            empty_example=f"<{sources[0].name}></{sources[0].name}>",
-        )
+        prompt = plan_prompt(question, sources)
         example = " ".join(f"<{s.name}>query0 ; query1</{s.name}>" for s in sources)
         plan, usage, _ = self._run(
             "plan",

@@ -27,9 +27,11 @@ __all__ = [
     "SourcePlan",
     "brief_of",
     "describe_sources",
+    "explore_prompt",
     "original_question_plan",
     "parse_graph_query",
     "parse_plan",
+    "plan_prompt",
 ]
 
 MAX_QUERIES = 3  # per source (Omni-RAG §4.1: fewer than four)
@@ -161,18 +163,47 @@ def original_question_plan(
     )
 
 
-def parse_plan(text: str, sources: Sequence[SourceBrief]) -> SourcePlan | None:
+def parse_plan(
+    text: str, sources: Sequence[SourceBrief], *, max_queries: int = MAX_QUERIES
+) -> SourcePlan | None:
     """Read a plan; None when the text holds no tag of any known source.
 
     The strict pass accepts exactly the documented format: only `<name>...</name>` tags of
-    known sources, each once, at most three queries each, graph queries as `term , query`.
-    Anything else goes through the tolerant pass, which keeps what it can and notes why.
+    known sources, each once, at most `max_queries` queries each (3 when planning, more
+    when exploring), graph queries as `term , query`. Anything else goes through the
+    tolerant pass, which keeps what it can and notes why.
     """
     text = text or ""
-    strict = _parse_strict(text, sources)
+    strict = _parse_strict(text, sources, max_queries)
     if strict is not None:
         return strict
-    return _parse_tolerant(text, sources)
+    return _parse_tolerant(text, sources, max_queries)
+
+
+def plan_prompt(question: str, sources: Sequence[SourceBrief]) -> str:
+    """The planning prompt (Omni-RAG E.7) the `plan` role sends for `question`."""
+    descriptions, formats = describe_sources(sources)
+    first = sources[0].name if sources else "source"
+    return render_prompt(
+        "plan",
+        question=question,
+        descriptions=descriptions,
+        formats=formats,
+        max_queries=MAX_QUERIES,
+        empty_example=f"<{first}></{first}>",
+    )
+
+
+def explore_prompt(question: str, sources: Sequence[SourceBrief], n_queries: int) -> str:
+    """The exploration prompt (Omni-RAG E.3): `n_queries` diverse queries for every source."""
+    descriptions, formats = describe_sources(sources, counted=False)
+    return render_prompt(
+        "plan_explore",
+        question=question,
+        n_queries=n_queries,
+        descriptions=descriptions,
+        formats=formats,
+    )
 
 
 def parse_graph_query(text: str) -> tuple[PlannedQuery, str | None]:
@@ -205,7 +236,7 @@ def parse_graph_query(text: str) -> tuple[PlannedQuery, str | None]:
 # --- the two passes ---------------------------------------------------------------------
 
 
-def _parse_strict(text: str, sources: Sequence[SourceBrief]) -> SourcePlan | None:
+def _parse_strict(text: str, sources: Sequence[SourceBrief], max_queries: int) -> SourcePlan | None:
     if not _STRICT.fullmatch(text):
         return None
     by_name = {s.name: s for s in sources}
@@ -215,7 +246,7 @@ def _parse_strict(text: str, sources: Sequence[SourceBrief]) -> SourcePlan | Non
         if name not in by_name or name in found:
             return None
         parts = [part.strip() for part in body.split(";")] if body.strip() else []
-        if any(not part or _UNUSUAL.search(part) for part in parts) or len(parts) > MAX_QUERIES:
+        if any(not part or _UNUSUAL.search(part) for part in parts) or len(parts) > max_queries:
             return None
         if len({part.lower() for part in parts}) < len(parts):
             return None
@@ -235,7 +266,9 @@ def _parse_strict(text: str, sources: Sequence[SourceBrief]) -> SourcePlan | Non
     return SourcePlan(queries={s.name: found[s.name] for s in sources}, strict=True)
 
 
-def _parse_tolerant(text: str, sources: Sequence[SourceBrief]) -> SourcePlan | None:
+def _parse_tolerant(
+    text: str, sources: Sequence[SourceBrief], max_queries: int
+) -> SourcePlan | None:
     cleaned = _FENCE.sub("", text)
     known = {_key(s.name): s for s in sources}
     bodies: dict[str, list[str]] = {}
@@ -282,11 +315,11 @@ def _parse_tolerant(text: str, sources: Sequence[SourceBrief]) -> SourcePlan | N
                 query = PlannedQuery(text=part)
             if query.render().lower() not in {q.render().lower() for q in planned}:
                 planned.append(query)
-        if len(planned) > MAX_QUERIES:
+        if len(planned) > max_queries:
             notes.append(
-                f"{source.name}: {len(planned)} queries planned; kept the first {MAX_QUERIES}"
+                f"{source.name}: {len(planned)} queries planned; kept the first {max_queries}"
             )
-            planned = planned[:MAX_QUERIES]
+            planned = planned[:max_queries]
         queries[source.name] = planned
     missing = [s.name for s in sources if s.name not in queries]
     if missing:

@@ -157,7 +157,7 @@ def explore(
 ) -> list[dict[str, Any]]:
     """Explore every training row: queries per source and what each retrieved."""
     briefs = [brief_of(source) for source in sources]
-    explored = []
+    explored: list[dict[str, Any]] = []
     for row in rows:
         question = str(row.get("question") or "").strip()
         if not question:

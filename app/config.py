@@ -68,6 +68,11 @@ class Settings(BaseSettings):
         "`compare`: a small switcher's folder (`prefrag train switcher-small`) or a model "
         "with a backend prefix (`hf:PATH`, `openai:NAME`); unset keeps the heuristic.",
     )
+    evidence_filter: Path | None = Field(
+        default=None,
+        description="Folder of a trained snippet filter for the filter_evidence node "
+        "(`prefrag train filter`); unset uses the embedding-relevance filter.",
+    )
     temperature: float = 0.1
     top_p: float = 0.9
     request_timeout: float = Field(

@@ -89,6 +89,28 @@ class Context:
         },
     )
 
+    use_planning: bool = field(
+        default=False,
+        metadata={
+            "description": "SPO source planning (plan_sources node): the plan role writes "
+            "0-3 queries per local source; each retrieves top-20, fused to the top 10."
+        },
+    )
+    rationale_queries: bool = field(
+        default=False,
+        metadata={
+            "description": "RAG² rationale queries: search with the model's step-by-step "
+            "rationale (think's thought) instead of its sub-query."
+        },
+    )
+    use_evidence_filter: bool = field(
+        default=False,
+        metadata={
+            "description": "RAG² evidence filter (filter_evidence node) before the answer: "
+            "drops snippets judged not helpful, always keeping the best one."
+        },
+    )
+
     def __post_init__(self) -> None:
         """Refuse settings no run can use, with one sentence naming the setting."""
         from prefrag.errors import ConfigurationError

@@ -2,9 +2,11 @@
 
 Topology (routing functions below decide the branches)::
 
-    START → new_question → think ─┬→ retrieve_local → mog_select → polyview_rerank → compare
-                                  └→ answer → self_reflect ─┬→ END
-                                                            └→ supplement → think
+    START → new_question → think ─┬→ plan_sources ─┬→ retrieve_local → mog_select ─┐
+                                  │                └→ (a plan retrieved) ─────────┴→ polyview_rerank
+                                  │                                                  → compare
+                                  └→ filter_evidence → answer → self_reflect ─┬→ END
+                                                                              └→ supplement → think
     compare ─┬→ think               (local documents kept)
              └→ switch_to_web → think (switcher said False, or preference off)
 """
@@ -20,6 +22,8 @@ from langgraph.graph.state import CompiledStateGraph
 
 from prefrag.graphs import nodes
 from prefrag.graphs.context import Context
+from prefrag.graphs.filtering import filter_evidence
+from prefrag.graphs.planning import plan_sources
 from prefrag.graphs.resources import ResourceProvider
 from prefrag.graphs.state import InputState, OutputState, PrefRAGState
 from prefrag.graphs.tool_nodes import mog_select, polyview_rerank
@@ -31,9 +35,14 @@ GRAPH_NAME = "prefrag"
 PrefRAGGraph = CompiledStateGraph[PrefRAGState, Context, InputState, OutputState]
 
 
-def after_think(state: PrefRAGState) -> Literal["retrieve_local", "answer"]:
+def after_think(state: PrefRAGState) -> Literal["plan_sources", "filter_evidence"]:
     """Search with the sub-query `think` chose, or answer (also when the budget is spent)."""
-    return "answer" if state.get("action") == "answer" else "retrieve_local"
+    return "filter_evidence" if state.get("action") == "answer" else "plan_sources"
+
+
+def after_plan(state: PrefRAGState) -> Literal["retrieve_local", "polyview_rerank"]:
+    """A plan that retrieved documents goes on to reranking; else the preferred source."""
+    return "polyview_rerank" if state.get("planned") else "retrieve_local"
 
 
 def after_compare(state: PrefRAGState) -> Literal["switch_to_web", "think"]:
@@ -72,11 +81,13 @@ def build_graph(
     )
     builder.add_node("new_question", bound(nodes.new_question))
     builder.add_node("think", bound(nodes.think))
+    builder.add_node("plan_sources", bound(plan_sources))
     builder.add_node("retrieve_local", bound(nodes.retrieve_local))
     builder.add_node("mog_select", bound(mog_select))
     builder.add_node("polyview_rerank", bound(polyview_rerank))
     builder.add_node("compare", bound(nodes.compare))
     builder.add_node("switch_to_web", bound(nodes.switch_to_web))
+    builder.add_node("filter_evidence", bound(filter_evidence))
     builder.add_node("answer", bound(nodes.answer))
     builder.add_node("self_reflect", bound(nodes.self_reflect))
     builder.add_node("supplement", bound(nodes.supplement))
@@ -84,11 +95,13 @@ def build_graph(
     builder.add_edge(START, "new_question")
     builder.add_edge("new_question", "think")
     builder.add_conditional_edges("think", after_think)
+    builder.add_conditional_edges("plan_sources", after_plan)
     builder.add_edge("retrieve_local", "mog_select")
     builder.add_edge("mog_select", "polyview_rerank")
     builder.add_edge("polyview_rerank", "compare")
     builder.add_conditional_edges("compare", after_compare)
     builder.add_edge("switch_to_web", "think")
+    builder.add_edge("filter_evidence", "answer")
     builder.add_edge("answer", "self_reflect")
     builder.add_conditional_edges("self_reflect", after_reflection)
     builder.add_edge("supplement", "think")

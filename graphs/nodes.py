@@ -20,6 +20,8 @@ from langgraph.types import Overwrite
 from prefrag.documents import doc_id
 from prefrag.errors import EmptyQuestionError
 from prefrag.graphs.context import Context, context_of
+from prefrag.graphs.planning import planned_step, planned_uses
+from prefrag.graphs.rationale import rationale_note, search_query, think_options
 from prefrag.graphs.resources import ResourceProvider
 from prefrag.graphs.retrieval import (
     Search,
@@ -79,6 +81,8 @@ def new_question(
         "thought": "",
         "action": "search",
         "query": "",
+        "planned": None,
+        "filtered": [],
         "requested_source": None,
         "forced_answer": None,
         "pending_local": [],
@@ -127,6 +131,7 @@ def think(
         sources=names,
         force_answer=forced,
         feedback=state.get("feedback", ""),
+        **think_options(run.reasoner, context),
     )
     update: dict[str, Any] = usage_update("think", decision.usage) | {
         "thought": decision.thought,
@@ -143,7 +148,7 @@ def think(
                 fallback=decision.fallback,
             ).model_dump(exclude={"usage"})
         return update
-    return update | {"action": "search", "query": decision.query.strip() or question}
+    return update | {"action": "search", **search_query(decision, question, context)}
 
 
 def retrieve_local(
@@ -170,10 +175,17 @@ def compare(
     run = resources.resolve(context)
     pending = list(state.get("pending_local") or [])
     route = state.get("route", [])
-    step = add_search(
-        new_step(index=len(route), thought=state.get("thought", ""), query=state.get("query", "")),
-        Search(run.preferred, pending),
+    step = new_step(
+        index=len(route), thought=state.get("thought", ""), query=state.get("query", "")
     )
+    step["notes"] = rationale_note(state)
+    if state.get("query_basis"):
+        step["query_basis"] = state["query_basis"]
+    planned = state.get("planned")
+    if planned:
+        step = planned_step(step, planned, run.sources, pending)
+    else:
+        step = add_search(step, Search(run.preferred, pending))
     update: dict[str, Any] = {"pending_local": [], "pending_step": None, "use_both": False}
     if not context.preference_driven and run.fallbacks:
         step |= {"verdict": None, "analysis": "Preference off: every source is used."}
@@ -192,7 +204,8 @@ def compare(
         return update | {"pending_step": step, "pending_local": pending}
     if step["verdict"] is False:
         step["notes"] = [*step["notes"], "No fallback source configured; kept local documents."]
-    return update | use_documents(step, [(run.preferred, pending)], state.get("evidence", []))
+    uses = planned_uses(run, planned, pending)
+    return update | use_documents(step, uses, state.get("evidence", []))
 
 
 def switch_to_web(
@@ -219,11 +232,12 @@ def switch_to_web(
             found = Search(source, documents, [*found.notes, *polyview_notes])
         step = add_search(step, found)
         if found.documents:
-            uses = [(run.preferred, local)] if state.get("use_both") else []
+            uses = planned_uses(run, state.get("planned"), local) if state.get("use_both") else []
             uses.append((source, found.documents))
             return done | use_documents(step, uses, evidence, counts=counts)
     step["notes"] = [*step["notes"], "Fallback sources returned nothing; using local documents."]
-    return done | use_documents(step, [(run.preferred, local)], evidence, counts=counts)
+    uses = planned_uses(run, state.get("planned"), local)
+    return done | use_documents(step, uses, evidence, counts=counts)
 
 
 def answer(

@@ -49,6 +49,8 @@ class ResourceProvider:
             the source's own data directory (`<sources_dir>/<source>/mog`).
         relevance_scorer: Scores documents against the question for balanced retrieval
             (a `RelevanceScorer`); default one over the configured embedder.
+        snippet_filter: The `filter_evidence` node's `SnippetFilter`; default: loaded from
+            `PREFRAG_EVIDENCE_FILTER` when set, else the relevance filter.
     """
 
     def __init__(
@@ -61,6 +63,7 @@ class ResourceProvider:
         rerankers: Mapping[str, Any] | None = None,
         mog_indexes: Mapping[str, Path] | None = None,
         relevance_scorer: Any = None,
+        snippet_filter: Any = None,
     ) -> None:
         self._reasoner = reasoner
         self._sources = sources
@@ -72,6 +75,7 @@ class ResourceProvider:
         self._mog_indexes = {name: Path(folder) for name, folder in (mog_indexes or {}).items()}
         self._selectors: dict[tuple[str, float], Any] = {}
         self._scorer: Any = relevance_scorer
+        self._snippet_filter: Any = snippet_filter
         self._lock = threading.RLock()
 
     def sources(self) -> SourceRegistry:
@@ -194,6 +198,24 @@ class ResourceProvider:
             return [], []
         result = self.reranker(context).rerank(query, documents, context.top_k)
         return result.documents, result.notes
+
+    # --- evidence filter ------------------------------------------------------------------
+
+    def snippet_filter(self) -> Any:
+        """The `SnippetFilter` of `filter_evidence` (built once, then cached)."""
+        with self._lock:
+            if self._snippet_filter is None:
+                from prefrag.config import get_settings
+                from prefrag.tools.evidence_filter import (
+                    RelevanceSnippetFilter,
+                    load_snippet_filter,
+                )
+
+                folder = get_settings().evidence_filter
+                self._snippet_filter = (
+                    load_snippet_filter(folder) if folder else RelevanceSnippetFilter()
+                )
+            return self._snippet_filter
 
     # --- Mix-of-Granularity ---------------------------------------------------------------
 

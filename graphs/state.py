@@ -28,6 +28,8 @@ class Step(TypedDict, total=False):
     query: str
     searched: list[str]
     results: dict[str, list[str]]  # source name -> ids it returned for this step's query
+    query_basis: Literal["sub-query", "rationale"]  # what the step searched with
+    plan: dict[str, Any]  # the SPO plan of a planned round (plan_sources)
     source: str
     verdict: bool | None
     analysis: str
@@ -97,6 +99,7 @@ class OutputState(TypedDict, total=False):
     tokens: dict[str, int]
     notes: list[str]
     history: list[Turn]
+    filtered: list[dict[str, Any]]  # snippets filter_evidence judged (dropped ones say why)
 
 
 class PrefRAGState(TypedDict, total=False):
@@ -111,6 +114,9 @@ class PrefRAGState(TypedDict, total=False):
     thought: str
     action: Literal["search", "answer"]
     query: str
+    query_basis: Literal["sub-query", "rationale"]  # rationale_queries: think's thought
+    sub_query: str  # the sub-query think wrote (kept when the rationale is searched)
+    planned: dict[str, Any] | None  # this round's SPO plan and what it retrieved
     requested_source: str | None
     forced_answer: dict[str, Any] | None  # think's answer when the budget was spent
     pending_local: list[Document]
@@ -125,6 +131,7 @@ class PrefRAGState(TypedDict, total=False):
     citations: list[dict[str, Any]]
     reflections: Annotated[list[dict[str, Any]], operator.add]
     feedback: str
+    filtered: list[dict[str, Any]]
     supplement_requested: bool
     counters: Annotated[Counters, add_counters]
     model_calls: Annotated[dict[str, int], add_counts]

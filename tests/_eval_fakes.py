@@ -93,3 +93,8 @@ class ScriptedReasoner:
 
     def reflect(self, question, answer, evidence):
         return Reflection(label=self.reflect_label, usage=Usage(calls=1))
+
+    def plan(self, question, sources):
+        from prefrag.reasoners.source_planner import route_question
+
+        return route_question(question, sources)

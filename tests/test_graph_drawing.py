@@ -21,19 +21,23 @@ def test_graph_has_the_papers_nodes_and_typed_edges() -> None:
     assert set(graph.nodes) >= {
         "new_question",
         "think",
+        "plan_sources",
         "retrieve_local",
         "mog_select",
         "polyview_rerank",
         "compare",
         "switch_to_web",
+        "filter_evidence",
         "answer",
         "self_reflect",
         "supplement",
     }
     conditional = {(e.source, e.target) for e in graph.edges if e.conditional}
     assert conditional == {
-        ("think", "retrieve_local"),
-        ("think", "answer"),
+        ("think", "plan_sources"),
+        ("think", "filter_evidence"),
+        ("plan_sources", "retrieve_local"),
+        ("plan_sources", "polyview_rerank"),
         ("compare", "think"),
         ("compare", "switch_to_web"),
         ("self_reflect", "supplement"),

@@ -65,7 +65,7 @@ def test_think_node_with_a_fake_model_routes_to_retrieval() -> None:
     )
     graph = build_graph(reasoner=reasoner, sources=_sources())
     update = run_node(graph, "think", {"question": QUESTION})
-    assert after_think(update) == "retrieve_local"
+    assert after_think(update) == "plan_sources"
     assert update["query"] == "Inbios founding"
 
 

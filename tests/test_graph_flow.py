@@ -20,6 +20,8 @@ from prefrag.reasoners.base import (
     ThinkDecision,
     Usage,
 )
+from prefrag.reasoners.plans import SourceBrief, SourcePlan
+from prefrag.reasoners.source_planner import route_question
 from prefrag.sources.base import SourceRegistry
 
 QUESTION = (
@@ -84,6 +86,9 @@ class ScriptedReasoner:
                 usage=ONE,
             )
         return Reflection(label="CORRECT", explanation="Supported.", usage=ONE)
+
+    def plan(self, question: str, sources: Sequence[SourceBrief]) -> SourcePlan:
+        return route_question(question, sources)
 
 
 def _sources() -> tuple[ListSource, ListSource]:
@@ -263,7 +268,7 @@ def test_streaming_node_updates() -> None:
         next(iter(chunk))
         for chunk in graph.stream({"question": QUESTION}, context=Context(), stream_mode="updates")
     ]
-    assert nodes[:4] == ["new_question", "think", "retrieve_local", "mog_select"]
+    assert nodes[:5] == ["new_question", "think", "plan_sources", "retrieve_local", "mog_select"]
     assert "switch_to_web" in nodes and nodes[-1] == "self_reflect"
 
 

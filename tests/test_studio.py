@@ -97,7 +97,7 @@ def test_question_through_langgraph_dev(studio_server: str) -> None:
     ):
         if part.event == "updates" and isinstance(part.data, dict):
             nodes.extend(part.data)
-    assert nodes[:3] == ["new_question", "think", "retrieve_local"]
+    assert nodes[:4] == ["new_question", "think", "plan_sources", "retrieve_local"]
     assert nodes[-2:] == ["answer", "self_reflect"]
     state = client.threads.get_state(thread["thread_id"])
     values = state["values"]
@@ -123,9 +123,15 @@ def test_studio_gets_input_and_output_forms(studio_server: str) -> None:
         "reflections",
         "history",
     }
-    assert {"top_k", "compare_model", "use_polyview"} <= set(
-        schemas["context_schema"]["properties"]
-    )
+    assert {
+        "top_k",
+        "compare_model",
+        "use_polyview",
+        "plan_model",
+        "use_planning",
+        "rationale_queries",
+        "use_evidence_filter",
+    } <= set(schemas["context_schema"]["properties"])
 
 
 @pytest.mark.slow

@@ -50,6 +50,18 @@ JOBS: tuple[Job, ...] = (
         "prefrag.training.switcher_small",
         "Train the small CPU switcher (MiniLM features, pairwise loss) from pairs.",
     ),
+    Job(
+        "spo-explore",
+        "prefrag.training.spo_explore",
+        "SPO exploration: an expert writes n diverse queries per source per training "
+        "question; each retrieves its documents.",
+    ),
+    Job(
+        "spo-judge",
+        "prefrag.training.spo_judge",
+        "SPO judging: label each explored query by whether its documents support the gold "
+        "answer; write SFT and DPO plan datasets.",
+    ),
 )
 
 

@@ -8,10 +8,13 @@ alone. Every decision records whether it came from a safe fallback, so traces sa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from langchain_core.documents import Document
 from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from prefrag.reasoners.plans import SourceBrief, SourcePlan
 
 ReflectionLabel = Literal["CORRECT", "PARTIALLY CORRECT", "INCORRECT"]
 
@@ -128,4 +131,8 @@ class Reasoner(Protocol):
 
     def reflect(self, question: str, answer: str, evidence: Sequence[Document]) -> Reflection:
         """Label the answer CORRECT / PARTIALLY CORRECT / INCORRECT with explanation."""
+        ...
+
+    def plan(self, question: str, sources: Sequence[SourceBrief]) -> SourcePlan:
+        """Per-source queries for `question` (SPO): zero to three per source, parsed."""
         ...

@@ -65,6 +65,7 @@ from prefrag.reasoners.base import (
 if TYPE_CHECKING:
     from prefrag.index.embeddings import Embedder
     from prefrag.reasoners.small_switcher import Switcher
+    from prefrag.reasoners.plans import SourceBrief, SourcePlan
 
 # Share of the question's term weight the answer's supporting sentences must cover.
 _ANSWER_SUPPORT = 0.6
@@ -522,6 +523,12 @@ class ExtractiveReasoner:
             f"{support:.0%} of the question's key terms (missing: {', '.join(unresolved) or '-'}).",
             suggestion=_suggest(shape, held, best.covered),
         )
+
+    def plan(self, question: str, sources: Sequence[SourceBrief]) -> SourcePlan:
+        """Route the question to the best-described sources (`source_planner`)."""
+        from prefrag.reasoners.source_planner import route_question
+
+        return route_question(question, sources, embedder=self._embedder)
 
     # ------------------------------------------------------------------ embeddings
 

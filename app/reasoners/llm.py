@@ -43,6 +43,13 @@ from prefrag.reasoners.parsing import (
     parse_think,
     strip_citations,
 )
+from prefrag.reasoners.plans import (
+    SourceBrief,
+    SourcePlan,
+    original_question_plan,
+    parse_plan,
+    plan_prompt,
+)
 from prefrag.reasoners.roles import ROLE_NAMES, complete
 
 __all__ = ["ROLES", "LLMReasoner", "compare_prompt"]
@@ -185,12 +192,21 @@ class LLMReasoner:
         sources: Sequence[str],
         force_answer: bool = False,
         feedback: str = "",
+        rationale: bool = False,
     ) -> ThinkDecision:
-        """Next ReAct step: a thought and a search (sub-query, maybe a source) or an answer."""
+        """Next ReAct step: a thought and a search (sub-query, maybe a source) or an answer.
+
+        `rationale` asks for the thought as a step-by-step rationale (RAG² rationale
+        queries: the run then searches with the thought instead of the sub-query).
+        """
         sources = list(sources)
         multi = len(sources) > 1
         scratch = self._scratchpad(scratchpad, multi=multi)
         feedback_block = _feedback_block(feedback)
+        if rationale and not force_answer:
+            feedback_block = "\n".join(
+                part for part in (feedback_block, render_prompt("think_rationale")) if part
+            )
         if force_answer:
             prompt = render_prompt(
                 "forced_answer",
@@ -353,6 +369,36 @@ class LLMReasoner:
                 usage=usage,
             )
         return reflection.model_copy(update={"usage": usage})
+
+    def plan(self, question: str, sources: Sequence[SourceBrief]) -> SourcePlan:
+        """Per-source queries (Omni-RAG prompt E.7), read by the strict-then-tolerant parser.
+
+        A reply with no tag of any source gets one repair retry; after that the plan falls
+        back to the original question for every source (`fallback=True`, noted).
+        """
+        sources = list(sources)
+        if not sources:
+            return SourcePlan(notes=["no sources to plan for"])
+        prompt = plan_prompt(question, sources)
+        example = " ".join(f"<{s.name}>query0 ; query1</{s.name}>" for s in sources)
+        plan, usage, _ = self._run(
+            "plan",
+            prompt,
+            parser=lambda text: parse_plan(text, sources),
+            schema=None,
+            convert=None,
+            expected=render_prompt("format_plan", example=example),
+        )
+        if plan is None:
+            plan = original_question_plan(
+                question,
+                sources,
+                notes=[
+                    "The plan could not be read (no source tags); every source gets the "
+                    "question itself (fallback)."
+                ],
+            )
+        return plan.model_copy(update={"usage": usage})
 
     # --- one role call: structured or text, one repair retry ---------------------------------
 

@@ -46,6 +46,7 @@ ROLES: tuple[Role, ...] = (
     Role("compare", "Chat model behind `compare` (the switcher)."),
     Role("answer", "Chat model for the final answer."),
     Role("reflect", "Chat model for self-reflection."),
+    Role("plan", "Chat model that plans per-source queries (the plan_sources node, SPO)."),
 )
 ROLE_NAMES: tuple[str, ...] = tuple(role.name for role in ROLES)
 

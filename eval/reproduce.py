@@ -128,12 +128,27 @@ QA_KEYS = (
     "counters_mean.total",
 )
 RETRIEVAL_KEYS = ("recall@1", "recall@5", "recall@10", "ndcg@5", "ndcg@10", "hit@5")
+SNIPPET_QA_KEYS = (
+    "cited_gold",
+    "full_sentence",
+    "rouge_l",
+    "token_precision",
+    "wrong_abstention",
+    "abstention_withheld",
+    "answer_words",
+    "counters_mean.local_total",
+)
 
 
 def default_keys(summary: dict[str, Any]) -> list[str]:
     """The keys to record for a run whose entry names none (by the run's task)."""
-    task = summary.get("_run", {}).get("task", "qa")
-    return list(RETRIEVAL_KEYS if task == "retrieval" else QA_KEYS)
+    run = summary.get("_run", {})
+    if "snippet_qa" in run:
+        keys = list(SNIPPET_QA_KEYS)
+        if not run["snippet_qa"].get("withheld"):
+            keys.remove("abstention_withheld")
+        return keys
+    return list(RETRIEVAL_KEYS if run.get("task", "qa") == "retrieval" else QA_KEYS)
 
 
 def rerun(entry: dict[str, Any], out: Path, data_root: Path | None = None) -> dict[str, Any]:

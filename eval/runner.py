@@ -42,7 +42,19 @@ RETRIEVAL_METHODS: tuple[SearchMode, ...] = ("dense", "lexical", "hybrid")
 RETRIEVAL_KS = (1, 5, 10)
 # Keys that must match for a rerun into the same folder to resume instead of mixing runs
 # (besides every run setting of the context, compared by its effective value).
-_RESUME_KEYS = ("dataset", "reasoner", "two_source", "seed", "corpus", "sample", "items")
+_RESUME_KEYS = (
+    "dataset",
+    "reasoner",
+    "two_source",
+    "seed",
+    "corpus",
+    "sample",
+    "items",
+    "task",
+    "withhold",
+    "distractors",
+)
+TASKS = ("qa", "mc", "retrieval")
 
 
 @dataclass
@@ -53,6 +65,11 @@ class EvalConfig:
     `{"top_k": 3, "use_polyview": True, "polyview_views": ["R", "A"]}`); the rest keep
     `Context`'s defaults, except that the preferred source defaults to the evaluation's
     local source. Every `Context` field is an option of `prefrag eval` as well.
+
+    `task` overrides the task the file's shape implies: `"qa"` on a MedQuAD-shaped file
+    answers its questions from its own snippets (see `prefrag.eval.snippet_qa`), with a
+    seeded `withhold` share of gold snippets left out of the index and `distractors` times
+    the evaluated questions other snippets indexed beside the gold ones.
     """
 
     dataset: str
@@ -67,6 +84,9 @@ class EvalConfig:
     seed: int = 0
     corpus: str = "all"
     context: dict[str, Any] = field(default_factory=dict)
+    task: str | None = None
+    withhold: float = 0.0
+    distractors: float = 1.0
 
     def setting(self, name: str) -> Any:
         """The effective value of run setting `name` (the context's default if unset)."""
@@ -93,6 +113,7 @@ class RunState:
     facts: dict[str, Any] = field(default_factory=dict)
     mog_index: Path | None = None
     rerankers: dict[str, Any] = field(default_factory=dict)
+    snippet_texts: dict[str, str] | None = None
 
 
 def parse_item_range(value: str) -> tuple[int, int]:
@@ -143,7 +164,7 @@ def prepare(
     from prefrag.config import get_settings
 
     settings = settings or get_settings()
-    dataset = load_dataset(config.dataset)
+    dataset = _dataset_for_task(config)
     items = select_items(dataset, config)
     state = RunState(dataset, items, sources, reasoner, rerankers=dict(rerankers or {}))
     out = Path(config.out)
@@ -162,7 +183,9 @@ def prepare(
             f"Unknown method(s) {unknown or '(none)'}; known: {', '.join(METHODS)}."
         )
     corpus_items = items if config.corpus == "items" else dataset.items
-    if state.sources is None:
+    if dataset.corpus:
+        _prepare_snippet_qa(config, state, out, settings, progress)
+    elif state.sources is None:
         if config.two_source is not None:
             from prefrag.eval.twosource import build_two_source
 
@@ -197,6 +220,67 @@ def prepare(
 
         state.reasoner = build_reasoner(settings, reasoner=config.reasoner)  # type: ignore[arg-type]
     return state
+
+
+def _dataset_for_task(config: EvalConfig) -> Dataset:
+    """The dataset in the shape of `config.task` (its file's own task when unset)."""
+    from prefrag.eval.snippet_qa import as_snippet_qa, check_share
+
+    if config.task is not None and config.task not in TASKS:
+        raise ConfigurationError(f"--task must be one of {', '.join(TASKS)}; got {config.task!r}.")
+    check_share(config.withhold)
+    if config.withhold and config.task != "qa":
+        raise ConfigurationError("--withhold applies to --task qa on a MedQuAD-shaped file.")
+    dataset = load_dataset(config.dataset)
+    if config.task is None or config.task == dataset.task:
+        return dataset
+    if config.task == "qa":
+        return as_snippet_qa(dataset)
+    raise ConfigurationError(
+        f"'{config.dataset}' is a {dataset.task} dataset; it cannot be run as --task {config.task}."
+    )
+
+
+def _prepare_snippet_qa(
+    config: EvalConfig, state: RunState, out: Path, settings: Settings, progress: bool
+) -> None:
+    """Mark the withheld questions and index the snippets (`prefrag.eval.snippet_qa`)."""
+    import dataclasses
+
+    from prefrag.eval.snippet_qa import (
+        WITHHELD,
+        build_snippet_source,
+        snippet_rows,
+        withheld_ids,
+    )
+
+    if config.two_source is not None:
+        raise ConfigurationError("--two-source splits HotpotQA paragraphs; not --task qa.")
+    withheld = withheld_ids(state.items, config.withhold, config.seed)
+    state.items = [
+        dataclasses.replace(item, metadata={**item.metadata, WITHHELD: item.id in withheld})
+        for item in state.items
+    ]
+    rows = snippet_rows(
+        state.dataset,
+        state.items,
+        withheld,
+        corpus=config.corpus,
+        distractors=config.distractors,
+        seed=config.seed,
+    )
+    if state.sources is None:
+        state.sources = build_snippet_source(
+            rows, out / "index", settings=settings, progress=progress
+        )
+    state.snippet_texts = {str(row["id"]): str(row["text"]) for row in state.dataset.corpus}
+    state.facts["snippet_qa"] = {
+        "questions": len(state.items),
+        "withheld": len(withheld),
+        "indexed_snippets": len(rows),
+        "withhold": config.withhold,
+        "distractors": config.distractors,
+    }
 
 
 def _preferred_name(config: EvalConfig, sources: SourceRegistry) -> str | None:
@@ -453,7 +537,7 @@ def _qa_jobs(
         for item in state.items:
             if (name, item.id) in done:
                 continue
-            jobs.append(partial(score_item, method, item))
+            jobs.append(partial(score_item, method, item, state.snippet_texts))
     return jobs
 
 
@@ -478,10 +562,17 @@ def run_system(method: Any, question: str) -> tuple[dict[str, Any], list[tuple[s
     return final, timings
 
 
-def score_item(method: Any, item: EvalItem) -> dict[str, Any]:
-    """Run `item` through `method` and score it; a failure scores zero, with the error."""
+def score_item(
+    method: Any, item: EvalItem, snippet_texts: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Run `item` through `method` and score it; a failure scores zero, with the error.
+
+    `snippet_texts` (snippet id → text) scores the answer against its gold snippet
+    (`--task qa` on MedQuAD) instead of against short gold answers.
+    """
     record: dict[str, Any] = {"method": method.name, "id": item.id, "question": item.question}
-    record["golds"] = list(item.answers)
+    # Snippet QA's gold answer is a whole snippet: the record names it by id.
+    record["golds"] = list(item.gold_doc_ids if snippet_texts is not None else item.answers)
     start = time.perf_counter()
     try:
         output, timings = run_system(method, item.question)
@@ -492,20 +583,30 @@ def score_item(method: Any, item: EvalItem) -> dict[str, Any]:
     record["latency_s"] = time.perf_counter() - start
     record["node_latency"] = timings
     record["error"] = error
-    record.update(score_output(output, item))
+    record.update(score_output(output, item, snippet_texts))
     return record
 
 
-def score_output(output: dict[str, Any], item: EvalItem) -> dict[str, Any]:
-    """Metrics of one method output against `item`'s gold data."""
+def score_output(
+    output: dict[str, Any], item: EvalItem, snippet_texts: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Metrics of one method output against `item`'s gold data (see `score_item`)."""
     prediction = str(output.get("answer") or "")
     steps = list(output.get("route") or [])
     used = unique_documents(d for s in steps for d in s.get("used", []))
     used_kinds = [str(d.metadata.get("kind", "local")) for d in used]
-    if item.task == "mc":
-        scores: dict[str, Any] = {
-            "choice_acc": metrics.choice_accuracy(prediction, item.answers[0], item.options)
+    extra: dict[str, Any] = {}
+    if snippet_texts is not None:
+        from prefrag.eval import snippet_qa
+
+        scores: dict[str, Any] = snippet_qa.snippet_scores(output, item, snippet_texts)
+        extra = {
+            "withheld": bool(item.metadata.get(snippet_qa.WITHHELD)),
+            "answer_words": snippet_qa.answer_words(prediction),
+            "cited_documents": snippet_qa.cited_documents(output),
         }
+    elif item.task == "mc":
+        scores = {"choice_acc": metrics.choice_accuracy(prediction, item.answers[0], item.options)}
         scores["parsed_choice"] = metrics.parse_choice(prediction, item.options)
     else:
         scores = metrics.answer_scores(prediction, list(item.answers))
@@ -518,6 +619,8 @@ def score_output(output: dict[str, Any], item: EvalItem) -> dict[str, Any]:
         counters.setdefault(key, 0)
     return {
         "prediction": prediction,
+        "abstained": bool(output.get("abstained")),
+        **extra,
         "scores": scores,
         "counters": counters,
         "model_calls": dict(output.get("model_calls") or {}),

@@ -267,13 +267,16 @@ def full_sentence_support(answer: str, texts: Iterable[str]) -> float:
 
 
 def _whole_sentence_in(sentence: str, text: str) -> bool:
-    start = text.find(sentence)
+    core = sentence.rstrip(".!? ")
+    if not core:
+        return False
+    start = text.find(core)
     while start >= 0:
-        end = start + len(sentence)
-        ends = sentence[-1] in ".!?" or end == len(text) or text[end] in ".!?"
+        end = start + len(core)
+        ends = end == len(text) or text[end] in ".!?"
         if ends and _SENTENCE_START.search(text[:start]):
             return True
-        start = text.find(sentence, start + 1)
+        start = text.find(core, start + 1)
     return False
 
 

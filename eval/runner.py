@@ -232,10 +232,13 @@ def _dataset_for_task(config: EvalConfig) -> Dataset:
     if config.withhold and config.task != "qa":
         raise ConfigurationError("--withhold applies to --task qa on a MedQuAD-shaped file.")
     dataset = load_dataset(config.dataset)
+    if config.task == "qa" and dataset.corpus:
+        return as_snippet_qa(dataset)
+    if config.withhold:
+        # Only a file of snippets has gold snippets to withhold.
+        return as_snippet_qa(dataset)  # raises, naming what the file is
     if config.task is None or config.task == dataset.task:
         return dataset
-    if config.task == "qa":
-        return as_snippet_qa(dataset)
     raise ConfigurationError(
         f"'{config.dataset}' is a {dataset.task} dataset; it cannot be run as --task {config.task}."
     )

@@ -208,6 +208,7 @@ def prepare(
             from prefrag.sources.defaults import default_sources
 
             state.sources = default_sources()
+    assert state.sources is not None
     base = _base_context(config)  # refuses bad run settings before any work
     if base.use_polyview:
         _check_polyview_profile(base.polyview_profile, state.rerankers)

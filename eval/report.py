@@ -117,7 +117,7 @@ def render_markdown(summary: dict[str, Any], *, config: dict[str, Any] | None = 
         facts = run["snippet_qa"]
         parts += [
             f"Snippet QA: {facts['indexed_snippets']} snippets indexed (the answerable "
-            f"questions' gold snippets and {facts['distractors']} distractors per question); "
+            f"questions' gold snippets and {facts['distractors']:g} distractors per question); "
             f"{facts['withheld']} of {facts['questions']} questions withheld "
             f"(share {facts['withhold']}). The web is off.",
             "",

@@ -19,7 +19,7 @@ import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -374,7 +374,9 @@ def _resume_view(config: dict[str, Any]) -> dict[str, Any]:
     """What must match to resume: the eval keys and every effective run setting."""
     from prefrag.graphs.context import context_from
 
-    view = {key: config.get(key) for key in _RESUME_KEYS}
+    # A run saved before a key existed ran with that key's default.
+    defaults = {f.name: f.default for f in fields(EvalConfig) if f.default is not MISSING}
+    view = {key: config.get(key, defaults.get(key)) for key in _RESUME_KEYS}
     settings = dict(config.get("context") or {})
     settings.pop("reasoner", None)
     view.update(asdict(context_from(settings)))

@@ -243,3 +243,16 @@ def test_qa_task_on_a_file_without_snippets_is_refused(tmp_path):
     result = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "x"), "--no-progress"])
     assert result.exit_code == 2
     assert "MedQuAD-shaped" in " ".join(result.output.split())
+
+
+def test_a_run_saved_before_the_qa_options_existed_still_resumes(tmp_path):
+    from prefrag.eval.runner import _check_resumable
+
+    out = tmp_path / "old"
+    out.mkdir()
+    saved = {"dataset": "d", "methods": ["prefrag"], "out": str(out), "seed": 0}
+    (out / "config.json").write_text(json.dumps({"config": saved}))
+    _check_resumable(EvalConfig(dataset="d", methods=["prefrag"], out=str(out)), out)
+    with pytest.raises(ConfigurationError, match="withhold"):
+        config = EvalConfig(dataset="d", methods=["prefrag"], out=str(out), withhold=0.1)
+        _check_resumable(config, out)

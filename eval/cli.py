@@ -65,6 +65,30 @@ def eval_command(
             "switcher's folder (prefrag train switcher-small) or hf:PATH / openai:NAME.",
         ),
     ] = None,
+    task: Annotated[
+        str | None,
+        typer.Option(
+            "--task",
+            help="qa: answer a MedQuAD-shaped file's questions from its own snippets (web "
+            "off), scored against the gold snippet [default: the file's own task].",
+        ),
+    ] = None,
+    withhold: Annotated[
+        float,
+        typer.Option(
+            "--withhold",
+            help="With --task qa: a seeded share (e.g. 0.1) of the questions whose gold "
+            "snippet is left out of the index, to score abstention.",
+        ),
+    ] = 0.0,
+    distractors: Annotated[
+        float,
+        typer.Option(
+            "--distractors",
+            help="With --task qa and --corpus items: other snippets indexed per evaluated "
+            "question (seeded).",
+        ),
+    ] = 1.0,
     no_progress: Annotated[
         bool, typer.Option("--no-progress", metavar="", help="No progress bar.")
     ] = False,
@@ -105,6 +129,9 @@ def eval_command(
         corpus=corpus,
         context=run_settings,
         switcher=switcher,
+        task=task,
+        withhold=withhold,
+        distractors=distractors,
     )
     try:
         run_eval(config, progress=not no_progress)

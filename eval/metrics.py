@@ -12,6 +12,12 @@ Answer metrics follow the standard definitions so numbers compare with published
 
 Every answer metric takes the best score over the gold answers. Multiple-choice accuracy
 counts an unparseable answer as wrong (MIRAGE's scorer silently falls back to "A").
+
+Answers judged against a gold text (MedQuAD snippets) use `rouge_l` (ROUGE-L F1 over the
+longest common subsequence, tokenised like Google's `rouge-score`: lower case, runs of
+letters and digits, no stemming), `token_precision` (share of the answer's SQuAD tokens found
+in the gold text) and `full_sentence_support` (the answer is made of whole sentences of a
+cited text).
 """
 
 from __future__ import annotations
@@ -185,6 +191,93 @@ def percentile(values: Sequence[float], q: float) -> float:
 def mean(values: Sequence[float]) -> float:
     """Arithmetic mean; 0.0 for no values."""
     return float(sum(values) / len(values)) if values else 0.0
+
+
+_ROUGE_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def rouge_tokens(text: str) -> list[str]:
+    """`rouge-score`'s default tokens: lower case, runs of ASCII letters and digits."""
+    return _ROUGE_TOKEN.findall((text or "").lower())
+
+
+def longest_common_subsequence(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest common subsequence of two token lists (O(len(a)·len(b)))."""
+    if len(a) < len(b):
+        a, b = b, a
+    row = [0] * (len(b) + 1)
+    for token in a:
+        diagonal = 0
+        for j, other in enumerate(b, start=1):
+            above = row[j]
+            row[j] = diagonal + 1 if token == other else max(above, row[j - 1])
+            diagonal = above
+    return row[-1]
+
+
+def rouge_l(prediction: str, reference: str) -> float:
+    """ROUGE-L F1 (Lin 2004, beta = 1) of `prediction` against `reference`; 0.0 if either is empty.
+
+    Precision and recall are the longest common subsequence of tokens over the prediction's
+    and the reference's length.
+    """
+    pred, ref = rouge_tokens(prediction), rouge_tokens(reference)
+    if not pred or not ref:
+        return 0.0
+    common = longest_common_subsequence(pred, ref)
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(pred), common / len(ref)
+    return 2 * precision * recall / (precision + recall)
+
+
+def token_precision(prediction: str, reference: str) -> float:
+    """Share of the prediction's SQuAD-normalised tokens that the reference holds (bag of words)."""
+    pred = normalize_answer(prediction or "").split()
+    if not pred:
+        return 0.0
+    common = Counter(pred) & Counter(normalize_answer(reference or "").split())
+    return sum(common.values()) / len(pred)
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_CITATION_MARK = re.compile(r"\s*\[[^\]]{1,80}\]")
+# What may precede a sentence inside a text: its start, an end of sentence, a list dash.
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|(?:^|\s)[-*\u2022]\s+)$")
+
+
+def answer_sentences(answer: str) -> list[str]:
+    """The sentences of an answer, citation marks such as "[1]" removed."""
+    text = " ".join(_CITATION_MARK.sub("", answer or "").split())
+    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+
+
+def full_sentence_support(answer: str, texts: Iterable[str]) -> float:
+    """1.0 when every sentence of `answer` is a whole sentence of one of `texts`, else 0.0.
+
+    A sentence is whole when it starts where a sentence of the text starts (the text's
+    start, after ". ", "? ", "! ", ": ", "; " or a list dash) and ends with the text's
+    sentence: at ".", "!" or "?", or at the end of the text. Case and whitespace are ignored.
+    """
+    sentences = answer_sentences(answer)
+    flat = [" ".join(t.split()).lower() for t in texts if t]
+    if not sentences or not flat:
+        return 0.0
+    return float(all(any(_whole_sentence_in(s.lower(), t) for t in flat) for s in sentences))
+
+
+def _whole_sentence_in(sentence: str, text: str) -> bool:
+    core = sentence.rstrip(".!? ")
+    if not core:
+        return False
+    start = text.find(core)
+    while start >= 0:
+        end = start + len(core)
+        ends = end == len(text) or text[end] in ".!?"
+        if ends and _SENTENCE_START.search(text[:start]):
+            return True
+        start = text.find(core, start + 1)
+    return False
 
 
 def answer_scores(prediction: str, golds: Sequence[str]) -> dict[str, float]:

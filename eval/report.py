@@ -30,8 +30,13 @@ def summarize(
         entry: dict[str, Any] = {"n": len(rows), "errors": sum(1 for r in rows if r.get("error"))}
         score_keys = sorted({k for r in rows for k, v in r.get("scores", {}).items() if _num(v)})
         for key in score_keys:
-            values = [float(r.get("scores", {}).get(key, 0.0) or 0.0) for r in rows]
+            # Over the items the score applies to (e.g. abstention only on withheld ones).
+            values = [float(r["scores"][key] or 0.0) for r in rows if key in r.get("scores", {})]
             entry[key] = 100.0 * metrics.mean(values)
+        if any("withheld" in r for r in rows):
+            entry["withheld"] = sum(1 for r in rows if r.get("withheld"))
+            answered = [r for r in rows if not r.get("withheld") and not r.get("abstained")]
+            entry["answer_words"] = metrics.mean([r.get("answer_words", 0) for r in answered])
         if task != "retrieval":
             counters = {k: [r.get("counters", {}).get(k, 0) for r in rows] for k in COUNTER_KEYS}
             entry["counters_mean"] = {k: metrics.mean(v) for k, v in counters.items()}
@@ -108,6 +113,15 @@ def render_markdown(summary: dict[str, Any], *, config: dict[str, Any] | None = 
             f"{split['questions']} questions; {split['conflicts']} conflicts.",
             "",
         ]
+    if "snippet_qa" in run:
+        facts = run["snippet_qa"]
+        parts += [
+            f"Snippet QA: {facts['indexed_snippets']} snippets indexed (the answerable "
+            f"questions' gold snippets and {facts['distractors']:g} distractors per question); "
+            f"{facts['withheld']} of {facts['questions']} questions withheld "
+            f"(share {facts['withhold']}). The web is off.",
+            "",
+        ]
     if task == "retrieval":
         keys = [k for k in ("recall@1", "recall@5", "recall@10", "hit@5", "ndcg@5", "ndcg@10")]
         rows = [
@@ -132,6 +146,8 @@ def render_markdown(summary: dict[str, Any], *, config: dict[str, Any] | None = 
             _table(["Method", "Acc", "n", "errors"], rows),
             "",
         ]
+    elif any("rouge_l" in summary[m] or "withheld" in summary[m] for m in methods):
+        parts += _snippet_table(summary, methods)
     else:
         header = [
             "Method",
@@ -234,6 +250,51 @@ def render_markdown(summary: dict[str, Any], *, config: dict[str, Any] | None = 
     ]
     parts += ["Plots: `accuracy_vs_retrievals.png`, `web_exposure.png`.", ""]
     return "\n".join(parts)
+
+
+def _snippet_table(summary: dict[str, Any], methods: Sequence[str]) -> list[str]:
+    """The answer table of `--task qa` on MedQuAD (answers against the gold snippet)."""
+    keys = ("cited_gold", "full_sentence", "rouge_l", "token_precision", "wrong_abstention")
+    header = [
+        "Method",
+        "Cites gold",
+        "Whole sentences",
+        "ROUGE-L",
+        "Token precision",
+        "Wrong abstention",
+        "Abstains when withheld",
+        "Words",
+        "n",
+        "withheld",
+        "errors",
+    ]
+    rows = []
+    for m in methods:
+        e = summary[m]
+        withheld = int(e.get("withheld", 0))
+        rows.append(
+            [
+                m,
+                *(f"{e.get(k, 0.0):.1f}" for k in keys),
+                f"{e['abstention_withheld']:.1f}" if withheld else "-",
+                f"{e.get('answer_words', 0.0):.0f}",
+                str(e["n"]),
+                str(withheld),
+                str(e["errors"]),
+            ]
+        )
+    return [
+        "## Answers against the gold snippet",
+        "",
+        "On answerable questions: cites gold = the gold snippet is cited; whole sentences = "
+        "the answer is made of whole sentences of a cited snippet; ROUGE-L (F1) and token "
+        "precision against the gold snippet; wrong abstention = declined although the gold "
+        "snippet was indexed. Abstains when withheld = declined on the questions whose gold "
+        "snippet was removed. Words = mean answer length when answered. All but words in %.",
+        "",
+        _table(header, rows),
+        "",
+    ]
 
 
 def plot_accuracy_vs_retrievals(summary: dict[str, Any], path: Path) -> Path:

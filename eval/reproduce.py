@@ -13,6 +13,8 @@ A file in `prefrag/eval/expected/` holds entries like::
 `python -m prefrag.eval.reproduce ENTRY_ID OUT_DIR [DATA_ROOT] [--write]` reruns an entry (a
 folder that already holds the run resumes it, so nothing is recomputed) and prints, or with
 `--write` stores, the numbers it gave: expected values always come from a real run.
+`--ci` (or `--all`) in place of ENTRY_ID reruns every CI entry (every entry) into
+`OUT_DIR/<entry id>`.
 """
 
 from __future__ import annotations
@@ -128,12 +130,27 @@ QA_KEYS = (
     "counters_mean.total",
 )
 RETRIEVAL_KEYS = ("recall@1", "recall@5", "recall@10", "ndcg@5", "ndcg@10", "hit@5")
+SNIPPET_QA_KEYS = (
+    "cited_gold",
+    "full_sentence",
+    "rouge_l",
+    "token_precision",
+    "wrong_abstention",
+    "abstention_withheld",
+    "answer_words",
+    "counters_mean.local_total",
+)
 
 
 def default_keys(summary: dict[str, Any]) -> list[str]:
     """The keys to record for a run whose entry names none (by the run's task)."""
-    task = summary.get("_run", {}).get("task", "qa")
-    return list(RETRIEVAL_KEYS if task == "retrieval" else QA_KEYS)
+    run = summary.get("_run", {})
+    if "snippet_qa" in run:
+        keys = list(SNIPPET_QA_KEYS)
+        if not run["snippet_qa"].get("withheld"):
+            keys.remove("abstention_withheld")
+        return keys
+    return list(RETRIEVAL_KEYS if run.get("task", "qa") == "retrieval" else QA_KEYS)
 
 
 def rerun(entry: dict[str, Any], out: Path, data_root: Path | None = None) -> dict[str, Any]:
@@ -172,27 +189,61 @@ def write_expected(path: Path, entry_id: str, expected: dict[str, dict[str, floa
     Path(path).write_text("".join(head_lines) + body)
 
 
-def main() -> None:
-    """Rerun one entry and print (or with `--write` store) its fresh `expected:` block.
+def regenerate(
+    entry_id: str, out: Path, data_root: Path | None = None, *, write: bool = False
+) -> dict[str, dict[str, float]]:
+    """Rerun entry `entry_id` into `out` and return (with `write`, also store) its numbers.
 
-    `python -m prefrag.eval.reproduce ENTRY_ID OUT_DIR [DATA_ROOT] [--write]`
+    Raises:
+        ValueError: No shipped entry has that id.
+        RuntimeError: The run failed (the message is the command's output).
+    """
+    found = [(p, e) for p, e in all_entries() if e["id"] == entry_id]
+    if not found:
+        known = ", ".join(e["id"] for _, e in all_entries())
+        raise ValueError(f"No reproduction entry '{entry_id}' (known: {known}).")
+    path, entry = found[0]
+    summary = rerun(entry, out, data_root)
+    keys = sorted({k for values in (entry.get("expected") or {}).values() for k in values})
+    block = expected_block(summary, keys or default_keys(summary))
+    if write:
+        write_expected(path, entry_id, block)
+    return block
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Rerun entries and print (or with `--write` store) their fresh `expected:` blocks.
+
+    `python -m prefrag.eval.reproduce ENTRY_ID OUT_DIR [DATA_ROOT] [--write]` reruns one
+    entry into OUT_DIR; `--ci` or `--all` in place of ENTRY_ID reruns every CI entry (or
+    every entry) into `OUT_DIR/<entry id>`, e.g. after a change that moves the numbers.
     """
     import sys
 
-    args = [a for a in sys.argv[1:] if a != "--write"]
-    entry_id, out = args[0], Path(args[1])
+    argv = sys.argv[1:] if argv is None else argv
+    write = "--write" in argv
+    args = [a for a in argv if a != "--write"]
+    if len(args) < 2:
+        raise SystemExit(
+            "usage: python -m prefrag.eval.reproduce ENTRY_ID|--ci|--all OUT_DIR [DATA_ROOT] "
+            "[--write]"
+        )
+    target, out = args[0], Path(args[1])
     data_root = Path(args[2]) if len(args) > 2 else None
-    path, entry = next((p, e) for p, e in all_entries() if e["id"] == entry_id)
-    try:
-        summary = rerun(entry, out, data_root)
-    except RuntimeError as failure:
-        raise SystemExit(str(failure)) from None
-    keys = sorted({k for values in (entry.get("expected") or {}).values() for k in values})
-    block = expected_block(summary, keys or default_keys(summary))
-    if "--write" in sys.argv[1:]:
-        write_expected(path, entry_id, block)
-        print(f"Wrote {entry_id} to {path}")
-    print(yaml.safe_dump({"expected": block}, sort_keys=False))
+    if target in ("--ci", "--all"):
+        runs = [
+            (e["id"], out / e["id"]) for _, e in all_entries() if target == "--all" or e.get("ci")
+        ]
+    else:
+        runs = [(target, out)]
+    for entry_id, folder in runs:
+        try:
+            block = regenerate(entry_id, folder, data_root, write=write)
+        except (ValueError, RuntimeError) as failure:
+            raise SystemExit(str(failure)) from None
+        if write:
+            print(f"Wrote {entry_id}")
+        print(yaml.safe_dump({entry_id: {"expected": block}}, sort_keys=False))
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,7 +51,11 @@ _RESUME_KEYS = (
     "sample",
     "items",
     "switcher",
+    "task",
+    "withhold",
+    "distractors",
 )
+TASKS = ("qa", "mc", "retrieval")
 
 
 @dataclass
@@ -62,6 +66,11 @@ class EvalConfig:
     `{"top_k": 3, "use_polyview": True, "polyview_views": ["R", "A"]}`); the rest keep
     `Context`'s defaults, except that the preferred source defaults to the evaluation's
     local source. Every `Context` field is an option of `prefrag eval` as well.
+
+    `task` overrides the task the file's shape implies: `"qa"` on a MedQuAD-shaped file
+    answers its questions from its own snippets (see `prefrag.eval.snippet_qa`), with a
+    seeded `withhold` share of gold snippets left out of the index and `distractors` times
+    the evaluated questions other snippets indexed beside the gold ones.
     """
 
     dataset: str
@@ -78,6 +87,9 @@ class EvalConfig:
     context: dict[str, Any] = field(default_factory=dict)
     # A trained switcher behind the extractive reasoner's `compare` (`Settings.switcher`).
     switcher: str | None = None
+    task: str | None = None
+    withhold: float = 0.0
+    distractors: float = 1.0
 
     def setting(self, name: str) -> Any:
         """The effective value of run setting `name` (the context's default if unset)."""
@@ -104,6 +116,7 @@ class RunState:
     facts: dict[str, Any] = field(default_factory=dict)
     mog_index: Path | None = None
     rerankers: dict[str, Any] = field(default_factory=dict)
+    snippet_texts: dict[str, str] | None = None
 
 
 def parse_item_range(value: str) -> tuple[int, int]:
@@ -154,7 +167,7 @@ def prepare(
     from prefrag.config import get_settings
 
     settings = settings or get_settings()
-    dataset = load_dataset(config.dataset)
+    dataset = _dataset_for_task(config)
     items = select_items(dataset, config)
     state = RunState(dataset, items, sources, reasoner, rerankers=dict(rerankers or {}))
     out = Path(config.out)
@@ -173,7 +186,9 @@ def prepare(
             f"Unknown method(s) {unknown or '(none)'}; known: {', '.join(METHODS)}."
         )
     corpus_items = items if config.corpus == "items" else dataset.items
-    if state.sources is None:
+    if dataset.corpus:
+        _prepare_snippet_qa(config, state, out, settings, progress)
+    elif state.sources is None:
         if config.two_source is not None:
             from prefrag.eval.twosource import build_two_source
 
@@ -196,6 +211,7 @@ def prepare(
             from prefrag.sources.defaults import default_sources
 
             state.sources = default_sources()
+    assert state.sources is not None
     base = _base_context(config)  # refuses bad run settings before any work
     if base.use_polyview:
         _check_polyview_profile(base.polyview_profile, state.rerankers)
@@ -215,6 +231,70 @@ def prepare(
             models=models_of(base),  # e.g. `--compare-model`: a served switcher
         )
     return state
+
+
+def _dataset_for_task(config: EvalConfig) -> Dataset:
+    """The dataset in the shape of `config.task` (its file's own task when unset)."""
+    from prefrag.eval.snippet_qa import as_snippet_qa, check_share
+
+    if config.task is not None and config.task not in TASKS:
+        raise ConfigurationError(f"--task must be one of {', '.join(TASKS)}; got {config.task!r}.")
+    check_share(config.withhold)
+    if config.withhold and config.task != "qa":
+        raise ConfigurationError("--withhold applies to --task qa on a MedQuAD-shaped file.")
+    dataset = load_dataset(config.dataset)
+    if config.task == "qa" and dataset.corpus:
+        return as_snippet_qa(dataset)
+    if config.withhold:
+        # Only a file of snippets has gold snippets to withhold.
+        return as_snippet_qa(dataset)  # raises, naming what the file is
+    if config.task is None or config.task == dataset.task:
+        return dataset
+    raise ConfigurationError(
+        f"'{config.dataset}' is a {dataset.task} dataset; it cannot be run as --task {config.task}."
+    )
+
+
+def _prepare_snippet_qa(
+    config: EvalConfig, state: RunState, out: Path, settings: Settings, progress: bool
+) -> None:
+    """Mark the withheld questions and index the snippets (`prefrag.eval.snippet_qa`)."""
+    import dataclasses
+
+    from prefrag.eval.snippet_qa import (
+        WITHHELD,
+        build_snippet_source,
+        snippet_rows,
+        withheld_ids,
+    )
+
+    if config.two_source is not None:
+        raise ConfigurationError("--two-source splits HotpotQA paragraphs; not --task qa.")
+    withheld = withheld_ids(state.items, config.withhold, config.seed)
+    state.items = [
+        dataclasses.replace(item, metadata={**item.metadata, WITHHELD: item.id in withheld})
+        for item in state.items
+    ]
+    rows = snippet_rows(
+        state.dataset,
+        state.items,
+        withheld,
+        corpus=config.corpus,
+        distractors=config.distractors,
+        seed=config.seed,
+    )
+    if state.sources is None:
+        state.sources = build_snippet_source(
+            rows, out / "index", settings=settings, progress=progress
+        )
+    state.snippet_texts = {str(row["id"]): str(row["text"]) for row in state.dataset.corpus}
+    state.facts["snippet_qa"] = {
+        "questions": len(state.items),
+        "withheld": len(withheld),
+        "indexed_snippets": len(rows),
+        "withhold": config.withhold,
+        "distractors": config.distractors,
+    }
 
 
 def _preferred_name(config: EvalConfig, sources: SourceRegistry) -> str | None:
@@ -304,7 +384,9 @@ def _resume_view(config: dict[str, Any]) -> dict[str, Any]:
     """What must match to resume: the eval keys and every effective run setting."""
     from prefrag.graphs.context import context_from
 
-    view = {key: config.get(key) for key in _RESUME_KEYS}
+    # A run saved before a key existed ran with that key's default.
+    defaults = {f.name: f.default for f in fields(EvalConfig) if f.default is not MISSING}
+    view = {key: config.get(key, defaults.get(key)) for key in _RESUME_KEYS}
     settings = dict(config.get("context") or {})
     settings.pop("reasoner", None)
     view.update(asdict(context_from(settings)))
@@ -473,7 +555,7 @@ def _qa_jobs(
         for item in state.items:
             if (name, item.id) in done:
                 continue
-            jobs.append(partial(score_item, method, item))
+            jobs.append(partial(score_item, method, item, state.snippet_texts))
     return jobs
 
 
@@ -498,10 +580,17 @@ def run_system(method: Any, question: str) -> tuple[dict[str, Any], list[tuple[s
     return final, timings
 
 
-def score_item(method: Any, item: EvalItem) -> dict[str, Any]:
-    """Run `item` through `method` and score it; a failure scores zero, with the error."""
+def score_item(
+    method: Any, item: EvalItem, snippet_texts: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Run `item` through `method` and score it; a failure scores zero, with the error.
+
+    `snippet_texts` (snippet id → text) scores the answer against its gold snippet
+    (`--task qa` on MedQuAD) instead of against short gold answers.
+    """
     record: dict[str, Any] = {"method": method.name, "id": item.id, "question": item.question}
-    record["golds"] = list(item.answers)
+    # Snippet QA's gold answer is a whole snippet: the record names it by id.
+    record["golds"] = list(item.gold_doc_ids if snippet_texts is not None else item.answers)
     start = time.perf_counter()
     try:
         output, timings = run_system(method, item.question)
@@ -512,20 +601,30 @@ def score_item(method: Any, item: EvalItem) -> dict[str, Any]:
     record["latency_s"] = time.perf_counter() - start
     record["node_latency"] = timings
     record["error"] = error
-    record.update(score_output(output, item))
+    record.update(score_output(output, item, snippet_texts))
     return record
 
 
-def score_output(output: dict[str, Any], item: EvalItem) -> dict[str, Any]:
-    """Metrics of one method output against `item`'s gold data."""
+def score_output(
+    output: dict[str, Any], item: EvalItem, snippet_texts: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """Metrics of one method output against `item`'s gold data (see `score_item`)."""
     prediction = str(output.get("answer") or "")
     steps = list(output.get("route") or [])
     used = unique_documents(d for s in steps for d in s.get("used", []))
     used_kinds = [str(d.metadata.get("kind", "local")) for d in used]
-    if item.task == "mc":
-        scores: dict[str, Any] = {
-            "choice_acc": metrics.choice_accuracy(prediction, item.answers[0], item.options)
+    extra: dict[str, Any] = {}
+    if snippet_texts is not None:
+        from prefrag.eval import snippet_qa
+
+        scores: dict[str, Any] = snippet_qa.snippet_scores(output, item, snippet_texts)
+        extra = {
+            "withheld": bool(item.metadata.get(snippet_qa.WITHHELD)),
+            "answer_words": snippet_qa.answer_words(prediction),
+            "cited_documents": snippet_qa.cited_documents(output),
         }
+    elif item.task == "mc":
+        scores = {"choice_acc": metrics.choice_accuracy(prediction, item.answers[0], item.options)}
         scores["parsed_choice"] = metrics.parse_choice(prediction, item.options)
     else:
         scores = metrics.answer_scores(prediction, list(item.answers))
@@ -538,6 +637,8 @@ def score_output(output: dict[str, Any], item: EvalItem) -> dict[str, Any]:
         counters.setdefault(key, 0)
     return {
         "prediction": prediction,
+        "abstained": bool(output.get("abstained")),
+        **extra,
         "scores": scores,
         "counters": counters,
         "model_calls": dict(output.get("model_calls") or {}),

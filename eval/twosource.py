@@ -176,10 +176,12 @@ def _ensure_index(
     progress: bool = False,
 ) -> Source:
     from prefrag.index.ingest import index_paths
+    from prefrag.index.lexical import FORMAT
     from prefrag.sources.local import LocalSource
 
     marker = work / f"{name}.indexed.json"
-    signature = {"rows": len(rows), "hash": content_id(*(r["id"] for r in rows))}
+    # With the lexical format in it, an index of an older format is brought up to date.
+    signature = {"rows": len(rows), "hash": content_id(*(r["id"] for r in rows)), "lexical": FORMAT}
     if not marker.exists() or json.loads(marker.read_text()) != signature:
         path = write_jsonl(rows, work / f"{name}.jsonl")
         index_paths([path], name, settings=settings, progress=progress)

@@ -136,6 +136,7 @@ class _Run:
     notes: list[str] = field(default_factory=list)
     timings: list[tuple[str, float]] = field(default_factory=list)
     answer: str = ""
+    abstained: bool = False
     citations: list[dict[str, Any]] = field(default_factory=list)
 
     def apply(self, update: dict[str, Any]) -> None:
@@ -147,6 +148,7 @@ class _Run:
         self.model_calls = add_counts(self.model_calls, update.get("model_calls"))
         self.tokens = add_counts(self.tokens, update.get("tokens"))
         self.answer = update.get("answer", self.answer)
+        self.abstained = bool(update.get("abstained", self.abstained))
         self.citations = list(update.get("citations", self.citations))
 
     def timed(self, node: str, call: Callable[[], Any]) -> Any:
@@ -265,6 +267,7 @@ class LoopSystem:
         return {
             "question": run.question,
             "answer": run.answer,
+            "abstained": run.abstained,
             "citations": run.citations,
             "route": run.route,
             "reflections": [],

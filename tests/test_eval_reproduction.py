@@ -69,3 +69,29 @@ def test_ci_slice_reproduces(entry, shared_data, tmp_path):
     assert result.exit_code == 0, result.output
     summary = json.loads((out / "summary.json").read_text())
     assert check(summary, entry["expected"], float(entry["tolerance"])) == []
+
+
+def test_ci_flag_regenerates_every_ci_entry_into_its_own_folder(tmp_path, monkeypatch):
+    import prefrag.eval.reproduce as reproduce
+
+    ran = []
+
+    def fake_rerun(entry, out, data_root=None):
+        ran.append((entry["id"], out))
+        summary = {"_run": {"task": "qa"}}
+        fresh = {"m": dict.fromkeys(reproduce.QA_KEYS, 1.0)}
+        for method, values in (entry.get("expected") or fresh).items():
+            for key, value in values.items():
+                *parents, last = key.split(".")
+                node = summary.setdefault(method, {})
+                for parent in parents:
+                    node = node.setdefault(parent, {})
+                node[last] = value
+        return summary
+
+    monkeypatch.setattr(reproduce, "rerun", fake_rerun)
+    reproduce.main(["--ci", str(tmp_path)])
+    ci_ids = [e["id"] for _, e in all_entries() if e.get("ci")]
+    assert ran == [(i, tmp_path / i) for i in ci_ids] and len(ci_ids) >= 2
+    with pytest.raises(SystemExit, match="No reproduction entry 'nope'"):
+        reproduce.main(["nope", str(tmp_path)])

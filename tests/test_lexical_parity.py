@@ -1,11 +1,14 @@
-"""bm25s (our lexical index) ranks like the reference rank-bm25 implementation."""
+"""bm25s (our lexical index) ranks like the reference rank-bm25 implementation.
+
+The index covers each chunk's title and text, so the reference is built over title + text too.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from prefrag.index.lexical import LexicalIndex, tokenize
+from prefrag.index.lexical import LexicalIndex, record_texts, searchable_text, tokenize
 
 rank_bm25 = pytest.importorskip("rank_bm25")
 
@@ -64,3 +67,36 @@ def test_scores_are_positive_and_best_first() -> None:
 )
 def test_queries_are_tokenised_exactly_like_the_corpus(text: str) -> None:
     assert LexicalIndex.build(CORPUS).query_terms(text) == tokenize([text])[0]
+
+
+TITLED = [
+    {"title": "Warfarin", "text": "Doses are adjusted by measuring the INR blood test."},
+    {"title": "Lithium", "text": "Levels rise with dehydration and with some diuretics."},
+    {"title": "Grapefruit and statins", "text": "The juice raises blood levels of simvastatin."},
+    {"title": "", "text": "Bleeding on warfarin is reversed with vitamin K."},
+    {"title": "Metformin", "text": "The usual first medicine for type 2 diabetes; lowers glucose."},
+    {"title": "Vitamin K", "text": "Found in leafy greens; it lowers the effect of warfarin."},
+]
+TITLED_QUERIES = ["warfarin", "lithium diuretics", "statins grapefruit", "vitamin K warfarin"]
+
+
+@pytest.mark.parametrize("query", TITLED_QUERIES)
+def test_title_and_text_rank_exactly_like_rank_bm25_over_title_plus_text(query: str) -> None:
+    texts = [f"{r['title']} {r['text']}" for r in TITLED]
+    reference = rank_bm25.BM25Okapi(tokenize(texts), k1=1.5, b=0.75, epsilon=0.25)
+    scores = reference.get_scores(tokenize([query])[0])
+    expected = [int(i) for i in np.argsort(-scores, kind="stable") if scores[i] > 0]
+    ours = LexicalIndex.build(record_texts(TITLED), method="robertson")
+    assert [row for row, _ in ours.search(query, len(TITLED))] == expected
+
+
+def test_a_query_naming_only_the_title_finds_the_chunk() -> None:
+    # "Lithium" appears in no text of the corpus, only in a title.
+    assert LexicalIndex.build([r["text"] for r in TITLED]).search("lithium", 3) == []
+    hits = LexicalIndex.build(record_texts(TITLED)).search("lithium", 3)
+    assert [row for row, _ in hits] == [1]
+
+
+def test_searchable_text_puts_the_title_first_and_skips_an_empty_one() -> None:
+    assert searchable_text("Warfarin", "Doses vary.") == "Warfarin\nDoses vary."
+    assert searchable_text("  ", "Doses vary.") == searchable_text(None, "Doses vary.")

@@ -243,3 +243,70 @@ def test_one_answer_normalisation_for_metrics_and_reasoners() -> None:
 
     assert _text.normalize_answer is metrics.normalize_answer
     assert metrics.normalize_answer("The U.S. (1,000)!") == "us 1000"
+
+
+# ----- answers against a gold text (MedQuAD snippets) -----------------------------------
+@pytest.mark.parametrize(
+    ("prediction", "reference", "expected"),
+    [
+        # rouge-score's README example: rougeL P = 5/8, R = 5/9.
+        (
+            "The quick brown dog jumps on the log.",
+            "The quick brown fox jumps over the lazy dog",
+            0.5882352941176471,
+        ),
+        # Lin (2004), section 3.1: S2 and S3 against the reference "police killed the gunman".
+        ("police kill the gunman", "police killed the gunman", 0.75),
+        ("the gunman kill police", "police killed the gunman", 0.5),
+        ("", "police killed the gunman", 0.0),
+        ("completely different words", "police killed the gunman", 0.0),
+    ],
+)
+def test_rouge_l_matches_published_values(prediction, reference, expected):
+    assert metrics.rouge_l(prediction, reference) == pytest.approx(expected)
+
+
+def _brute_force_lcs(a, b):
+    from itertools import combinations
+
+    for size in range(min(len(a), len(b)), 0, -1):
+        subsequences = set(combinations(b, size))
+        if any(c in subsequences for c in combinations(a, size)):
+            return size
+    return 0
+
+
+def test_longest_common_subsequence_agrees_with_brute_force():
+    import random
+
+    rng = random.Random(7)
+    for _ in range(200):
+        a = [rng.choice("abcd") for _ in range(rng.randint(0, 7))]
+        b = [rng.choice("abcd") for _ in range(rng.randint(0, 7))]
+        assert metrics.longest_common_subsequence(a, b) == _brute_force_lcs(a, b)
+
+
+def test_rouge_tokens_follow_rouge_score_tokenizer():
+    assert metrics.rouge_tokens("Vitamin-K, 10mg (IV)!") == ["vitamin", "k", "10mg", "iv"]
+
+
+def test_token_precision_is_the_share_of_answer_tokens_in_the_gold_text():
+    gold = "Bleeding on warfarin is reversed with vitamin K."
+    assert metrics.token_precision("vitamin K", gold) == 1.0
+    assert metrics.token_precision("vitamin C", gold) == 0.5
+    assert metrics.token_precision("", gold) == 0.0
+
+
+def test_full_sentence_support_needs_whole_sentences_of_a_cited_text():
+    text = (
+        "Key Points - Lithium toxicity causes tremor. - It is treated in hospital. "
+        "Severe cases need dialysis"
+    )
+    assert metrics.full_sentence_support("Lithium toxicity causes tremor.", [text]) == 1.0
+    assert metrics.full_sentence_support(
+        "It is treated in hospital. Severe cases need dialysis. [1]", ["other", text]
+    )
+    assert metrics.full_sentence_support("causes tremor.", [text]) == 0.0
+    assert metrics.full_sentence_support("Lithium toxicity", [text]) == 0.0
+    assert metrics.full_sentence_support("It is treated in hospital. Tremor.", [text]) == 0.0
+    assert metrics.full_sentence_support("It is treated in hospital.", []) == 0.0

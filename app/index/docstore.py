@@ -64,6 +64,9 @@ class Manifest:
     collection: str = ""
     updated: str = ""
     format: int = FORMAT_VERSION
+    # What the lexical index covers (`prefrag.index.lexical.FORMAT`); manifests written
+    # before this field existed indexed chunk texts only.
+    lexical_format: int = 1
 
 
 def check_source_name(name: str) -> str:

@@ -98,6 +98,7 @@ def index_paths(
     files, raws = _read_inputs(list(paths))
 
     folder = settings.sources_dir / source
+    migrated = ""
     with docstore.writer_lock(folder, source):
         manifest, damage = _sound_manifest(folder)
         old_records, old_vectors = _current_contents(folder, manifest)
@@ -109,16 +110,23 @@ def index_paths(
         if damage:
             # Rebuilt from this run's inputs alone: nothing of the damaged index is kept.
             skipped = 0
+        if not new_records and manifest is not None and _lexical_outdated(manifest):
+            # Nothing new to embed, but the lexical index predates titles: rebuild it.
+            migrated = _MIGRATED.format(source=source, old=manifest.lexical_format)
+            manifest = _migrate_lexical(folder, old_records, old_vectors, manifest)
         if not new_records and manifest is not None:
             if not _manifest_current(manifest, source_authority, description):
                 manifest.authority = source_authority
                 manifest.description = manifest.description if description is None else description
                 docstore.write_manifest(folder, manifest)
-            return _report(source, folder, files, raws, 0, skipped, manifest, started)
+            report = _report(source, folder, files, raws, 0, skipped, manifest, started)
+            return dataclasses.replace(report, warnings=tuple(w for w in [migrated] if w))
 
         from prefrag.index.embeddings import get_embedder
 
         embedder = get_embedder(settings)
+        if manifest is not None and _lexical_outdated(manifest):
+            migrated = _MIGRATED.format(source=source, old=manifest.lexical_format)
         if manifest is not None and manifest.dimension != embedder.dimension:
             raise ConfigurationError(
                 f"Source '{source}' was built with {manifest.embedding_model} "
@@ -143,7 +151,40 @@ def index_paths(
                 manifest.description = description
             docstore.write_manifest(folder, manifest)
     report = _report(source, folder, files, raws, len(new_records), skipped, manifest, started)
-    return dataclasses.replace(report, rebuilt=damage, warnings=tuple(_id_clashes(raws)))
+    warnings = [*_id_clashes(raws), *([migrated] if migrated else [])]
+    return dataclasses.replace(report, rebuilt=damage, warnings=tuple(warnings))
+
+
+_MIGRATED = (
+    "The lexical index of '{source}' covered chunk texts only (format {old}); it was rebuilt "
+    "over titles and texts. Nothing was re-embedded."
+)
+
+
+def _lexical_outdated(manifest: docstore.Manifest) -> bool:
+    from prefrag.index.lexical import FORMAT
+
+    return manifest.lexical_format < FORMAT
+
+
+def _migrate_lexical(
+    folder: Path,
+    records: list[dict[str, Any]],
+    vectors: np.ndarray,
+    manifest: docstore.Manifest,
+) -> docstore.Manifest:
+    """Publish the same chunks and vectors with a current lexical index; the new manifest."""
+    from prefrag.index.integrity import verify_before_publishing
+    from prefrag.index.lexical import FORMAT, LexicalIndex, record_texts
+
+    lexical = LexicalIndex.build(record_texts(records))
+    verify_before_publishing(folder, len(records), vectors, lexical.documents)
+    generation = docstore.write_generation(folder, records, vectors, lexical.save)
+    current = dataclasses.replace(
+        manifest, generation=generation, lexical_format=FORMAT, updated=docstore.now_iso()
+    )
+    docstore.write_manifest(folder, current)
+    return current
 
 
 def _open_store(source: str, folder: Path, settings: Settings) -> QdrantStore:
@@ -291,9 +332,9 @@ def _write(
 ) -> docstore.Manifest:
     from prefrag.index.dense import collection_name
     from prefrag.index.integrity import verify_before_publishing
-    from prefrag.index.lexical import LexicalIndex
+    from prefrag.index.lexical import FORMAT, LexicalIndex, record_texts
 
-    lexical = LexicalIndex.build([record["text"] for record in records])
+    lexical = LexicalIndex.build(record_texts(records))
     verify_before_publishing(folder, len(records), vectors, lexical.documents)
     generation = docstore.write_generation(folder, records, vectors, lexical.save)
     return docstore.Manifest(
@@ -309,6 +350,7 @@ def _write(
         chunk_overlap=settings.chunk_overlap,
         collection=collection_name(source),
         updated=docstore.now_iso(),
+        lexical_format=FORMAT,
     )
 
 

@@ -1,14 +1,22 @@
-"""BM25 lexical search over chunk texts with bm25s and an English Snowball stemmer."""
+"""BM25 lexical search over chunk titles and texts with bm25s and an English Snowball stemmer.
+
+Each chunk is indexed as its title followed by its text (the PrefRAG authors' BM25 ranks
+title + content too), so a query naming a document's subject finds its chunks even when the
+text never repeats the name. Stores written before titles were indexed keep working with
+their text-only index until the next `prefrag index` rebuilds it (`FORMAT`).
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+# What a lexical index covers: 1 = chunk text only (early stores), 2 = title + text.
+FORMAT = 2
 _STOPWORDS = "en"
 # bm25s' default token pattern; queries are split exactly as the corpus was.
 _WORDS = re.compile(r"(?u)\b\w\w+\b").findall
@@ -33,6 +41,17 @@ def tokenize(texts: Sequence[str], stemmer: Any = None) -> list[list[str]]:
     )
 
 
+def searchable_text(title: str | None, text: str) -> str:
+    """What the lexical index holds for one chunk: its title, then its text."""
+    title = (title or "").strip()
+    return f"{title}\n{text}" if title else text
+
+
+def record_texts(records: Sequence[Mapping[str, Any]]) -> list[str]:
+    """`searchable_text` of every stored chunk record, in row order."""
+    return [searchable_text(record.get("title"), record["text"]) for record in records]
+
+
 class LexicalIndex:
     """A bm25s index whose document numbers are the store's chunk rows."""
 
@@ -51,7 +70,10 @@ class LexicalIndex:
 
     @classmethod
     def build(cls, texts: Sequence[str], *, method: str = "lucene") -> LexicalIndex:
-        """Index `texts`; row `i` of the store is document `i` here."""
+        """Index `texts`; row `i` of the store is document `i` here.
+
+        Pass `record_texts(records)` to index a store's chunks with their titles.
+        """
         import bm25s
 
         stemmer = _stemmer()

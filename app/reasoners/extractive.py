@@ -64,8 +64,8 @@ from prefrag.reasoners.base import (
 
 if TYPE_CHECKING:
     from prefrag.index.embeddings import Embedder
-    from prefrag.reasoners.small_switcher import Switcher
     from prefrag.reasoners.plans import SourceBrief, SourcePlan
+    from prefrag.reasoners.small_switcher import Switcher
 
 # Share of the question's term weight the answer's supporting sentences must cover.
 _ANSWER_SUPPORT = 0.6

@@ -101,8 +101,13 @@ def render_markdown(summary: dict[str, Any], *, config: dict[str, Any] | None = 
         parts += [
             f"Reasoner `{config.get('reasoner')}`, top-k {config.get('top_k')}, "
             f"max iterations {config.get('max_iterations')}, max reflections "
-            f"{config.get('max_reflections')}, two-source share {config.get('two_source')}, "
-            f"{run.get('items', '?')} items, seed {config.get('seed')}.",
+            f"{config.get('max_reflections')}, "
+            + (
+                f"two-source share {config['two_source']}, "
+                if config.get("two_source") is not None
+                else ""
+            )
+            + f"{run.get('items', '?')} items, seed {config.get('seed')}.",
             "",
         ]
     if "two_source" in run:

@@ -253,8 +253,15 @@ def render_markdown(summary: dict[str, Any], *, config: dict[str, Any] | None = 
         _table(["Method", "p50", "p95", "per node p50/p95"], rows),
         "",
     ]
-    parts += ["Plots: `accuracy_vs_retrievals.png`, `web_exposure.png`.", ""]
+    if _plotted(summary):
+        parts += ["Plots: `accuracy_vs_retrievals.png`, `web_exposure.png`.", ""]
     return "\n".join(parts)
+
+
+def _plotted(summary: dict[str, Any]) -> bool:
+    """Runs with answer accuracy and web use to plot (not retrieval, not snippet QA)."""
+    run = summary.get("_run", {})
+    return run.get("task") != "retrieval" and "snippet_qa" not in run and bool(_methods(summary))
 
 
 def _snippet_table(summary: dict[str, Any], methods: Sequence[str]) -> list[str]:
@@ -390,7 +397,7 @@ def write_report(
     out = Path(out)
     written = [out / "report.md"]
     written[0].write_text(render_markdown(summary, config=config))
-    if summary.get("_run", {}).get("task") != "retrieval" and _methods(summary):
+    if _plotted(summary):
         written.append(plot_accuracy_vs_retrievals(summary, out / "accuracy_vs_retrievals.png"))
         written.append(plot_web_exposure(summary, out / "web_exposure.png"))
     return written

@@ -246,10 +246,19 @@ _CITATION_MARK = re.compile(r"\s*\[[^\]]{1,80}\]")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|(?:^|\s)[-*\u2022]\s+)$")
 
 
+_BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d{1,2}[.)])\s+")
+
+
 def answer_sentences(answer: str) -> list[str]:
-    """The sentences of an answer, citation marks such as "[1]" removed."""
-    text = " ".join(_CITATION_MARK.sub("", answer or "").split())
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+    """The sentences of an answer: lines without list bullets, split at sentence ends.
+
+    Citation marks such as "[1]" are removed.
+    """
+    sentences = []
+    for line in _CITATION_MARK.sub("", answer or "").splitlines():
+        text = " ".join(_BULLET.sub("", line).split())
+        sentences += [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
+    return sentences
 
 
 def full_sentence_support(answer: str, texts: Iterable[str]) -> float:

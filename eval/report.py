@@ -101,8 +101,13 @@ def render_markdown(summary: dict[str, Any], *, config: dict[str, Any] | None = 
         parts += [
             f"Reasoner `{config.get('reasoner')}`, top-k {config.get('top_k')}, "
             f"max iterations {config.get('max_iterations')}, max reflections "
-            f"{config.get('max_reflections')}, two-source share {config.get('two_source')}, "
-            f"{run.get('items', '?')} items, seed {config.get('seed')}.",
+            f"{config.get('max_reflections')}, "
+            + (
+                f"two-source share {config['two_source']}, "
+                if config.get("two_source") is not None
+                else ""
+            )
+            + f"{run.get('items', '?')} items, seed {config.get('seed')}.",
             "",
         ]
     if "two_source" in run:
@@ -248,8 +253,15 @@ def render_markdown(summary: dict[str, Any], *, config: dict[str, Any] | None = 
         _table(["Method", "p50", "p95", "per node p50/p95"], rows),
         "",
     ]
-    parts += ["Plots: `accuracy_vs_retrievals.png`, `web_exposure.png`.", ""]
+    if _plotted(summary):
+        parts += ["Plots: `accuracy_vs_retrievals.png`, `web_exposure.png`.", ""]
     return "\n".join(parts)
+
+
+def _plotted(summary: dict[str, Any]) -> bool:
+    """Runs with answer accuracy and web use to plot (not retrieval, not snippet QA)."""
+    run = summary.get("_run", {})
+    return run.get("task") != "retrieval" and "snippet_qa" not in run and bool(_methods(summary))
 
 
 def _snippet_table(summary: dict[str, Any], methods: Sequence[str]) -> list[str]:
@@ -385,7 +397,7 @@ def write_report(
     out = Path(out)
     written = [out / "report.md"]
     written[0].write_text(render_markdown(summary, config=config))
-    if summary.get("_run", {}).get("task") != "retrieval" and _methods(summary):
+    if _plotted(summary):
         written.append(plot_accuracy_vs_retrievals(summary, out / "accuracy_vs_retrievals.png"))
         written.append(plot_web_exposure(summary, out / "web_exposure.png"))
     return written

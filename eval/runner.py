@@ -490,7 +490,9 @@ def run_eval(
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     if report:
-        write_report(summary, out, config=asdict(config))
+        # The report names the effective run settings, defaults included.
+        shown = {key: config.setting(key) for key in ("top_k", "max_iterations", "max_reflections")}
+        write_report(summary, out, config=asdict(config) | shown)
     return summary
 
 

@@ -191,6 +191,9 @@ def test_qa_task_scores_answers_and_abstention_on_withheld_questions(tmp_path):
     assert records[withheld]["golds"] == [gold]
     report = (tmp_path / "run" / "report.md").read_text()
     assert "Answers against the gold snippet" in report and "| prefrag | 100.0 |" in report
+    assert "top-k 2," in report and "None" not in report
+    # Accuracy and web-exposure plots would only show zeros here: none are drawn.
+    assert not (tmp_path / "run" / "accuracy_vs_retrievals.png").exists()
     assert summary["_run"]["snippet_qa"]["withheld"] == 1
 
 

@@ -310,3 +310,14 @@ def test_full_sentence_support_needs_whole_sentences_of_a_cited_text():
     assert metrics.full_sentence_support("Lithium toxicity", [text]) == 0.0
     assert metrics.full_sentence_support("It is treated in hospital. Tremor.", [text]) == 0.0
     assert metrics.full_sentence_support("It is treated in hospital.", []) == 0.0
+
+
+def test_a_list_answer_is_supported_item_by_item():
+    text = "Symptoms include: - tremor. - confusion. - Severe thirst. Most people recover."
+    assert metrics.answer_sentences("- tremor.\n- confusion [2]\n1. Severe thirst") == [
+        "tremor.",
+        "confusion",
+        "Severe thirst",
+    ]
+    assert metrics.full_sentence_support("- tremor.\n- confusion\n- Severe thirst.", [text])
+    assert not metrics.full_sentence_support("- tremor.\n- fever", [text])

@@ -1,10 +1,9 @@
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
-from switcher_fakes import RecordingChatModel, two_hop_sources, write_dataset
+from switcher_fakes import RecordingChatModel, stub_reply, two_hop_sources, write_dataset
 from typer.testing import CliRunner
 
 from prefrag.documents import make_document
@@ -176,49 +175,12 @@ def test_rerun_with_other_settings_into_the_same_file_is_refused(tmp_path):
 # --- an LLM policy and teacher against the OpenAI-compatible stub server ----------------------
 
 
-def _stub_reply(received):
-    from prefrag.eval.stub_server import completion
-
-    def reply(request):
-        received.append(request)
-        response = completion(request)
-        prompt = request["messages"][-1]["content"]
-        if "New information:" in prompt:
-            keep = request.get("temperature", 1.0) < 0.5
-            content = json.dumps(
-                {
-                    "analysis": "Adds the missing region." if keep else "Nothing new here.",
-                    "status": "True" if keep else "False",
-                }
-            )
-        elif "Begin!" in prompt:
-            question = re.search(r"Question: (.*)", prompt)[1]
-            searches = prompt.count("Action Input:") - 1  # the format block has one
-            action = "search" if searches < 2 else "answer"
-            query = question if searches == 0 else f"region of town{question[-2]}"
-            content = json.dumps(
-                {
-                    "thought": "look it up",
-                    "action": action,
-                    "query": query if action == "search" else "",
-                    "source": "",
-                    "answer": "Country" if action == "answer" else "",
-                }
-            )
-        else:
-            return response
-        response["choices"][0]["message"]["content"] = content
-        return response
-
-    return reply
-
-
 def test_llm_policy_samples_nine_verdicts_and_the_teacher_picks(tmp_path):
     from prefrag.config import get_settings
     from prefrag.eval.stub_server import StubChatServer
 
     received: list[dict] = []
-    with StubChatServer(reply=_stub_reply(received)) as server:
+    with StubChatServer(reply=stub_reply(received)) as server:
         settings = get_settings().model_copy(
             update={"openai_base_url": server.url, "openai_api_key": "x", "backend": "openai"}
         )

@@ -110,7 +110,8 @@ class SwitcherDataConfig:
         default=0.5,
         metadata={
             "help": "Two-source split (share of questions whose second gold paragraph stays "
-            "local); set to null in YAML to use the configured sources instead."
+            "local). null (YAML): one local index of the dataset's paragraphs plus the real "
+            "web source, as `prefrag eval` without --two-source."
         },
     )
     top_k_range: str = field(

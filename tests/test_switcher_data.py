@@ -166,6 +166,22 @@ def test_a_killed_run_continues_without_duplicating_pairs(tmp_path):
     assert len(keys) == len(set(keys))
 
 
+def test_a_failed_question_is_reported_and_retried_by_the_next_run(tmp_path):
+    class FlakyTeacher(GoldTeacher):
+        def verdict(self, item, question, held, new):
+            if item.id == "q1":
+                raise RuntimeError("endpoint hiccup")
+            return super().verdict(item, question, held, new)
+
+    config = _config(tmp_path, per_question=2)
+    first = run(config, sources=two_hop_sources(), teacher=FlakyTeacher())
+    assert first.failed == 1 and first.drops["question failed"] == 1
+    assert "q1" not in {p["meta"]["question_id"] for p in _lines(tmp_path / "pairs.jsonl")}
+    second = run(config, sources=two_hop_sources())
+    assert second.failed == 0
+    assert "q1" in {p["meta"]["question_id"] for p in _lines(tmp_path / "pairs.jsonl")}
+
+
 def test_rerun_with_other_settings_into_the_same_file_is_refused(tmp_path):
     run(_config(tmp_path), sources=two_hop_sources())
     with pytest.raises(ConfigurationError, match="different teacher"):

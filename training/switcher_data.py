@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain_core.documents import Document
 
-from prefrag.errors import ConfigurationError, IngestError
+from prefrag.errors import ConfigurationError, IngestError, PrefRAGError
 from prefrag.reasoners.base import (
     AnswerDraft,
     CompareVerdict,
@@ -565,8 +565,8 @@ def run(
                 max_doc_chars=settings.prompt_doc_chars,
                 preferred=preferred,
             )
-        except (ConfigurationError, IngestError):
-            raise
+        except PrefRAGError:
+            raise  # bad settings or an unreachable endpoint: stop (the log keeps what is done)
         except Exception as error:
             return {"question_id": item.id, "error": f"{type(error).__name__}: {error}"}
         return {
@@ -802,6 +802,8 @@ def main(argv: Sequence[str] | None = None) -> SwitcherDataResult:
         table.add_row(f"  {label}", str(count))
     for reason, count in result.drops.items():
         table.add_row(f"dropped: {reason}", str(count))
+    if result.failed:
+        table.add_row("questions failed (rerun to retry)", str(result.failed))
     Console().print(table)
     return result
 

@@ -73,6 +73,11 @@ def test_gold_teacher_keeps_exactly_when_a_supporting_paragraph_is_new(tmp_path)
     repeated = teacher.verdict(item, item.question, [town, region], [region])
     assert repeated.status is False and "Region0" in repeated.analysis
     assert teacher.opposite(repeated).status is True
+    # The gold-needed variant does not switch once nothing is missing.
+    needed = GoldTeacher(needed_only=True)
+    assert needed.name == "gold-needed"
+    assert needed.verdict(item, item.question, [town, region], [lake]).status is True
+    assert needed.verdict(item, item.question, [town], [lake]).status is False
 
 
 # --- end to end: extractive policy, gold teacher -------------------------------------------------

@@ -92,7 +92,10 @@ class SwitcherDataConfig:
     )
     teacher: str = field(
         default="gold",
-        metadata={"help": "'gold' (supporting paragraphs) or a chat model name for the teacher."},
+        metadata={
+            "help": "'gold' (keep exactly when a supporting paragraph is new), 'gold-needed' "
+            "(also keep when every supporting paragraph is held) or a chat model name."
+        },
     )
     samples: int = field(
         default=9, metadata={"help": "Policy samples per judged step (temperature x top-p grid)."}
@@ -178,9 +181,16 @@ class Teacher(Protocol):
 
 
 class GoldTeacher:
-    """Keep exactly when the new documents add a supporting paragraph not held yet."""
+    """Keep exactly when the new documents add a supporting paragraph not held yet.
 
-    name = "gold"
+    Args:
+        needed_only: The `gold-needed` variant: also keep when every supporting paragraph
+            is held already (nothing is missing, so switching could only add web content).
+    """
+
+    def __init__(self, *, needed_only: bool = False) -> None:
+        self.needed_only = needed_only
+        self.name = "gold-needed" if needed_only else "gold"
 
     def verdict(
         self, item: EvalItem, question: str, held: Sequence[Document], new: Sequence[Document]
@@ -195,6 +205,12 @@ class GoldTeacher:
         held_titles = {_title(d) for d in held}
         added = [t for t in dict.fromkeys(_title(d) for d in new) if t in gold - held_titles]
         repeated = [t for t in dict.fromkeys(_title(d) for d in new) if t in gold & held_titles]
+        if self.needed_only and gold <= held_titles:
+            return CompareVerdict(
+                analysis="The information already obtained holds everything needed to answer "
+                "the question; there is nothing to look for elsewhere.",
+                status=True,
+            )
         if added:
             return CompareVerdict(
                 analysis=f"The new information includes '{added[0]}', which holds details "
@@ -543,9 +559,9 @@ def run(
         progress=config.progress,
     )
     assert state.sources is not None
-    if teacher.name == "gold" and not any(item.paragraphs for item in state.items):
+    if isinstance(teacher, GoldTeacher) and not any(item.paragraphs for item in state.items):
         raise ConfigurationError(
-            "--teacher gold needs a dataset with supporting paragraphs (HotpotQA-style)."
+            f"--teacher {teacher.name} needs a dataset with supporting paragraphs (HotpotQA-style)."
         )
     preferred = "local" if "local" in state.sources else None
     done = {r["question_id"] for r in _read_log(log) if not r.get("error")}
@@ -772,8 +788,8 @@ def build_policy(config: SwitcherDataConfig, settings: Settings) -> Policy:
 
 def build_teacher(config: SwitcherDataConfig, settings: Settings) -> Teacher:
     """The teacher the config names: `gold` or a chat model (settings' temperature)."""
-    if config.teacher == "gold":
-        return GoldTeacher()
+    if config.teacher in ("gold", "gold-needed"):
+        return GoldTeacher(needed_only=config.teacher == "gold-needed")
     from prefrag.models import build_chat_model
     from prefrag.reasoners.llm import LLMReasoner
 

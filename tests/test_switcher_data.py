@@ -12,12 +12,12 @@ from prefrag.eval.datasets import load_dataset
 from prefrag.reasoners.llm import LLMReasoner, compare_prompt
 from prefrag.training.pairs import read_compare_prompt, read_pairs
 from prefrag.training.switcher_data import (
-    GoldTeacher,
     SwitcherDataConfig,
     collect_path,
     main,
     run,
 )
+from prefrag.training.switcher_teachers import GoldTeacher
 
 
 def _config(tmp_path, **overrides):

@@ -83,6 +83,9 @@ def test_every_arm_is_scored_with_and_without_the_graph(tmp_path: Path) -> None:
     assert planned["per_site"]["gard"] == 1.0 and planned["recall"] == pytest.approx(1 / 7)
     assert set(planned["shares"]) == {"gard"}
     assert "concepts" in arms["stacked [sites+graph]"]["shares"]
+    # Only the graph holds definitions copied from the gold snippets.
+    assert arms["stacked [sites]"]["gold_definition"] == 0.0
+    assert arms["stacked [sites+graph]"]["gold_definition"] > 0.0
     report = (tmp_path / "work" / "report.md").read_text()
     assert f"| balanced [sites] | {arms['balanced [sites]']['recall']:.3f} |" in report
     # A second run reuses the indexes and gives the same numbers.

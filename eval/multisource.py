@@ -254,13 +254,19 @@ def run_multisource(
     summary = {
         "config": {**asdict(config), "data": str(config.data), "work": str(config.work)},
         "questions": len(questions),
-        "corpus": {getattr(s, "store", s.name): len(s) for s in sites},  # type: ignore[arg-type]
+        "corpus": {getattr(s, "store", s.name): _snippets(s) for s in sites},
         "arms": [{k: v for k, v in asdict(r).items() if k != "ranks"} for r in results],
     }
     out = Path(config.work)
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     (out / "report.md").write_text(report(summary, [s.name for s in sites]))
     return summary
+
+
+def _snippets(source: Source) -> int:
+    """Documents (snippets, not chunks) a site source holds."""
+    manifest = getattr(source, "manifest", None)
+    return int(manifest.documents) if manifest is not None else 0
 
 
 def _searching(source: Source, k: int) -> Callable[[Question], list[Document]]:

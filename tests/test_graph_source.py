@@ -175,6 +175,9 @@ def test_cli_indexes_a_graph_idempotently(tmp_path: Path) -> None:
     assert f"{len(TRIPLES)} triples added" in first.output
     again = runner.invoke(app, ["index", "--kind", "graph", str(path), "--source", "kg"])
     assert "0 triples added" in again.output
+    assert GraphSource("kg").authority == 0.8
+    runner.invoke(app, ["index", "--kind", "graph", str(path), "-s", "kg", "--authority", "0.6"])
+    assert GraphSource("kg").authority == 0.6  # kept for later runs
     bad = runner.invoke(app, ["index", "--kind", "tree", str(path), "--source", "kg"])
     assert bad.exit_code == 2 and "--kind" in bad.output
     with sqlite3.connect(graph_path("kg")) as connection:

@@ -87,7 +87,7 @@ class GraphSource:
         path: Path | None = None,
         description: str | None = None,
         query_format: str = GRAPH_QUERY_FORMAT,
-        authority: float = DEFAULT_GRAPH_AUTHORITY,
+        authority: float | None = None,
     ) -> None:
         self.name = name
         self.path = Path(path) if path is not None else graph_path(store or name, settings)
@@ -100,8 +100,11 @@ class GraphSource:
             f"file:{self.path}?mode=ro", uri=True, check_same_thread=False
         )
         self._lock = threading.Lock()
-        self.authority = float(authority)
         self.query_format = query_format
+        stored_authority = self._one("SELECT value FROM meta WHERE key = 'authority'")
+        if authority is None:
+            authority = float(stored_authority) if stored_authority else DEFAULT_GRAPH_AUTHORITY
+        self.authority = float(authority)
         stored = self._one("SELECT value FROM meta WHERE key = 'description'")
         self.concepts = int(self._one("SELECT COUNT(*) FROM concepts") or 0)
         self.description = (

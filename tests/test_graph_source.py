@@ -163,9 +163,20 @@ def test_malformed_rows_name_file_and_line_and_change_nothing(
     assert graph_path("kg").read_bytes() == before
 
 
-def test_a_missing_graph_is_a_clear_error() -> None:
+def test_a_missing_or_damaged_graph_is_a_clear_error() -> None:
+    from prefrag.errors import DamagedStoreError
+
     with pytest.raises(StoreMissingError, match="prefrag index --kind graph"):
         GraphSource("nothing")
+    graph_path("broken").parent.mkdir(parents=True, exist_ok=True)
+    graph_path("broken").write_bytes(b"not a database" * 100)
+    with pytest.raises(DamagedStoreError, match="index the triples again"):
+        GraphSource("broken")
+    from prefrag.sources.defaults import default_sources
+
+    assert "broken" not in default_sources(web=False)  # the others still work
+    with pytest.raises(DamagedStoreError):
+        default_sources(web=False, require="broken")
 
 
 def test_cli_indexes_a_graph_idempotently(tmp_path: Path) -> None:

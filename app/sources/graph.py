@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.documents import Document
 
 from prefrag.documents import content_id, make_document
-from prefrag.errors import StoreMissingError
+from prefrag.errors import DamagedStoreError, StoreMissingError
 from prefrag.index.graph_store import graph_path, normalise_name, readable_relation
 from prefrag.sources.base import SourceKind
 
@@ -74,6 +74,7 @@ class GraphSource:
 
     Raises:
         StoreMissingError: No graph called `store` has been indexed (or `path` is missing).
+        DamagedStoreError: The graph file is not a readable graph.
     """
 
     kind: SourceKind = "graph"
@@ -100,6 +101,16 @@ class GraphSource:
             f"file:{self.path}?mode=ro", uri=True, check_same_thread=False
         )
         self._lock = threading.Lock()
+        try:
+            self._connection.execute("SELECT COUNT(*) FROM concepts").fetchone()
+        except sqlite3.DatabaseError as error:
+            problem = f"{self.path} cannot be read ({error})"
+            raise DamagedStoreError(
+                f"Graph source '{store or name}' is damaged: {problem}. Delete the file and "
+                f"index the triples again (`prefrag index --kind graph FILES --source "
+                f"{store or name}`).",
+                problem,
+            ) from None
         self.query_format = query_format
         stored_authority = self._one("SELECT value FROM meta WHERE key = 'authority'")
         if authority is None:

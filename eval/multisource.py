@@ -12,7 +12,9 @@ Arms, each returning a top-k over all selected sources:
 - `planned:<name>`: a planner `(question, sources) -> {source name: [queries]}` chooses the
   sources and queries; each query retrieves `plan_depth` documents, and the pool is
   reranked by the question to the top-k (SPO's procedure);
-- `gold-site only`: the question to the gold's own site alone (perfect routing, a ceiling).
+- `gold-site only`: the question to the gold's own site alone (perfect routing, a ceiling);
+- `stacked by cosine`: every site's dense top-k merged by raw cosine (MedRAG's stacking,
+  which RAG² compares against; sites only, graph documents have no cosine).
 
 Each arm runs with and without the concept graph. Metrics: recall@k (= hit@k, one gold)
 and NDCG@k overall and per gold site, and how the top-k splits between sources.
@@ -239,6 +241,9 @@ def run_multisource(
         layouts.append(("sites+graph", [*sites, graph]))
     results: list[ArmResult] = []
     results.append(_score("gold-site only", questions, _gold_site(sites, config.k), config.k))
+    results.append(
+        _score("stacked by cosine [sites]", questions, _by_cosine(sites, config.k), config.k)
+    )
     for label, members in layouts:
         stacked = CombinedSource(members)
         balanced = BalancedSource(members, scorer, per_source=config.k)
@@ -267,6 +272,22 @@ def _snippets(source: Source) -> int:
     """Documents (snippets, not chunks) a site source holds."""
     manifest = getattr(source, "manifest", None)
     return int(manifest.documents) if manifest is not None else 0
+
+
+def _by_cosine(sites: Sequence[Source], k: int) -> Callable[[Question], list[Document]]:
+    """MedRAG-style stacking: every site's dense top-k merged by raw cosine."""
+    from prefrag.sources.local import LocalSource
+
+    dense = [
+        LocalSource(s.store, settings=s.settings, mode="dense", label=s.name)  # type: ignore[attr-defined]
+        for s in sites
+    ]
+
+    def run(question: Question) -> list[Document]:
+        pool = [d for source in dense for d in source.search(question.text, k)]
+        return sorted(pool, key=lambda d: -float(d.metadata["score"]))[:k]
+
+    return run
 
 
 def _searching(source: Source, k: int) -> Callable[[Question], list[Document]]:

@@ -68,6 +68,7 @@ def test_every_arm_is_scored_with_and_without_the_graph(tmp_path: Path) -> None:
     arms = {arm["name"]: arm for arm in summary["arms"]}
     assert set(arms) == {
         "gold-site only",
+        "stacked by cosine [sites]",
         "stacked [sites]",
         "balanced [sites]",
         "planned: gard only [sites]",

@@ -39,9 +39,7 @@ def main() -> None:
         kept_other = (other_array >= threshold).sum()
         dropped = (other_array < threshold).mean()
         precision = kept_gold / (kept_gold + kept_other)
-        print(
-            f"{threshold:9.2f}  {kept_gold / len(gold):9.3f}  {dropped:19.3f}  {precision:17.3f}"
-        )
+        print(f"{threshold:9.2f}  {kept_gold / len(gold):9.3f}  {dropped:19.3f}  {precision:17.3f}")
 
 
 if __name__ == "__main__":

@@ -173,3 +173,19 @@ def test_a_folder_that_is_not_a_trained_filter_is_a_clear_error(tmp_path: Path) 
         load_snippet_filter(tmp_path / "missing")
     with pytest.raises(ConfigurationError, match="not a trained snippet filter"):
         load_snippet_filter(tmp_path)
+
+
+@pytest.mark.parametrize("command", ["ask", "eval"])
+def test_the_three_switches_are_command_line_options(command: str) -> None:
+    from typer.testing import CliRunner
+
+    from prefrag.cli import app
+
+    shown = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"}).stdout
+    for option in (
+        "--use-planning",
+        "--rationale-queries",
+        "--use-evidence-filter",
+        "--plan-model",
+    ):
+        assert option in shown, (command, option)

@@ -28,9 +28,18 @@ RATIONALE = "Sørensen introduced pH at Carlsberg; the ecologist who assisted hi
 
 
 class Rationalising(ScriptedReasoner):
-    def think(self, question, scratchpad, *, sources, force_answer=False, feedback=""):
+    """Writes a rationale when asked for one (`rationale=True`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[bool] = []
+
+    def think(
+        self, question, scratchpad, *, sources, force_answer=False, feedback="", rationale=False
+    ):
+        self.asked.append(rationale)
         decision = super().think(question, scratchpad, sources=sources, force_answer=force_answer)
-        if decision.action == "search":
+        if decision.action == "search" and rationale:
             decision.thought = RATIONALE
         return decision
 
@@ -43,20 +52,36 @@ def test_rationale_queries_search_with_the_thought_and_the_trace_says_so() -> No
     assert off["route"][0]["query_basis"] == "sub-query"
 
     local.queries.clear()
+    reasoner = Rationalising()
     on = ask(
         QUESTION,
-        reasoner=Rationalising(),
+        reasoner=reasoner,
         sources=SourceRegistry([local]),
         rationale_queries=True,
         **common,
     )
     assert local.queries == [RATIONALE]
+    assert reasoner.asked[0] is True
     step = on["route"][0]
     assert step["query"] == RATIONALE and step["query_basis"] == "rationale"
     assert any(
         "rationale" in note and "Danish chemist who introduced the concept of pH" in note
         for note in step["notes"]
     )
+
+
+def test_a_reasoner_without_rationales_searches_its_thought_with_the_sub_query() -> None:
+    local = ListSource("local", default=[doc("l1", "Carlsberg laboratory history.")])
+    ask(
+        QUESTION,
+        reasoner=ScriptedReasoner(),  # its think() takes no `rationale`
+        sources=SourceRegistry([local]),
+        rationale_queries=True,
+        max_reflections=0,
+        max_iterations=1,
+        fallback_sources=[],
+    )
+    assert local.queries == ["next hop Danish chemist who introduced the concept of pH"]
 
 
 def test_an_empty_rationale_keeps_the_sub_query() -> None:

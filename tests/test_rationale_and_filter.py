@@ -214,3 +214,17 @@ def test_the_three_switches_are_command_line_options(command: str) -> None:
         "--plan-model",
     ):
         assert option in shown, (command, option)
+
+
+def test_a_chat_model_filter_reads_verdicts_and_keeps_unreadable_ones() -> None:
+    from prefrag.tools.evidence_filter import ChatSnippetFilter
+
+    model = FakeListChatModel(
+        responses=["On topic. <answer>yes</answer>", "Off topic. <answer>No</answer>", "hmm"]
+    )
+    outcome = filter_snippets(
+        ChatSnippetFilter(model), "q", [doc("a", "A"), doc("b", "B"), doc("c", "C")]
+    )
+    assert [d.metadata["id"] for d in outcome.kept] == ["a", "c"]
+    assert outcome.dropped[0]["reason"] == "the model judged it not helpful"
+    assert outcome.judged[2]["reason"].startswith("the model's verdict could not be read")

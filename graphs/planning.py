@@ -92,8 +92,9 @@ def run_plan(
 ) -> PlannedRetrieval:
     """Search every planned query (top `search_k`) and fuse all rankings into the top `keep`.
 
-    A graph source with a `search_term(term, query, k)` method gets the planned term and
-    query separately; any other source gets the query text.
+    A graph query is sent as written in the plan, `term , query` (the graph source splits
+    it, keeping commas inside known terms); a source with a `search_term(term, query, k)`
+    method gets the two parts separately instead. Text sources get the query text.
     """
     by_id: dict[str, Document] = {}
     rankings: list[list[str]] = []
@@ -200,12 +201,7 @@ def _search_planned(source: Source, query: PlannedQuery, k: int) -> tuple[list[D
         if query.term and callable(lookup):
             found = list(lookup(query.term, query.text, k))
         else:
-            text = (
-                f"{query.term} {query.text}"
-                if query.term and query.term not in query.text
-                else query.text
-            )
-            found = list(source.search(text, k))
+            found = list(source.search(query.render(), k))
     except Exception as error:
         return [], f"{source.name} search failed: {error}"
     return found, (source.last_note or "") if not found else ""

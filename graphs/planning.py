@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from langchain_core.documents import Document
@@ -37,12 +38,15 @@ __all__ = [
     "PLANNED_KEEP",
     "PLANNED_SEARCH_K",
     "PlannedRetrieval",
+    "minilm_routing_planner",
     "plan_queries",
     "plan_sources",
     "plannable_sources",
     "planned_step",
     "planned_uses",
+    "routing_planner",
     "run_plan",
+    "settings_planner",
 ]
 
 PLANNED_SEARCH_K = 20
@@ -81,6 +85,34 @@ def plannable_sources(registry: SourceRegistry, *, exclude: Iterable[str] = ()) 
 def plan_queries(reasoner: Reasoner, question: str, sources: Sequence[Source]) -> SourcePlan:
     """The reasoner's plan for `question` over `sources` (each described by its attributes)."""
     return reasoner.plan(question, [brief_of(source) for source in sources])
+
+
+def routing_planner(question: str, sources: Sequence[Source]) -> dict[str, list[str]]:
+    """Extractive routing by description word overlap, as `{source: [queries]}`.
+
+    The shape an evaluation's planned arm takes (`--planner
+    prefrag.graphs.planning:routing_planner`); graph queries are `term , query`.
+    """
+    from prefrag.reasoners.source_planner import route_question
+
+    plan = route_question(question, [brief_of(source) for source in sources])
+    return {name: plan.query_texts(name) for name in plan.queries}
+
+
+def minilm_routing_planner(question: str, sources: Sequence[Source]) -> dict[str, list[str]]:
+    """Extractive routing by MiniLM similarity of question and descriptions."""
+    from prefrag.index.embeddings import get_embedder
+    from prefrag.reasoners.source_planner import route_question
+
+    briefs = [brief_of(source) for source in sources]
+    plan = route_question(question, briefs, embedder=get_embedder())
+    return {name: plan.query_texts(name) for name in plan.queries}
+
+
+def settings_planner(question: str, sources: Sequence[Source]) -> dict[str, list[str]]:
+    """The `plan` role of the reasoner the settings configure (LLM with an endpoint)."""
+    plan = plan_queries(_settings_reasoner(), question, sources)
+    return {name: plan.query_texts(name) for name in plan.queries}
 
 
 def run_plan(
@@ -215,3 +247,10 @@ def _plan_notes(plan: SourcePlan) -> list[str]:
 
 def _named(registry: SourceRegistry, name: str) -> Source:
     return registry.get(name)
+
+
+@cache
+def _settings_reasoner() -> Reasoner:
+    from prefrag.reasoners.factory import build_reasoner
+
+    return build_reasoner()

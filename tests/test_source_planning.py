@@ -254,3 +254,16 @@ def test_graph_queries_reach_the_graph_source_as_term_comma_query() -> None:
     assert plan is not None
     run_plan(plan, [concepts])
     assert concepts.queries == ["Arthritis, Gouty , treatment", "gout , gout"]
+
+
+def test_the_routing_planner_has_the_evaluation_planner_shape() -> None:
+    from prefrag.graphs.planning import routing_planner
+
+    _, kidney, _, _ = _kidney_registry()
+    concepts = ListSource("concepts", kind="graph")
+    concepts.description = "Kidney failure and dialysis concepts."
+    plan = routing_planner("Is dialysis needed for Kidney Failure?", [kidney, concepts])
+    assert plan == {
+        "kidney": ["Is dialysis needed for Kidney Failure?"],
+        "concepts": ["Kidney Failure , Is dialysis needed for Kidney Failure?"],
+    }

@@ -259,9 +259,8 @@ def test_graph_queries_reach_the_graph_source_as_term_comma_query() -> None:
 def test_the_routing_planner_has_the_evaluation_planner_shape() -> None:
     from prefrag.graphs.planning import routing_planner
 
-    _, kidney, _, _ = _kidney_registry()
-    concepts = ListSource("concepts", kind="graph")
-    concepts.description = "Kidney failure and dialysis concepts."
+    kidney, concepts = ListSource("kidney"), ListSource("concepts", kind="graph")
+    kidney.description = concepts.description = "Kidney failure and dialysis."
     plan = routing_planner("Is dialysis needed for Kidney Failure?", [kidney, concepts])
     assert plan == {
         "kidney": ["Is dialysis needed for Kidney Failure?"],

@@ -40,6 +40,11 @@ JOBS: tuple[Job, ...] = (
         "prefrag.training.mog_router",
         "Train the Mix-of-Granularity router of a source (soft labels, BCE, Adam).",
     ),
+    Job(
+        "dpo",
+        "prefrag.training.dpo",
+        "DPO-train the switcher behind `compare` on preference pairs (TRL; LoRA optional).",
+    ),
 )
 
 

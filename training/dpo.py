@@ -391,3 +391,7 @@ reward prefers the chosen verdict).
 |---|---|
 {rows}
 """
+
+
+if __name__ == "__main__":
+    main()

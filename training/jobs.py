@@ -45,6 +45,17 @@ JOBS: tuple[Job, ...] = (
         "prefrag.training.dpo",
         "DPO-train the switcher behind `compare` on preference pairs (TRL; LoRA optional).",
     ),
+    Job(
+        "filter-labels",
+        "prefrag.training.filter_labels",
+        "Label snippets helpful or not for the evidence filter (RAG²: rationale ΔPPL + "
+        "answer correctness).",
+    ),
+    Job(
+        "filter",
+        "prefrag.training.snippet_filter",
+        "Train the evidence filter: a two-label (question, snippet) classifier (RAG²).",
+    ),
 )
 
 

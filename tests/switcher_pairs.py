@@ -28,7 +28,7 @@ ROLES = {"human": "user", "ai": "assistant", "system": "system"}
 class RecordingModel(BaseChatModel):
     """Answers every call with a fixed verdict and keeps the messages it was sent."""
 
-    seen: list[list[BaseMessage]] = []
+    seen: list[list[BaseMessage]]
 
     @property
     def _llm_type(self) -> str:
@@ -50,7 +50,9 @@ def demo_documents() -> dict[str, Any]:
     docs = {}
     for line in rows:
         row = json.loads(line)
-        docs[row["id"]] = make_document(row["text"], id=row["id"], source="demo", title=row["title"])
+        docs[row["id"]] = make_document(
+            row["text"], id=row["id"], source="demo", title=row["title"]
+        )
     return docs
 
 
@@ -83,9 +85,7 @@ def switcher_pairs(
             held, new = ([other], support[:1]) if keep else (support[:1], [other])
             recorder.seen.clear()
             reasoner.compare(item["question"], held, new)
-            prompt = [
-                {"role": ROLES[m.type], "content": str(m.content)} for m in recorder.seen[0]
-            ]
+            prompt = [{"role": ROLES[m.type], "content": str(m.content)} for m in recorder.seen[0]]
             title = new[0].metadata["title"]
             helps = verdict(f"The new information on {title} helps answer the question.", True)
             useless = verdict(f"The new information on {title} does not help.", False)

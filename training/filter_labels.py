@@ -196,7 +196,9 @@ def label_rows(
             )
     deltas = np.array([s["delta_ppl"] for s in scored], dtype=np.float64)
     threshold = float(np.quantile(deltas, 1 - top_fraction)) if len(deltas) else math.inf
-    labels, rules, discarded = [], Counter(), 0
+    labels: list[dict[str, Any]] = []
+    rules: Counter[str] = Counter()
+    discarded = 0
     for item in scored:
         label, rule = four_way_label(
             item["correct_without"], item["correct_with"], item["delta_ppl"] >= threshold
@@ -304,8 +306,8 @@ def _row_problem(row: Any) -> str | None:
 def _load(name: str, device: str) -> tuple[Any, Any]:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    model = AutoModelForCausalLM.from_pretrained(name).to(device).eval()
-    return model, AutoTokenizer.from_pretrained(name)
+    model: Any = AutoModelForCausalLM.from_pretrained(name)
+    return model.to(device).eval(), AutoTokenizer.from_pretrained(name)
 
 
 if __name__ == "__main__":

@@ -19,9 +19,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def test_paper_defaults_and_the_shipped_config() -> None:
-    from prefrag.training.dpo import _parse
+    from prefrag.training.dpo import parse_dpo_args
 
-    _, training, model = _parse(["--data", "pairs.jsonl"])
+    _, training, model = parse_dpo_args(["--data", "pairs.jsonl"])
     assert training.learning_rate == 5e-7
     assert training.beta == 0.1
     assert training.loss_type == ["sigmoid"]
@@ -29,7 +29,7 @@ def test_paper_defaults_and_the_shipped_config() -> None:
     assert training.max_length == 8192
     assert training.bf16 is False  # no GPU here: full precision on CPU
     assert not model.use_peft
-    script, training, model = _parse(
+    script, training, model = parse_dpo_args(
         ["--config", str(REPO / "training/configs/switcher_dpo_lora.yaml"), "--beta", "0.2"]
     )
     assert script.data == "pairs.jsonl"

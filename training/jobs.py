@@ -56,6 +56,16 @@ JOBS: tuple[Job, ...] = (
         "prefrag.training.snippet_filter",
         "Train the evidence filter: a two-label (question, snippet) classifier (RAG²).",
     ),
+    Job(
+        "spo-sft",
+        "prefrag.training.spo_sft",
+        "Fine-tune the source planner on positive plans (SPO; TRL SFT, LoRA).",
+    ),
+    Job(
+        "spo-dpo",
+        "prefrag.training.spo_dpo",
+        "Preference-train the source planner on positive vs negative plans (SPO; TRL DPO).",
+    ),
 )
 
 

@@ -212,3 +212,14 @@ def test_graph_answers_with_the_trained_switcher_behind_compare(trained_switcher
     judged = [step for step in result["route"] if step["verdict"] is not None]
     assert judged, "the second retrieval was judged by the trained switcher"
     assert switcher._model is not None and switcher._model._hf_peft_config_loaded
+
+
+def test_adapter_whose_base_is_gone_is_a_configuration_error(tmp_path: Path) -> None:
+    from prefrag.local_models import HFChatModel
+
+    adapter = tmp_path / "switcher"
+    adapter.mkdir()
+    base = tmp_path / "deleted-base"
+    (adapter / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": str(base)}))
+    with pytest.raises(ConfigurationError, match="deleted-base"):
+        HFChatModel(checkpoint=str(adapter))._load()

@@ -196,7 +196,7 @@ def test_the_default_filter_judges_relevance_with_minilm() -> None:
 def test_a_folder_that_is_not_a_trained_filter_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="no such folder"):
         load_snippet_filter(tmp_path / "missing")
-    with pytest.raises(ConfigurationError, match="not a trained snippet filter"):
+    with pytest.raises(ConfigurationError, match="not a trained evidence filter"):
         load_snippet_filter(tmp_path)
 
 

@@ -61,6 +61,30 @@ JOBS: tuple[Job, ...] = (
         "prefrag.training.spo_judge",
         "SPO judging: label each explored query by whether its documents support the gold "
         "answer; write SFT and DPO plan datasets.",
+        "dpo",
+        "prefrag.training.dpo",
+        "DPO-train the switcher behind `compare` on preference pairs (TRL; LoRA optional).",
+    ),
+    Job(
+        "filter-labels",
+        "prefrag.training.filter_labels",
+        "Label snippets helpful or not for the evidence filter (RAG²: rationale ΔPPL + "
+        "answer correctness).",
+    ),
+    Job(
+        "filter",
+        "prefrag.training.snippet_filter",
+        "Train the evidence filter: a two-label (question, snippet) classifier (RAG²).",
+    ),
+    Job(
+        "spo-sft",
+        "prefrag.training.spo_sft",
+        "Fine-tune the source planner on positive plans (SPO; TRL SFT, LoRA).",
+    ),
+    Job(
+        "spo-dpo",
+        "prefrag.training.spo_dpo",
+        "Preference-train the source planner on positive vs negative plans (SPO; TRL DPO).",
     ),
 )
 

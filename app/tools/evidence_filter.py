@@ -201,7 +201,6 @@ def load_snippet_filter(path: Path) -> SnippetFilter:
             f"PREFRAG_EVIDENCE_FILTER={str(path)!r}: no such folder; train a filter with "
             "`prefrag train filter` or unset the setting."
         )
-    raise ConfigurationError(
-        f"PREFRAG_EVIDENCE_FILTER={str(path)!r} is not a trained snippet filter folder "
-        "(this build cannot load one); unset the setting to use the default filter."
-    )
+    from prefrag.tools.trained_filter import TrainedSnippetFilter
+
+    return TrainedSnippetFilter.load(folder)

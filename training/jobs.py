@@ -46,9 +46,25 @@ JOBS: tuple[Job, ...] = (
         "Build switcher preference pairs (TRL format) from real graph runs.",
     ),
     Job(
+        "dpo",
+        "prefrag.training.dpo",
+        "DPO-train the switcher behind `compare` on preference pairs (TRL; LoRA optional).",
+    ),
+    Job(
         "switcher-small",
         "prefrag.training.switcher_small",
         "Train the small CPU switcher (MiniLM features, pairwise loss) from pairs.",
+    ),
+    Job(
+        "filter-labels",
+        "prefrag.training.filter_labels",
+        "Label snippets helpful or not for the evidence filter (RAG²: rationale ΔPPL + "
+        "answer correctness).",
+    ),
+    Job(
+        "filter",
+        "prefrag.training.snippet_filter",
+        "Train the evidence filter: a two-label (question, snippet) classifier (RAG²).",
     ),
     Job(
         "spo-explore",
@@ -61,20 +77,6 @@ JOBS: tuple[Job, ...] = (
         "prefrag.training.spo_judge",
         "SPO judging: label each explored query by whether its documents support the gold "
         "answer; write SFT and DPO plan datasets.",
-        "dpo",
-        "prefrag.training.dpo",
-        "DPO-train the switcher behind `compare` on preference pairs (TRL; LoRA optional).",
-    ),
-    Job(
-        "filter-labels",
-        "prefrag.training.filter_labels",
-        "Label snippets helpful or not for the evidence filter (RAG²: rationale ΔPPL + "
-        "answer correctness).",
-    ),
-    Job(
-        "filter",
-        "prefrag.training.snippet_filter",
-        "Train the evidence filter: a two-label (question, snippet) classifier (RAG²).",
     ),
     Job(
         "spo-sft",

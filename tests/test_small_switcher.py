@@ -164,6 +164,7 @@ def test_eval_with_a_switcher_runs_compare_through_it(tmp_path):
     assert saved["config"]["switcher"].endswith("never_sw")
 
 
+@pytest.mark.slow
 def test_eval_points_the_compare_role_at_a_served_model(tmp_path):
     """`prefrag eval --compare-model NAME` (llm) and `--switcher openai:NAME` (extractive)."""
     from prefrag.config import get_settings
@@ -206,3 +207,26 @@ def test_eval_points_the_compare_role_at_a_served_model(tmp_path):
 
 def _prompt(request):
     return request["messages"][-1]["content"]
+
+
+@pytest.mark.slow
+def test_cli_trains_a_switcher_that_prefrag_switcher_then_uses(tmp_path, monkeypatch):
+    from prefrag.cli import app
+
+    pairs = _pairs_file(tmp_path / "pairs.jsonl", n=24)
+    out = tmp_path / "model"
+    result = CliRunner().invoke(
+        app, ["train", "switcher-small", "--pairs", str(pairs), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    card = json.loads((out / "model_card.json").read_text())
+    assert card["data"]["usable"] == 24 and card["settings"]["pairs"] == str(pairs)
+    assert card["metrics"]["all_pairs"]["accuracy"] >= 0.9
+    monkeypatch.setenv("PREFRAG_SWITCHER", str(out))
+    from prefrag.config import get_settings
+
+    get_settings.cache_clear()
+    reasoner = build_reasoner(reasoner="extractive")
+    held, new = _step(77, keep=False)
+    verdict = reasoner.compare(QUESTION.format(q=77), held, new)
+    assert verdict.status is False and str(out) in verdict.analysis

@@ -223,3 +223,26 @@ def test_adapter_whose_base_is_gone_is_a_configuration_error(tmp_path: Path) -> 
     (adapter / "adapter_config.json").write_text(json.dumps({"base_model_name_or_path": str(base)}))
     with pytest.raises(ConfigurationError, match="deleted-base"):
         HFChatModel(checkpoint=str(adapter))._load()
+
+
+@pytest.mark.slow
+def test_a_stopped_run_resumes_from_its_last_checkpoint(
+    tiny_causal_lm: Path, tmp_path: Path
+) -> None:
+    from prefrag.training.dpo import main
+
+    data = write_pairs(tmp_path / "pairs.jsonl", switcher_pairs(keep_per_question=1)[:4])
+    common = [
+        *("--model_name_or_path", str(tiny_causal_lm), "--data", str(data)),
+        *("--output_dir", str(tmp_path / "run"), "--per_device_train_batch_size", "1"),
+        *("--gradient_accumulation_steps", "1", "--save_strategy", "steps", "--save_steps", "1"),
+        *("--gradient_checkpointing", "false", "--disable_tqdm", "true"),
+    ]
+    main([*common, "--max_steps", "2"])
+    assert (tmp_path / "run" / "checkpoint-2").is_dir()
+    resumed = main([*common, "--max_steps", "3", "--resume_from_checkpoint", "last"])
+    assert resumed.metrics["train/step"] == 3
+    state = json.loads((tmp_path / "run" / "checkpoint-3" / "trainer_state.json").read_text())
+    assert state["global_step"] == 3
+    with pytest.raises(ConfigurationError, match="No checkpoint"):
+        main([*common, "--output_dir", str(tmp_path / "empty"), "--resume_from_checkpoint", "last"])

@@ -84,7 +84,7 @@ def test_labels_then_filter_end_to_end_on_the_tiny_model(
     )
     assert made.exit_code == 0, made.output
     labelled = [json.loads(line) for line in labels.read_text().splitlines()]
-    summary = json.loads(labels.with_suffix(".summary.json").read_text())
+    summary = json.loads(labels.with_suffix(".summary.json").read_text(encoding="utf-8"))
     threshold = summary["delta_ppl_threshold"]
     assert summary["labelled"] + summary["discarded"] == sum(
         len(r["snippets"]) for r in filter_rows()

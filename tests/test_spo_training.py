@@ -80,7 +80,14 @@ def test_spo_sft_makes_the_plans_more_likely(tiny_causal_lm: Path, tmp_path: Pat
             *("--data", str(write(tmp_path / "plans.jsonl", rows))),
             *("--model_name_or_path", str(tiny_causal_lm)),
             *("--output_dir", str(tmp_path / "planner")),
-            *("--learning_rate", "5e-3", "--num_train_epochs", "5"),
+            *(
+                "--learning_rate",
+                "2e-2",
+                "--num_train_epochs",
+                "8",
+                "--lora_target_modules",
+                "all-linear",
+            ),
             *("--per_device_train_batch_size", "5", "--save_strategy", "no"),
             *("--gradient_checkpointing", "false", "--disable_tqdm", "true"),
         ]

@@ -157,6 +157,7 @@ def train_dpo(
         model_args.model_name_or_path = str(
             Path(model_args.model_name_or_path).expanduser().resolve()
         )
+    resume = _resume_point(training)
     pairs, labels = load_pairs(Path(script.data), limit=script.max_pairs)
     eval_pairs = load_pairs(Path(script.eval_data))[0] if script.eval_data else None
     train_set, eval_set = _datasets(pairs, eval_pairs, script.eval_fraction, training.seed)
@@ -186,7 +187,7 @@ def train_dpo(
     metrics: dict[str, float] = {}
     if eval_set is not None:
         metrics.update(_prefixed(trainer.evaluate(), "eval_before"))
-    trainer.train(resume_from_checkpoint=_resume_point(training))
+    trainer.train(resume_from_checkpoint=resume)
     metrics.update(_last_training_metrics(trainer.state.log_history))
     if eval_set is not None:
         metrics.update(_prefixed(trainer.evaluate(), "eval_after"))
@@ -329,7 +330,8 @@ def _resume_point(training: Any) -> str | bool | None:
     if isinstance(value, str) and value.lower() in ("true", "last", "latest"):
         from transformers.trainer_utils import get_last_checkpoint
 
-        last = get_last_checkpoint(training.output_dir)
+        folder = Path(training.output_dir)
+        last = get_last_checkpoint(str(folder)) if folder.is_dir() else None
         if last is None:
             raise ConfigurationError(f"No checkpoint to resume from in {training.output_dir}.")
         return last
@@ -402,7 +404,7 @@ Trained with TRL's DPO ({kind}) from `{summary["base_model"]}`.
 {merged_line}
 ## Data
 
-- Pairs: {summary["pairs"]} for training from `{summary["data"]}` ({labels}).
+- Pairs: {summary["pairs"]} for training from `{summary["data"]}` (the file holds {labels}).
 - Held-out pairs: {summary["eval_pairs"]}{held_out_from}.
 
 ## Settings

@@ -131,8 +131,10 @@ def main(argv: Sequence[str] | None = None) -> LabelSummary:
         "discarded": summary.discarded,
         "delta_ppl_threshold": summary.threshold,
     }
-    output.with_suffix(".summary.json").write_text(json.dumps(report, indent=2) + "\n")
-    print(json.dumps(report, indent=2))
+    output.with_suffix(".summary.json").write_text(
+        json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    print(json.dumps(report, indent=2, ensure_ascii=False))
     return summary
 
 

@@ -103,8 +103,11 @@ def test_relations_are_ranked_by_the_question(graph: GraphSource) -> None:
         "Hurler syndrome is covered by GARD.",
         "Hurler syndrome is covered by GHR.",
     ]
-    # A bare term is a lookup: every relation.
+    # A bare term is a lookup: every relation; a plain question keeps what it asks about.
     assert len(_texts(graph, "Hurler syndrome")) == 1 + 5
+    assert _texts(graph, "How is Hurler syndrome inherited?")[1:] == [
+        "Hurler syndrome is inherited in recessive pattern."
+    ]
 
 
 def test_incoming_relations_are_one_hop_too(graph: GraphSource) -> None:

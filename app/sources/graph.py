@@ -148,7 +148,7 @@ class GraphSource:
                 else f"Empty query: nothing looked up in '{self.name}'."
             )
             return []
-        documents = self._documents(concept, parsed.question, parsed.term)
+        documents = self._documents(concept, parsed.question)
         return documents[:k]
 
     def lookup(self, term: str) -> int | None:
@@ -183,7 +183,7 @@ class GraphSource:
         rows = self._rows("SELECT concept FROM names WHERE key = ? ORDER BY concept", (key,))
         return [int(row[0]) for row in rows]
 
-    def _documents(self, concept: int, question: str, term: str) -> list[Document]:
+    def _documents(self, concept: int, question: str) -> list[Document]:
         name = str(self._one("SELECT name FROM concepts WHERE id = ?", (concept,)))
         candidates: list[tuple[str, str, dict[str, Any]]] = []  # (key, text, metadata)
         definition = self._rows(
@@ -217,7 +217,8 @@ class GraphSource:
             )
             meta = {"relation": str(relation), "other": str(other), "origin": str(source)}
             candidates.append((f"relation:{rid}", text, meta | {"url": str(url)}))
-        ranked = _rank(question, " ".join([name, term, *others]), candidates)
+        # Every name of the concept is "its own": the question's other words pick relations.
+        ranked = _rank(question, " ".join([name, *others]), candidates)
         documents: list[Document] = []
         if definition:
             text, source, url, ref = definition[0]

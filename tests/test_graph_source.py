@@ -96,10 +96,18 @@ def test_comma_inside_a_term_uses_the_longest_known_name(graph: GraphSource) -> 
 
 def test_relations_are_ranked_by_the_question(graph: GraphSource) -> None:
     inheritance = _texts(graph, "Hurler syndrome , how is it inherited")
-    assert inheritance[1] == "Hurler syndrome is inherited in recessive pattern."
+    # The definition, then only the relation the question asks about.
+    assert inheritance[1:] == ["Hurler syndrome is inherited in recessive pattern."]
     coverage = _texts(graph, "Hurler syndrome , which sites cover it")
-    assert coverage[1].startswith("Hurler syndrome is covered by")
-    assert coverage[1:3] != inheritance[1:3]
+    assert coverage[1:] == [
+        "Hurler syndrome is covered by GARD.",
+        "Hurler syndrome is covered by GHR.",
+    ]
+    # A bare term is a lookup: every relation; a plain question keeps what it asks about.
+    assert len(_texts(graph, "Hurler syndrome")) == 1 + 5
+    assert _texts(graph, "How is Hurler syndrome inherited?")[1:] == [
+        "Hurler syndrome is inherited in recessive pattern."
+    ]
 
 
 def test_incoming_relations_are_one_hop_too(graph: GraphSource) -> None:

@@ -2,8 +2,9 @@
 
 A query is `term , what to know about it` (Omni-RAG's graph query format). The term is
 looked up by exact name (any synonym), else by SQLite FTS5 full-text match on the names;
-the concept's definition and its one-hop relations are then ranked by the query and the
-top-k returned as documents. A query without a comma is both term and question, so a
+the concept's definition and its one-hop relations that share a word with the question
+are then ranked by it and the top-k returned as documents (a bare term returns every
+relation). A query without a comma is both term and question, so a
 plain question also finds the concept it names.
 """
 
@@ -216,7 +217,8 @@ class GraphSource:
             )
             meta = {"relation": str(relation), "other": str(other), "origin": str(source)}
             candidates.append((f"relation:{rid}", text, meta | {"url": str(url)}))
-        ranked = _rank(question, name, candidates)
+        # Every name of the concept is "its own": the question's other words pick relations.
+        ranked = _rank(question, " ".join([name, *others]), candidates)
         documents: list[Document] = []
         if definition:
             text, source, url, ref = definition[0]
@@ -271,15 +273,17 @@ class GraphSource:
 
 
 def _rank(
-    question: str, name: str, candidates: list[tuple[str, str, dict[str, Any]]]
+    question: str, names: str, candidates: list[tuple[str, str, dict[str, Any]]]
 ) -> list[tuple[str, str, dict[str, Any]]]:
-    """Candidates by the question words they share beyond the concept's own name.
+    """The candidates that share a question word beyond the concept's `names`, best first.
 
     Each shared word counts by its rarity among the candidates (IDF), so "inherited"
     lifts the inheritance relation over the many relations every concept has; ties keep
-    the stored order.
+    the stored order. A relation sharing nothing with the question is left out: it would
+    only crowd better documents (an answer-shaped "has semantic type T047" among them). A
+    bare term (no question words beyond the name) is a lookup: every relation, in order.
     """
-    own = set(_stems(name))
+    own = set(_stems(names))
     wanted = set(_stems(question)) - own
     if not wanted:
         return candidates
@@ -287,7 +291,7 @@ def _rank(
     total = len(candidates)
     weight = {w: math.log(1 + total / (1 + sum(w in s for s in stems))) for w in wanted}
     scores = [sum(weight[w] for w in wanted & s) for s in stems]
-    order = sorted(range(total), key=lambda i: -scores[i])
+    order = sorted((i for i in range(total) if scores[i] > 0), key=lambda i: -scores[i])
     return [candidates[i] for i in order]
 
 

@@ -62,6 +62,16 @@ JOBS: tuple[Job, ...] = (
         "SPO judging: label each explored query by whether its documents support the gold "
         "answer; write SFT and DPO plan datasets.",
     ),
+    Job(
+        "spo-sft",
+        "prefrag.training.spo_sft",
+        "SFT the SPO planner on positive plans (TRL; lr 2.5e-4, 5 epochs, LoRA).",
+    ),
+    Job(
+        "spo-dpo",
+        "prefrag.training.spo_dpo",
+        "DPO the SFT planner on positive vs. negative plans (TRL; lr 5e-6, 3 epochs, LoRA).",
+    ),
 )
 
 

@@ -67,7 +67,9 @@ def spo_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(spo_explore, "_sources", lambda names: _sources())
         spo_explore.main(["--data", str(data), "--output", str(folder / "explored.jsonl")])
-    summary = spo_judge.main(["--data", str(folder / "explored.jsonl"), "--output_dir", str(folder)])
+    summary = spo_judge.main(
+        ["--data", str(folder / "explored.jsonl"), "--output_dir", str(folder)]
+    )
     assert summary["sft_rows"] == len(QUESTIONS) and summary["dpo_rows"] == len(QUESTIONS)
     return folder
 

@@ -92,7 +92,8 @@ source (an empty tag skips a source). Trained with TRL's DPO ({kind}) on positiv
 negative plans (Omni-RAG SPO §4.2.3) from the SFT planner `{summary["base_model"]}`, which
 is also the reference model.
 {merged_line}
-Use it: `PREFRAG_PLAN_MODEL=hf:<this folder> prefrag ask "..." --reasoner llm`.
+Use it: `prefrag ask "..." --use-planning --reasoner llm --plan-model hf:<this folder>`
+(the other roles keep their own models).
 
 ## Data
 

@@ -169,6 +169,13 @@ def test_a_bad_sft_file_is_one_sentence_naming_the_line(tmp_path: Path) -> None:
     )
     assert result.exit_code == 2
     assert "sft.jsonl:3" in result.output and "Traceback" not in result.output
+    pairs = tmp_path / "dpo.jsonl"
+    pairs.write_text(json.dumps({"prompt": good["messages"][:1], "chosen": [], "rejected": []}))
+    result = runner.invoke(
+        app, ["train", "spo-dpo", "--model_name_or_path", "x", "--data", str(pairs)]
+    )
+    assert result.exit_code == 2
+    assert "dpo.jsonl:1 is not a preference pair" in " ".join(result.output.split())
 
 
 def test_a_plan_that_would_be_cut_off_is_refused(spo_data: Path, tiny_causal_lm: Path) -> None:
@@ -203,8 +210,8 @@ def test_sft_lowers_the_plan_loss_and_writes_a_model_card(sft_planner, spo_data:
 
 
 @pytest.mark.slow
-def test_the_sft_planner_serves_the_plan_role_and_its_plans_parse(
-    sft_planner, spo_data: Path
+def test_the_sft_planner_serves_the_plan_role_and_writes_tagged_plans(
+    sft_planner, spo_data: Path, tiny_causal_lm: Path
 ) -> None:
     from prefrag.config import Settings
     from prefrag.local_models import HFChatModel
@@ -213,25 +220,30 @@ def test_the_sft_planner_serves_the_plan_role_and_its_plans_parse(
 
     judged = json.loads((spo_data / "judged.jsonl").read_text().splitlines()[0])
     sources = [SourceBrief(**s) for s in judged["sources"]]
-    settings = Settings(
-        _env_file=None,
-        openai_base_url="http://127.0.0.1:9/v1",
-        model="unused-for-plan",
-        plan_model=f"hf:{sft_planner.merged_dir}",
-        temperature=0.0,
-    )
-    reasoner = build_reasoner(settings, reasoner="llm")
-    planner = reasoner.models["plan"]
-    assert isinstance(planner, HFChatModel) and planner.checkpoint == str(sft_planner.merged_dir)
-    planner.max_new_tokens = 32  # a few seconds on CPU; the tiny planner knows little
-    plan = reasoner.plan(judged["question"], sources)
-    assert set(plan.queries) <= {"book", "news"}
-    assert plan.usage.output_tokens > 0  # the trained checkpoint wrote the reply
-    if plan.fallback:  # unreadable even after the repair retry: every source gets the question
-        assert plan.notes
-        assert all(plan.query_texts(s.name) == [judged["question"]] for s in sources)
-    elif not plan.strict:
-        assert plan.notes  # the tolerant pass says what it repaired
+    plans = {}
+    for name, folder in [("base", tiny_causal_lm), ("trained", sft_planner.merged_dir)]:
+        settings = Settings(
+            _env_file=None,
+            openai_base_url="http://127.0.0.1:9/v1",
+            model="unused-for-plan",
+            plan_model=f"hf:{folder}",
+            temperature=0.0,
+        )
+        reasoner = build_reasoner(settings, reasoner="llm")
+        planner = reasoner.models["plan"]
+        assert isinstance(planner, HFChatModel) and planner.checkpoint == str(folder)
+        planner.max_new_tokens = 32  # a few seconds on CPU
+        plans[name] = reasoner.plan(judged["question"], sources)
+    # The random base writes no source tag: the plan falls back to the question, noted.
+    base = plans["base"]
+    assert base.fallback and base.notes
+    assert all(base.query_texts(s.name) == [judged["question"]] for s in sources)
+    # After SFT the planner answers in the plan format: its tags are read, not replaced.
+    trained = plans["trained"]
+    assert not trained.fallback, trained.notes
+    assert trained.queries and set(trained.queries) <= {"book", "news"}
+    assert trained.usage.output_tokens > 0
+    assert trained.strict or trained.notes  # the tolerant pass says what it repaired
 
 
 @pytest.mark.slow

@@ -117,8 +117,8 @@ def test_spo_dpo_defaults_are_the_switcher_job_with_spo_settings(monkeypatch) ->
 
     seen = {}
 
-    def capture(script, training, model):
-        seen.update(script=script, training=training, model=model)
+    def capture(script, training, model, card=None):
+        seen.update(script=script, training=training, model=model, card=card)
         raise SystemExit(0)
 
     monkeypatch.setattr(spo_dpo, "train_dpo", capture)
@@ -127,13 +127,14 @@ def test_spo_dpo_defaults_are_the_switcher_job_with_spo_settings(monkeypatch) ->
     training, model = seen["training"], seen["model"]
     assert training.learning_rate == 5e-6 and training.num_train_epochs == 3
     assert training.beta == 0.1 and training.loss_type == ["sigmoid"]
-    assert model.use_peft and training.output_dir == "checkpoints/planner"
+    assert model.use_peft and training.output_dir == "checkpoints/spo-planner-dpo"
+    assert seen["card"][0] == "PrefRAG SPO planner (DPO)"
     with pytest.raises(SystemExit):
         spo_dpo.main(
             ["--config", str(REPO / "training/configs/spo_dpo_lora.yaml"), "--beta", "0.2"]
         )
     assert seen["script"].data == "spo-data/dpo.jsonl" and seen["training"].beta == 0.2
-    assert seen["model"].model_name_or_path == "checkpoints/planner-sft/merged"
+    assert seen["model"].model_name_or_path == "checkpoints/spo-planner/merged"
 
 
 def test_train_help_lists_both_planner_jobs() -> None:
@@ -273,7 +274,7 @@ def test_spo_dpo_aligns_the_sft_planner_on_plan_pairs(sft_planner, spo_data: Pat
     assert metrics["eval_before/rewards/accuracies"] == 0.0  # the policy is the reference
     assert metrics["eval_after/rewards/margins"] > 0.0
     card = (result.output_dir / "README.md").read_text()
-    assert "SPO planner (DPO)" in card and "Plan pairs: 6 for training" in card
+    assert "SPO planner (DPO)" in card and "Pairs: 6 for training" in card
     assert "switcher" not in card
     summary = json.loads((result.output_dir / "training_summary.json").read_text())
     assert summary["base_model"] == str(sft_planner.merged_dir.resolve())

@@ -34,6 +34,8 @@ __all__ = [
     "DPOScriptArguments",
     "load_pairs",
     "main",
+    "merge_adapter",
+    "parse_dpo_args",
     "train_dpo",
 ]
 
@@ -54,6 +56,18 @@ PAPER_DEFAULTS: dict[str, Any] = {
     "logging_steps": 10,
     "save_strategy": "epoch",
 }
+
+
+SWITCHER_CARD = (
+    "PrefRAG switcher (DPO)",
+    """The model behind PrefRAG's `compare` role: given the question, the evidence already held
+and newly retrieved local documents, it answers `{"analysis": ..., "status": "True"|"False"}`
+(True keeps the local documents, False switches to the web).
+
+Use it: `PREFRAG_HF_COMPARE_CHECKPOINT=<this folder> prefrag ask "..." --reasoner llm`, or
+serve the base model with vLLM and this adapter (`--enable-lora --lora-modules switcher=...`).
+""",
+)
 
 
 @dataclass
@@ -102,17 +116,25 @@ class DPOResult:
 
 def main(argv: Sequence[str] | None = None) -> DPOResult:
     """`prefrag train dpo`: parse a YAML config plus overrides and train the switcher."""
-    script, training, model = _parse(argv)
+    script, training, model = parse_dpo_args(argv)
     return train_dpo(script, training, model)
 
 
-def train_dpo(script: DPOScriptArguments, training: Any, model_args: Any) -> DPOResult:
-    """Train the switcher with TRL's `DPOTrainer` and save it with its model card.
+def train_dpo(
+    script: DPOScriptArguments,
+    training: Any,
+    model_args: Any,
+    *,
+    card: tuple[str, str] | None = None,
+) -> DPOResult:
+    """Train with TRL's `DPOTrainer` (the switcher by default) and save it with a model card.
 
     Args:
         script: Data and saving options.
         training: A `trl.DPOConfig`.
         model_args: A `trl.ModelConfig` (base model path, LoRA settings).
+        card: The model card's title and opening paragraph; the switcher's when None
+            (other DPO jobs, e.g. `spo-dpo`, pass their own).
 
     Returns:
         Where the model was saved and its metrics.
@@ -174,7 +196,7 @@ def train_dpo(script: DPOScriptArguments, training: Any, model_args: Any) -> DPO
     tokenizer.save_pretrained(output)
     merged = None
     if script.merge_adapter and model_args.use_peft and trainer.accelerator.is_main_process:
-        merged = _merge(output, tokenizer)
+        merged = merge_adapter(output, tokenizer)
     if trainer.accelerator.is_main_process:
         summary = {
             "base_model": model_args.model_name_or_path,
@@ -187,7 +209,7 @@ def train_dpo(script: DPOScriptArguments, training: Any, model_args: Any) -> DPO
             "metrics": metrics,
         }
         (output / "training_summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-        (output / "README.md").write_text(_model_card(summary, merged))
+        (output / "README.md").write_text(_model_card(summary, merged, card or SWITCHER_CARD))
         print(json.dumps({"output_dir": str(output), **metrics}, indent=2))
     return DPOResult(output_dir=output, merged_dir=merged, metrics=metrics)
 
@@ -256,12 +278,22 @@ def _pair_problem(row: Any) -> str | None:
     return None
 
 
-def _parse(argv: Sequence[str] | None) -> tuple[DPOScriptArguments, Any, Any]:
+def parse_dpo_args(
+    argv: Sequence[str] | None,
+    *,
+    prog: str = PROG,
+    defaults: dict[str, Any] | None = None,
+) -> tuple[DPOScriptArguments, Any, Any]:
+    """A DPO job's three configs: script arguments, TRL's `DPOConfig` and `ModelConfig`.
+
+    `defaults` replaces the paper's switcher defaults (`PAPER_DEFAULTS`); bf16 follows the
+    GPU unless the YAML file or the command line says otherwise.
+    """
     from trl import DPOConfig, ModelConfig
 
-    defaults = {**PAPER_DEFAULTS, "bf16": _bf16_available()}
+    values = {**(PAPER_DEFAULTS if defaults is None else defaults), "bf16": _bf16_available()}
     script, training, model = parse_config(
-        [DPOScriptArguments, DPOConfig, ModelConfig], argv, prog=PROG, defaults=defaults
+        [DPOScriptArguments, DPOConfig, ModelConfig], argv, prog=prog, defaults=values
     )
     return script, training, model
 
@@ -322,7 +354,8 @@ def _prefixed(metrics: dict[str, Any], prefix: str) -> dict[str, float]:
     }
 
 
-def _merge(adapter: Path, tokenizer: Any) -> Path:
+def merge_adapter(adapter: Path, tokenizer: Any) -> Path:
+    """Save the base model with the LoRA adapter in `adapter` merged, in `adapter/merged`."""
     from peft import AutoPeftModelForCausalLM
 
     merged_dir = adapter / "merged"
@@ -352,7 +385,7 @@ def _settings(training: Any, model_args: Any) -> dict[str, Any]:
     return json.loads(json.dumps(settings, default=str))
 
 
-def _model_card(summary: dict[str, Any], merged: Path | None) -> str:
+def _model_card(summary: dict[str, Any], merged: Path | None, card: tuple[str, str]) -> str:
     metrics = summary["metrics"]
     rows = "\n".join(f"| {key} | {value:.4g} |" for key, value in sorted(metrics.items()))
     settings = "\n".join(f"| {key} | {value} |" for key, value in summary["settings"].items())
@@ -360,16 +393,13 @@ def _model_card(summary: dict[str, Any], merged: Path | None) -> str:
     kind = "LoRA adapter" if summary["settings"]["use_peft"] else "full fine-tune"
     held_out_from = f" from `{summary['eval_data']}`" if summary["eval_data"] else ""
     merged_line = f"\nThe merged model is in `{merged.name}/`.\n" if merged else ""
-    return f"""# PrefRAG switcher (DPO)
+    title, intro = card
+    return f"""# {title}
 
-The model behind PrefRAG's `compare` role: given the question, the evidence already held and
-newly retrieved local documents, it answers `{{"analysis": ..., "status": "True"|"False"}}`
-(True keeps the local documents, False switches to the web). Trained with TRL's DPO
-({kind}) from `{summary["base_model"]}`.
+{intro.strip()}
+
+Trained with TRL's DPO ({kind}) from `{summary["base_model"]}`.
 {merged_line}
-Use it: `PREFRAG_HF_COMPARE_CHECKPOINT=<this folder> prefrag ask "..." --reasoner llm`, or
-serve the base model with vLLM and this adapter (`--enable-lora --lora-modules switcher=...`).
-
 ## Data
 
 - Pairs: {summary["pairs"]} for training from `{summary["data"]}` ({labels}).
@@ -385,7 +415,7 @@ serve the base model with vLLM and this adapter (`--enable-lora --lora-modules s
 
 Training metrics are the last logged values; `eval_before`/`eval_after` are measured on the
 held-out pairs before and after training (reward accuracy: share of pairs whose implicit
-reward prefers the chosen verdict).
+reward prefers the chosen response).
 
 | metric | value |
 |---|---|

@@ -15,15 +15,12 @@ plan]}`. The output folder holds the adapter (or model), a model card for the pl
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from prefrag.errors import ConfigurationError
-from prefrag.training.config import parse_config
-from prefrag.training.dpo import PAPER_DEFAULTS, DPOResult, DPOScriptArguments, train_dpo
-from prefrag.training.spo_sft import bf16_supported
+from prefrag.training.dpo import PAPER_DEFAULTS, DPOResult, parse_dpo_args, train_dpo
 
 __all__ = ["SPO_DPO_DEFAULTS", "main"]
 
@@ -34,9 +31,24 @@ SPO_DPO_DEFAULTS: dict[str, Any] = {
     **PAPER_DEFAULTS,
     "learning_rate": 5e-6,
     "num_train_epochs": 3.0,
+    "max_length": 4096,
     "use_peft": True,
-    "output_dir": "checkpoints/planner",
+    "output_dir": "checkpoints/spo-planner-dpo",
 }
+# The model card's title and opening paragraph (the rest is the DPO job's: data, settings,
+# metrics).
+CARD = (
+    "PrefRAG SPO planner (DPO)",
+    """The model behind PrefRAG's `plan` role (the `plan_sources` node): given the question and
+the sources' descriptions and query formats, it writes `<source>query0 ; query1</source>` per
+source (an empty tag skips a source). Preference-trained (Omni-RAG SPO §4.2.3) on plans whose
+queries retrieved supporting documents (chosen) against plans whose queries did not
+(rejected), starting from the SFT planner, which is also the reference model.
+
+Use it: `prefrag ask "..." --use-planning --reasoner llm --plan-model hf:<this folder>`
+(the other roles keep their own models).
+""",
+)
 
 
 def main(argv: Sequence[str] | None = None) -> DPOResult:
@@ -47,20 +59,10 @@ def main(argv: Sequence[str] | None = None) -> DPOResult:
             beside it (DPO needs the SFT planner as a whole model), or see `train_dpo`.
         IngestError: A pair is malformed (the message names the file and line).
     """
-    from trl import DPOConfig, ModelConfig
-
-    defaults = {**SPO_DPO_DEFAULTS, "bf16": bf16_supported()}
-    script, training, model = parse_config(
-        [DPOScriptArguments, DPOConfig, ModelConfig], argv, prog=PROG, defaults=defaults
-    )
+    script, training, model = parse_dpo_args(argv, prog=PROG, defaults=SPO_DPO_DEFAULTS)
     if model.model_name_or_path:
         model.model_name_or_path = _whole_model(model.model_name_or_path)
-    result = train_dpo(script, training, model)
-    summary_file = result.output_dir / "training_summary.json"
-    if summary_file.is_file():  # written by the main process only
-        summary = json.loads(summary_file.read_text())
-        (result.output_dir / "README.md").write_text(_model_card(summary, result.merged_dir))
-    return result
+    return train_dpo(script, training, model, card=CARD)
 
 
 def _whole_model(name: str) -> str:
@@ -75,47 +77,6 @@ def _whole_model(name: str) -> str:
         f"{folder} is a LoRA adapter; pass the merged SFT planner instead "
         "(spo-sft writes it to OUTPUT/merged unless --merge_adapter false)."
     )
-
-
-def _model_card(summary: dict[str, Any], merged: Path | None) -> str:
-    metrics = summary["metrics"]
-    rows = "\n".join(f"| {key} | {value:.4g} |" for key, value in sorted(metrics.items()))
-    settings = "\n".join(f"| {key} | {value} |" for key, value in summary["settings"].items())
-    kind = "LoRA adapter" if summary["settings"]["use_peft"] else "full fine-tune"
-    held_out_from = f" from `{summary['eval_data']}`" if summary["eval_data"] else ""
-    merged_line = f"\nThe merged model is in `{merged.name}/`.\n" if merged else ""
-    return f"""# PrefRAG SPO planner (DPO)
-
-The model behind PrefRAG's `plan` role (the `plan_sources` node): given the question and the
-sources' descriptions and query formats, it writes `<source>query0 ; query1</source>` per
-source (an empty tag skips a source). Trained with TRL's DPO ({kind}) on positive vs.
-negative plans (Omni-RAG SPO §4.2.3) from the SFT planner `{summary["base_model"]}`, which
-is also the reference model.
-{merged_line}
-Use it: `prefrag ask "..." --use-planning --reasoner llm --plan-model hf:<this folder>`
-(the other roles keep their own models).
-
-## Data
-
-- Plan pairs: {summary["pairs"]} for training from `{summary["data"]}`.
-- Held-out pairs: {summary["eval_pairs"]}{held_out_from}.
-
-## Settings
-
-| setting | value |
-|---|---|
-{settings}
-
-## Metrics
-
-Training metrics are the last logged values; `eval_before`/`eval_after` are measured on the
-held-out pairs before and after training (reward accuracy: share of pairs whose implicit
-reward prefers the positive plan).
-
-| metric | value |
-|---|---|
-{rows}
-"""
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from typing import Any
 
 from prefrag.errors import ConfigurationError, IngestError
 from prefrag.training.config import parse_config
+from prefrag.training.dpo import merge_adapter
 
 __all__ = [
     "PAPER_DEFAULTS",
@@ -47,10 +48,10 @@ PAPER_DEFAULTS: dict[str, Any] = {
     "learning_rate": 2.5e-4,
     "num_train_epochs": 5.0,
     "use_peft": True,
-    "max_length": 8192,
+    "max_length": 4096,
     "per_device_train_batch_size": 1,
     "gradient_accumulation_steps": 8,
-    "output_dir": "checkpoints/planner-sft",
+    "output_dir": "checkpoints/spo-planner",
     "report_to": "none",
     "logging_steps": 10,
     "save_strategy": "epoch",
@@ -186,7 +187,7 @@ def train_sft(script: SFTScriptArguments, training: Any, model_args: Any) -> SFT
     tokenizer.save_pretrained(output)
     merged = None
     if script.merge_adapter and model_args.use_peft and trainer.accelerator.is_main_process:
-        merged = _merge(output, tokenizer)
+        merged = merge_adapter(output, tokenizer)
     if trainer.accelerator.is_main_process:
         summary = {
             "base_model": model_args.model_name_or_path,
@@ -363,16 +364,6 @@ def _prefixed(metrics: dict[str, Any], prefix: str) -> dict[str, float]:
         for key, value in metrics.items()
         if isinstance(value, int | float)
     }
-
-
-def _merge(adapter: Path, tokenizer: Any) -> Path:
-    from peft import AutoPeftModelForCausalLM
-
-    merged_dir = adapter / "merged"
-    model = AutoPeftModelForCausalLM.from_pretrained(str(adapter))
-    model.merge_and_unload().save_pretrained(merged_dir)
-    tokenizer.save_pretrained(merged_dir)
-    return merged_dir
 
 
 def _source_names(rows: list[dict[str, Any]]) -> list[str]:

@@ -286,3 +286,16 @@ def test_spo_dpo_refuses_an_adapter_without_its_merged_model(tmp_path: Path) -> 
     (tmp_path / "adapter_config.json").write_text("{}")
     with pytest.raises(ConfigurationError, match="is a LoRA adapter"):
         main(["--model_name_or_path", str(tmp_path), "--data", "dpo.jsonl"])
+
+
+def test_resuming_without_a_checkpoint_fails_before_any_loading(tmp_path: Path) -> None:
+    from prefrag.training.spo_sft import main
+
+    with pytest.raises(ConfigurationError, match="No checkpoint to resume from"):
+        main(
+            [
+                *("--model_name_or_path", "not-loaded", "--data", "not-read.jsonl"),
+                *("--output_dir", str(tmp_path / "planner")),
+                *("--resume_from_checkpoint", "last"),
+            ]
+        )

@@ -147,6 +147,7 @@ def train_sft(script: SFTScriptArguments, training: Any, model_args: Any) -> SFT
         model_args.model_name_or_path = str(
             Path(model_args.model_name_or_path).expanduser().resolve()
         )
+    resume = _resume_point(training)  # before any loading: a wrong path fails at once
     rows = load_conversations(Path(script.data), limit=script.max_rows)
     eval_rows = load_conversations(Path(script.eval_data)) if script.eval_data else None
 
@@ -177,7 +178,7 @@ def train_sft(script: SFTScriptArguments, training: Any, model_args: Any) -> SFT
     metrics: dict[str, float] = {}
     if eval_set is not None:
         metrics.update(_prefixed(trainer.evaluate(), "eval_before"))
-    trainer.train(resume_from_checkpoint=_resume_point(training))
+    trainer.train(resume_from_checkpoint=resume)
     metrics.update(_training_metrics(trainer.state.log_history))
     if eval_set is not None:
         metrics.update(_prefixed(trainer.evaluate(), "eval_after"))
@@ -338,7 +339,8 @@ def _resume_point(training: Any) -> str | bool | None:
     if isinstance(value, str) and value.lower() in ("true", "last", "latest"):
         from transformers.trainer_utils import get_last_checkpoint
 
-        last = get_last_checkpoint(training.output_dir)
+        folder = Path(training.output_dir)
+        last = get_last_checkpoint(str(folder)) if folder.is_dir() else None
         if last is None:
             raise ConfigurationError(f"No checkpoint to resume from in {training.output_dir}.")
         return last

@@ -96,7 +96,7 @@ def index(
         errors.print(f"[bold red]error:[/] --kind must be 'text' or 'graph', not {escape(kind)!r}.")
         raise typer.Exit(code=2)
     if kind == "graph":
-        _index_graph(paths, source, mog=mog)
+        _index_graph(paths, source, mog=mog, authority=authority)
         return
     with _clear_errors():
         report = index_paths(paths, source, progress=True, authority=authority)
@@ -119,14 +119,14 @@ def index(
         console.print(f"[green]{source}[/]: MoG index built ({_describe_sizes(sizes)}).")
 
 
-def _index_graph(paths: list[Path], source: str, *, mog: bool) -> None:
+def _index_graph(paths: list[Path], source: str, *, mog: bool, authority: float | None) -> None:
     from prefrag.index.graph_store import index_graph
 
     if mog:
         errors.print("[bold red]error:[/] --mog applies to text sources, not graphs.")
         raise typer.Exit(code=2)
     with _clear_errors():
-        report = index_graph(paths, source)
+        report = index_graph(paths, source, authority=authority)
     console.print(
         f"[green]{escape(source)}[/]: {report.added} triples added, {report.skipped} already "
         f"indexed; {report.concepts} concepts, {report.definitions} definitions, "

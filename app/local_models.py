@@ -30,7 +30,10 @@ class HFChatModel(BaseChatModel):
 
     The prompt is built with the tokenizer's chat template (a plain `role: text` layout
     when the tokenizer has none); generation samples with `temperature`/`top_p` when the
-    temperature is above zero, else decodes greedily. Nothing is downloaded.
+    temperature is above zero, else decodes greedily. Nothing is downloaded. The folder may
+    hold a full model or a LoRA adapter (`adapter_config.json`, as `prefrag train dpo
+    --use_peft` saves it): transformers then loads the base model the adapter names and
+    applies the adapter (needs `peft`).
     """
 
     checkpoint: str
@@ -101,6 +104,7 @@ class HFChatModel(BaseChatModel):
                 from transformers import AutoModelForCausalLM, AutoTokenizer
 
                 path = str(Path(self.checkpoint).expanduser())
+                _check_adapter(Path(path))
                 self._tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
                 model: Any = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
                 model.to(self.device)
@@ -169,6 +173,29 @@ class VLLMChatModel(BaseChatModel):
 
                 self._llm = vllm.LLM(model=self.model, **self.engine_kwargs)
         return self._llm
+
+
+def _check_adapter(folder: Path) -> None:
+    """A LoRA adapter folder needs peft and its base model; say so in one sentence."""
+    import importlib.util
+    import json
+
+    from prefrag.errors import ConfigurationError
+
+    config = folder / "adapter_config.json"
+    if not config.is_file():
+        return
+    if importlib.util.find_spec("peft") is None:
+        raise ConfigurationError(
+            f"{folder} is a LoRA adapter; loading it needs peft: pip install 'prefrag[train]'."
+        )
+    base = json.loads(config.read_text(encoding="utf-8")).get("base_model_name_or_path")
+    looks_local = base and (base.startswith(("/", ".", "~")) or Path(base).is_absolute())
+    if looks_local and not Path(base).expanduser().is_dir():
+        raise ConfigurationError(
+            f"The base model of the adapter {folder} ({base}) does not exist; merge the "
+            "adapter (`prefrag train dpo --merge_adapter`) or restore its base."
+        )
 
 
 def _chat_dicts(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:

@@ -148,7 +148,10 @@ def think(
                 fallback=decision.fallback,
             ).model_dump(exclude={"usage"})
         return update
-    return update | {"action": "search", **search_query(decision, question, context)}
+    return update | {
+        "action": "search",
+        **search_query(decision, question, context, reasoner=run.reasoner),
+    }
 
 
 def retrieve_local(

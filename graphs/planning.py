@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
 from langchain_core.documents import Document
@@ -37,12 +38,15 @@ __all__ = [
     "PLANNED_KEEP",
     "PLANNED_SEARCH_K",
     "PlannedRetrieval",
+    "minilm_routing_planner",
     "plan_queries",
     "plan_sources",
     "plannable_sources",
     "planned_step",
     "planned_uses",
+    "routing_planner",
     "run_plan",
+    "settings_planner",
 ]
 
 PLANNED_SEARCH_K = 20
@@ -83,6 +87,34 @@ def plan_queries(reasoner: Reasoner, question: str, sources: Sequence[Source]) -
     return reasoner.plan(question, [brief_of(source) for source in sources])
 
 
+def routing_planner(question: str, sources: Sequence[Source]) -> dict[str, list[str]]:
+    """Extractive routing by description word overlap, as `{source: [queries]}`.
+
+    The shape an evaluation's planned arm takes (`--planner
+    prefrag.graphs.planning:routing_planner`); graph queries are `term , query`.
+    """
+    from prefrag.reasoners.source_planner import route_question
+
+    plan = route_question(question, [brief_of(source) for source in sources])
+    return {name: plan.query_texts(name) for name in plan.queries}
+
+
+def minilm_routing_planner(question: str, sources: Sequence[Source]) -> dict[str, list[str]]:
+    """Extractive routing by MiniLM similarity of question and descriptions."""
+    from prefrag.index.embeddings import get_embedder
+    from prefrag.reasoners.source_planner import route_question
+
+    briefs = [brief_of(source) for source in sources]
+    plan = route_question(question, briefs, embedder=get_embedder())
+    return {name: plan.query_texts(name) for name in plan.queries}
+
+
+def settings_planner(question: str, sources: Sequence[Source]) -> dict[str, list[str]]:
+    """The `plan` role of the reasoner the settings configure (LLM with an endpoint)."""
+    plan = plan_queries(_settings_reasoner(), question, sources)
+    return {name: plan.query_texts(name) for name in plan.queries}
+
+
 def run_plan(
     plan: SourcePlan,
     sources: Sequence[Source],
@@ -92,8 +124,9 @@ def run_plan(
 ) -> PlannedRetrieval:
     """Search every planned query (top `search_k`) and fuse all rankings into the top `keep`.
 
-    A graph source with a `search_term(term, query, k)` method gets the planned term and
-    query separately; any other source gets the query text.
+    A graph query is sent as written in the plan, `term , query` (the graph source splits
+    it, keeping commas inside known terms); a source with a `search_term(term, query, k)`
+    method gets the two parts separately instead. Text sources get the query text.
     """
     by_id: dict[str, Document] = {}
     rankings: list[list[str]] = []
@@ -200,12 +233,7 @@ def _search_planned(source: Source, query: PlannedQuery, k: int) -> tuple[list[D
         if query.term and callable(lookup):
             found = list(lookup(query.term, query.text, k))
         else:
-            text = (
-                f"{query.term} {query.text}"
-                if query.term and query.term not in query.text
-                else query.text
-            )
-            found = list(source.search(text, k))
+            found = list(source.search(query.render(), k))
     except Exception as error:
         return [], f"{source.name} search failed: {error}"
     return found, (source.last_note or "") if not found else ""
@@ -219,3 +247,10 @@ def _plan_notes(plan: SourcePlan) -> list[str]:
 
 def _named(registry: SourceRegistry, name: str) -> Source:
     return registry.get(name)
+
+
+@cache
+def _settings_reasoner() -> Reasoner:
+    from prefrag.reasoners.factory import build_reasoner
+
+    return build_reasoner()

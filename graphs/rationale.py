@@ -2,10 +2,12 @@
 
 With `Context.rationale_queries` on, `think` asks a reasoner that supports it for a
 rationale-style thought (`think(..., rationale=True)`; `LLMReasoner` adds the rationale
-instruction to its prompt) and retrieval uses that thought as the query. A reasoner
-without the option (the extractive one) is asked as usual and its thought text is used.
-An empty thought keeps the sub-query. The state records which one was searched
-(`query_basis`) and the sub-query itself (`sub_query`), and the step's notes say so.
+instruction to its prompt) and retrieval uses that thought alone as the query, as RAG²
+does. A reasoner without the option (the extractive one) writes thoughts about its
+procedure ("searching with the question"), not about the content, so its thought is
+searched together with its sub-query. An empty thought keeps the sub-query. The state
+records which one was searched (`query_basis`) and the sub-query itself (`sub_query`), and
+the step's notes say so.
 """
 
 from __future__ import annotations
@@ -30,11 +32,15 @@ def think_options(reasoner: Reasoner, context: Context) -> dict[str, Any]:
     return {}
 
 
-def search_query(decision: ThinkDecision, question: str, context: Context) -> dict[str, Any]:
+def search_query(
+    decision: ThinkDecision, question: str, context: Context, *, reasoner: Reasoner | None = None
+) -> dict[str, Any]:
     """The state update naming what this round searches with, and why."""
     sub_query = decision.query.strip() or question
     rationale = " ".join(decision.thought.split()[:MAX_RATIONALE_WORDS])
     if context.rationale_queries and rationale:
+        if reasoner is not None and not _accepts_rationale(type(reasoner)):
+            rationale = f"{rationale} {sub_query}"
         return {"query": rationale, "sub_query": sub_query, "query_basis": "rationale"}
     return {"query": sub_query, "sub_query": sub_query, "query_basis": "sub-query"}
 

@@ -100,3 +100,41 @@ class RecordingChatModel(BaseChatModel):
     def _generate(self, messages, stop=None, run_manager=None, **kwargs):
         self.prompts.append([m.content for m in messages])
         return ChatResult(generations=[ChatGeneration(message=AIMessage(self.reply))])
+
+
+def stub_reply(received):
+    """Stub server replies: compare keeps below temperature 0.5; think searches twice."""
+    from prefrag.eval.stub_server import completion
+
+    def reply(request):
+        received.append(request)
+        response = completion(request)
+        prompt = request["messages"][-1]["content"]
+        if "New information:" in prompt:
+            keep = request.get("temperature", 1.0) < 0.5
+            content = json.dumps(
+                {
+                    "analysis": "Adds the missing region." if keep else "Nothing new here.",
+                    "status": "True" if keep else "False",
+                }
+            )
+        elif "Begin!" in prompt:
+            question = re.search(r"Question: (.*)", prompt)[1]
+            searches = prompt.count("Action Input:") - 1  # the format block has one
+            action = "search" if searches < 2 else "answer"
+            query = question if searches == 0 else f"region of town{question[-2]}"
+            content = json.dumps(
+                {
+                    "thought": "look it up",
+                    "action": action,
+                    "query": query if action == "search" else "",
+                    "source": "",
+                    "answer": "Country" if action == "answer" else "",
+                }
+            )
+        else:
+            return response
+        response["choices"][0]["message"]["content"] = content
+        return response
+
+    return reply

@@ -163,9 +163,20 @@ def test_malformed_rows_name_file_and_line_and_change_nothing(
     assert graph_path("kg").read_bytes() == before
 
 
-def test_a_missing_graph_is_a_clear_error() -> None:
+def test_a_missing_or_damaged_graph_is_a_clear_error() -> None:
+    from prefrag.errors import DamagedStoreError
+
     with pytest.raises(StoreMissingError, match="prefrag index --kind graph"):
         GraphSource("nothing")
+    graph_path("broken").parent.mkdir(parents=True, exist_ok=True)
+    graph_path("broken").write_bytes(b"not a database" * 100)
+    with pytest.raises(DamagedStoreError, match="index the triples again"):
+        GraphSource("broken")
+    from prefrag.sources.defaults import default_sources
+
+    assert "broken" not in default_sources(web=False)  # the others still work
+    with pytest.raises(DamagedStoreError):
+        default_sources(web=False, require="broken")
 
 
 def test_cli_indexes_a_graph_idempotently(tmp_path: Path) -> None:
@@ -175,6 +186,9 @@ def test_cli_indexes_a_graph_idempotently(tmp_path: Path) -> None:
     assert f"{len(TRIPLES)} triples added" in first.output
     again = runner.invoke(app, ["index", "--kind", "graph", str(path), "--source", "kg"])
     assert "0 triples added" in again.output
+    assert GraphSource("kg").authority == 0.8
+    runner.invoke(app, ["index", "--kind", "graph", str(path), "-s", "kg", "--authority", "0.6"])
+    assert GraphSource("kg").authority == 0.6  # kept for later runs
     bad = runner.invoke(app, ["index", "--kind", "tree", str(path), "--source", "kg"])
     assert bad.exit_code == 2 and "--kind" in bad.output
     with sqlite3.connect(graph_path("kg")) as connection:

@@ -12,6 +12,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 CHECK = """
 import prefrag, prefrag.graphs.graph, prefrag.eval.metrics, prefrag.training.mog_router
+import prefrag.training.dpo
+from importlib import resources
 from prefrag.prompts import load_prompt
 from prefrag.demo_corpus import demo_corpus_path
 from prefrag.sources.authority import AuthorityTable
@@ -20,6 +22,8 @@ assert prefrag.graphs.graph.__file__.startswith(SITE), prefrag.graphs.graph.__fi
 assert "{question}" in load_prompt("compare")
 assert demo_corpus_path().read_text().count("\\n") >= 40
 assert AuthorityTable.load().score("https://www.nih.gov/x") > 0.8
+config = resources.files("prefrag.training.configs") / "switcher_dpo_lora.yaml"
+assert "beta: 0.1" in config.read_text()
 print("ok")
 """
 

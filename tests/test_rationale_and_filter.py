@@ -28,9 +28,18 @@ RATIONALE = "Sørensen introduced pH at Carlsberg; the ecologist who assisted hi
 
 
 class Rationalising(ScriptedReasoner):
-    def think(self, question, scratchpad, *, sources, force_answer=False, feedback=""):
+    """Writes a rationale when asked for one (`rationale=True`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[bool] = []
+
+    def think(
+        self, question, scratchpad, *, sources, force_answer=False, feedback="", rationale=False
+    ):
+        self.asked.append(rationale)
         decision = super().think(question, scratchpad, sources=sources, force_answer=force_answer)
-        if decision.action == "search":
+        if decision.action == "search" and rationale:
             decision.thought = RATIONALE
         return decision
 
@@ -43,20 +52,36 @@ def test_rationale_queries_search_with_the_thought_and_the_trace_says_so() -> No
     assert off["route"][0]["query_basis"] == "sub-query"
 
     local.queries.clear()
+    reasoner = Rationalising()
     on = ask(
         QUESTION,
-        reasoner=Rationalising(),
+        reasoner=reasoner,
         sources=SourceRegistry([local]),
         rationale_queries=True,
         **common,
     )
     assert local.queries == [RATIONALE]
+    assert reasoner.asked[0] is True
     step = on["route"][0]
     assert step["query"] == RATIONALE and step["query_basis"] == "rationale"
     assert any(
         "rationale" in note and "Danish chemist who introduced the concept of pH" in note
         for note in step["notes"]
     )
+
+
+def test_a_reasoner_without_rationales_searches_its_thought_with_the_sub_query() -> None:
+    local = ListSource("local", default=[doc("l1", "Carlsberg laboratory history.")])
+    ask(
+        QUESTION,
+        reasoner=ScriptedReasoner(),  # its think() takes no `rationale`
+        sources=SourceRegistry([local]),
+        rationale_queries=True,
+        max_reflections=0,
+        max_iterations=1,
+        fallback_sources=[],
+    )
+    assert local.queries == ["next hop Danish chemist who introduced the concept of pH"]
 
 
 def test_an_empty_rationale_keeps_the_sub_query() -> None:
@@ -171,5 +196,35 @@ def test_the_default_filter_judges_relevance_with_minilm() -> None:
 def test_a_folder_that_is_not_a_trained_filter_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="no such folder"):
         load_snippet_filter(tmp_path / "missing")
-    with pytest.raises(ConfigurationError, match="not a trained snippet filter"):
+    with pytest.raises(ConfigurationError, match="not a trained evidence filter"):
         load_snippet_filter(tmp_path)
+
+
+@pytest.mark.parametrize("command", ["ask", "eval"])
+def test_the_three_switches_are_command_line_options(command: str) -> None:
+    from typer.testing import CliRunner
+
+    from prefrag.cli import app
+
+    shown = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"}).stdout
+    for option in (
+        "--use-planning",
+        "--rationale-queries",
+        "--use-evidence-filter",
+        "--plan-model",
+    ):
+        assert option in shown, (command, option)
+
+
+def test_a_chat_model_filter_reads_verdicts_and_keeps_unreadable_ones() -> None:
+    from prefrag.tools.evidence_filter import ChatSnippetFilter
+
+    model = FakeListChatModel(
+        responses=["On topic. <answer>yes</answer>", "Off topic. <answer>No</answer>", "hmm"]
+    )
+    outcome = filter_snippets(
+        ChatSnippetFilter(model), "q", [doc("a", "A"), doc("b", "B"), doc("c", "C")]
+    )
+    assert [d.metadata["id"] for d in outcome.kept] == ["a", "c"]
+    assert outcome.dropped[0]["reason"] == "the model judged it not helpful"
+    assert outcome.judged[2]["reason"].startswith("the model's verdict could not be read")

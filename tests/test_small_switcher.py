@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from switcher_fakes import WordEmbedder, two_hop_sources, write_dataset
+from switcher_fakes import WordEmbedder, stub_reply, two_hop_sources, write_dataset
 from typer.testing import CliRunner
 
 from prefrag.config import Settings
@@ -162,3 +162,71 @@ def test_eval_with_a_switcher_runs_compare_through_it(tmp_path):
     assert never["web_exposure"] > heuristic["web_exposure"] >= always["web_exposure"]
     saved = json.loads((tmp_path / "never" / "config.json").read_text())
     assert saved["config"]["switcher"].endswith("never_sw")
+
+
+@pytest.mark.slow
+def test_eval_points_the_compare_role_at_a_served_model(tmp_path):
+    """`prefrag eval --compare-model NAME` (llm) and `--switcher openai:NAME` (extractive)."""
+    from prefrag.config import get_settings
+    from prefrag.eval.runner import EvalConfig, run_eval
+    from prefrag.eval.stub_server import StubChatServer
+
+    received: list[dict] = []
+
+    dataset = write_dataset(tmp_path / "d.jsonl", 2)
+    with StubChatServer(reply=stub_reply(received)) as server:
+        settings = get_settings().model_copy(
+            update={"openai_base_url": server.url, "openai_api_key": "x", "model": "agent"}
+        )
+        for name, reasoner, extra in (
+            ("llm", "llm", {"context": {"compare_model": "openai:judge"}}),
+            ("extractive", "extractive", {"switcher": "openai:judge"}),
+        ):
+            received.clear()
+            config = EvalConfig(
+                dataset=str(dataset),
+                methods=["prefrag"],
+                out=str(tmp_path / name),
+                reasoner=reasoner,
+                concurrency=1,
+                **extra,
+            )
+            config.context = {**config.context, "judge_first_retrieval": True}
+            summary = run_eval(
+                config, settings=settings, sources=two_hop_sources(2), progress=False
+            )
+            assert summary["prefrag"]["errors"] == 0
+            seen = [
+                (r["model"], "New information:" in r["messages"][-1]["content"]) for r in received
+            ]
+            compares = {model for model, is_compare in seen if is_compare}
+            assert compares == {"judge"}, name
+            others = {model for model, is_compare in seen if not is_compare}
+            assert others == ({"agent"} if reasoner == "llm" else set())
+
+
+def _prompt(request):
+    return request["messages"][-1]["content"]
+
+
+@pytest.mark.slow
+def test_cli_trains_a_switcher_that_prefrag_switcher_then_uses(tmp_path, monkeypatch):
+    from prefrag.cli import app
+
+    pairs = _pairs_file(tmp_path / "pairs.jsonl", n=24)
+    out = tmp_path / "model"
+    result = CliRunner().invoke(
+        app, ["train", "switcher-small", "--pairs", str(pairs), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    card = json.loads((out / "model_card.json").read_text())
+    assert card["data"]["usable"] == 24 and card["settings"]["pairs"] == str(pairs)
+    assert card["metrics"]["all_pairs"]["accuracy"] >= 0.9
+    monkeypatch.setenv("PREFRAG_SWITCHER", str(out))
+    from prefrag.config import get_settings
+
+    get_settings.cache_clear()
+    reasoner = build_reasoner(reasoner="extractive")
+    held, new = _step(77, keep=False)
+    verdict = reasoner.compare(QUESTION.format(q=77), held, new)
+    assert verdict.status is False and str(out) in verdict.analysis

@@ -10,9 +10,12 @@ import pytest
 from source_contract import check_source_contract
 
 from prefrag.config import Settings
+from prefrag.index.graph_store import index_graph
 from prefrag.index.ingest import index_paths
+from prefrag.sources.balanced import BalancedSource, RelevanceScorer
 from prefrag.sources.base import Source
 from prefrag.sources.combined import CombinedSource
+from prefrag.sources.graph import GraphSource
 from prefrag.sources.local import LocalSource
 from prefrag.sources.web import WebSource
 
@@ -60,6 +63,16 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
         path = home / f"{name}.jsonl"
         path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
         index_paths([path], name, settings=settings)
+    triples = home / "graph.jsonl"
+    triples.write_text(
+        json.dumps({"subject": "simvastatin", "relation": "synonym", "object": "Zocor"})
+        + "\n"
+        + json.dumps(
+            {"subject": "grapefruit", "relation": "raises_exposure_of", "object": "simvastatin"}
+        )
+        + "\n"
+    )
+    index_graph([triples], "graph", settings=settings)
     return settings
 
 
@@ -71,6 +84,10 @@ SOURCES: dict[str, Callable[[Settings], Source]] = {
         [LocalSource("one", settings=s), LocalSource("two", settings=s)]
     ),
     "web": lambda s: WebSource(s, client=_FakeDDGS()),
+    "graph": lambda s: GraphSource("graph", settings=s),
+    "balanced": lambda s: BalancedSource(
+        [LocalSource("one", settings=s), LocalSource("two", settings=s)], RelevanceScorer()
+    ),
 }
 
 

@@ -156,7 +156,7 @@ def test_llm_plan_prompt_lists_descriptions_and_query_formats() -> None:
     plan_queries(reasoner, "q", [source, graph])
     (prompt,) = seen
     assert "guidelines: Clinical practice guidelines from health agencies." in prompt
-    assert "Each query is a short keyword phrase" in prompt
+    assert "Each query: a short keyword phrase" in prompt
     assert "<concepts>{term0} , {query_for_term0}" in prompt
     assert "0 to 3 queries" in prompt
 
@@ -243,3 +243,26 @@ def test_run_plan_fuses_rankings_and_counts_each_query() -> None:
     assert [d.metadata["id"] for d in retrieval.documents] == ["2", "1"]
     assert retrieval.counts == {"local_total": 3}
     assert a.queries == ["x", "y"] and b.queries == ["z"]
+
+
+def test_graph_queries_reach_the_graph_source_as_term_comma_query() -> None:
+    concepts = ListSource(
+        "concepts", kind="graph", default=[doc("c", "Gout: arthritis.", "concepts")]
+    )
+    sources = [SourceBrief(name="concepts", kind="graph")]
+    plan = parse_plan("<concepts>Arthritis, Gouty , treatment ; gout</concepts>", sources)
+    assert plan is not None
+    run_plan(plan, [concepts])
+    assert concepts.queries == ["Arthritis, Gouty , treatment", "gout , gout"]
+
+
+def test_the_routing_planner_has_the_evaluation_planner_shape() -> None:
+    from prefrag.graphs.planning import routing_planner
+
+    kidney, concepts = ListSource("kidney"), ListSource("concepts", kind="graph")
+    kidney.description = concepts.description = "Kidney failure and dialysis."
+    plan = routing_planner("Is dialysis needed for Kidney Failure?", [kidney, concepts])
+    assert plan == {
+        "kidney": ["Is dialysis needed for Kidney Failure?"],
+        "concepts": ["Kidney Failure , Is dialysis needed for Kidney Failure?"],
+    }

@@ -202,3 +202,29 @@ def test_bundled_medquad_registry_parses_and_describes_every_site() -> None:
 
 def test_settings_accept_no_registry() -> None:
     assert Settings().sources_file is None
+
+
+@pytest.mark.slow
+def test_the_medquad_demo_builds_every_source_its_registry_names(tmp_path: Path) -> None:
+    from test_eval_multisource import _medquad
+
+    from prefrag.sources.medquad_demo import registry_path
+
+    data = _medquad(tmp_path / "mq")
+    built = runner.invoke(
+        app, ["sources", "build-medquad-demo", "--data", str(data), "--per-site", "2"]
+    )
+    assert built.exit_code == 0, built.output
+    assert "medquad-ghr: 2 snippets" in built.output
+    shown = runner.invoke(
+        app, ["sources", "--sources", str(registry_path())], env={"COLUMNS": "300"}
+    )
+    assert shown.exit_code == 0, shown.output
+    assert "not indexed" not in shown.output
+    assert shown.output.count("2 documents") == 7
+    registry = registry_from_file(registry_path(), web=False)
+    assert registry.get("concepts").search("Glaucoma", 1)[0].metadata["title"] == "Glaucoma"
+    again = runner.invoke(
+        app, ["sources", "build-medquad-demo", "--data", str(data), "--per-site", "2"]
+    )
+    assert again.exit_code == 0 and "medquad-ghr: 2 snippets" in again.output

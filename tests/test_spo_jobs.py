@@ -135,6 +135,12 @@ def test_the_llm_judge_reads_yes_no_and_counts_unreadable_verdicts() -> None:
     assert judge.unreadable == 1
 
 
+def test_gold_judge_matches_the_file_id_a_chunk_came_from() -> None:
+    chunk = doc("f9aa1c8d", "Gout is treated with allopurinol.", parent_id="medquad_1")
+    assert GoldJudge().supports("q", "a", ["medquad_1"], [chunk])
+    assert not GoldJudge().supports("q", "a", ["medquad_2"], [chunk])
+
+
 def test_gold_judge_without_ids_looks_for_the_answer_text() -> None:
     judge = GoldJudge()
     assert judge.supports("q", "Allopurinol!", [], [doc("x", "Take allopurinol daily.")])

@@ -1,10 +1,9 @@
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
-from switcher_fakes import RecordingChatModel, two_hop_sources, write_dataset
+from switcher_fakes import RecordingChatModel, stub_reply, two_hop_sources, write_dataset
 from typer.testing import CliRunner
 
 from prefrag.documents import make_document
@@ -13,12 +12,12 @@ from prefrag.eval.datasets import load_dataset
 from prefrag.reasoners.llm import LLMReasoner, compare_prompt
 from prefrag.training.pairs import read_compare_prompt, read_pairs
 from prefrag.training.switcher_data import (
-    GoldTeacher,
     SwitcherDataConfig,
     collect_path,
     main,
     run,
 )
+from prefrag.training.switcher_teachers import GoldTeacher
 
 
 def _config(tmp_path, **overrides):
@@ -74,6 +73,11 @@ def test_gold_teacher_keeps_exactly_when_a_supporting_paragraph_is_new(tmp_path)
     repeated = teacher.verdict(item, item.question, [town, region], [region])
     assert repeated.status is False and "Region0" in repeated.analysis
     assert teacher.opposite(repeated).status is True
+    # The gold-needed variant does not switch once nothing is missing.
+    needed = GoldTeacher(needed_only=True)
+    assert needed.name == "gold-needed"
+    assert needed.verdict(item, item.question, [town, region], [lake]).status is True
+    assert needed.verdict(item, item.question, [town], [lake]).status is False
 
 
 # --- end to end: extractive policy, gold teacher -------------------------------------------------
@@ -167,6 +171,22 @@ def test_a_killed_run_continues_without_duplicating_pairs(tmp_path):
     assert len(keys) == len(set(keys))
 
 
+def test_a_failed_question_is_reported_and_retried_by_the_next_run(tmp_path):
+    class FlakyTeacher(GoldTeacher):
+        def verdict(self, item, question, held, new):
+            if item.id == "q1":
+                raise RuntimeError("endpoint hiccup")
+            return super().verdict(item, question, held, new)
+
+    config = _config(tmp_path, per_question=2)
+    first = run(config, sources=two_hop_sources(), teacher=FlakyTeacher())
+    assert first.failed == 1 and first.drops["question failed"] == 1
+    assert "q1" not in {p["meta"]["question_id"] for p in _lines(tmp_path / "pairs.jsonl")}
+    second = run(config, sources=two_hop_sources())
+    assert second.failed == 0
+    assert "q1" in {p["meta"]["question_id"] for p in _lines(tmp_path / "pairs.jsonl")}
+
+
 def test_rerun_with_other_settings_into_the_same_file_is_refused(tmp_path):
     run(_config(tmp_path), sources=two_hop_sources())
     with pytest.raises(ConfigurationError, match="different teacher"):
@@ -176,49 +196,12 @@ def test_rerun_with_other_settings_into_the_same_file_is_refused(tmp_path):
 # --- an LLM policy and teacher against the OpenAI-compatible stub server ----------------------
 
 
-def _stub_reply(received):
-    from prefrag.eval.stub_server import completion
-
-    def reply(request):
-        received.append(request)
-        response = completion(request)
-        prompt = request["messages"][-1]["content"]
-        if "New information:" in prompt:
-            keep = request.get("temperature", 1.0) < 0.5
-            content = json.dumps(
-                {
-                    "analysis": "Adds the missing region." if keep else "Nothing new here.",
-                    "status": "True" if keep else "False",
-                }
-            )
-        elif "Begin!" in prompt:
-            question = re.search(r"Question: (.*)", prompt)[1]
-            searches = prompt.count("Action Input:") - 1  # the format block has one
-            action = "search" if searches < 2 else "answer"
-            query = question if searches == 0 else f"region of town{question[-2]}"
-            content = json.dumps(
-                {
-                    "thought": "look it up",
-                    "action": action,
-                    "query": query if action == "search" else "",
-                    "source": "",
-                    "answer": "Country" if action == "answer" else "",
-                }
-            )
-        else:
-            return response
-        response["choices"][0]["message"]["content"] = content
-        return response
-
-    return reply
-
-
 def test_llm_policy_samples_nine_verdicts_and_the_teacher_picks(tmp_path):
     from prefrag.config import get_settings
     from prefrag.eval.stub_server import StubChatServer
 
     received: list[dict] = []
-    with StubChatServer(reply=_stub_reply(received)) as server:
+    with StubChatServer(reply=stub_reply(received)) as server:
         settings = get_settings().model_copy(
             update={"openai_base_url": server.url, "openai_api_key": "x", "backend": "openai"}
         )

@@ -1,1 +1,1 @@
-"""Training: switcher DPO, SPO planner SFT+DPO, MoG router."""
+"""Training jobs of `prefrag train`: switcher DPO, SPO planner SFT+DPO, evidence filter, MoG."""

@@ -46,9 +46,25 @@ JOBS: tuple[Job, ...] = (
         "Build switcher preference pairs (TRL format) from real graph runs.",
     ),
     Job(
+        "dpo",
+        "prefrag.training.dpo",
+        "DPO-train the switcher behind `compare` on preference pairs (TRL; LoRA optional).",
+    ),
+    Job(
         "switcher-small",
         "prefrag.training.switcher_small",
         "Train the small CPU switcher (MiniLM features, pairwise loss) from pairs.",
+    ),
+    Job(
+        "filter-labels",
+        "prefrag.training.filter_labels",
+        "Label snippets helpful or not for the evidence filter (RAG²: rationale ΔPPL + "
+        "answer correctness).",
+    ),
+    Job(
+        "filter",
+        "prefrag.training.snippet_filter",
+        "Train the evidence filter: a two-label (question, snippet) classifier (RAG²).",
     ),
     Job(
         "spo-explore",
@@ -65,12 +81,12 @@ JOBS: tuple[Job, ...] = (
     Job(
         "spo-sft",
         "prefrag.training.spo_sft",
-        "SFT the SPO planner on positive plans (TRL; lr 2.5e-4, 5 epochs, LoRA).",
+        "Fine-tune the source planner on positive plans (SPO; TRL SFT, LoRA).",
     ),
     Job(
         "spo-dpo",
         "prefrag.training.spo_dpo",
-        "DPO the SFT planner on positive vs. negative plans (TRL; lr 5e-6, 3 epochs, LoRA).",
+        "Preference-train the source planner on positive vs negative plans (SPO; TRL DPO).",
     ),
 )
 

@@ -247,6 +247,7 @@ def _retrieve(source: Source, query: PlannedQuery, k: int) -> dict[str, Any]:
         "documents": [
             {
                 "id": str(d.metadata.get("id")),
+                "parent_id": str(d.metadata.get("parent_id") or d.metadata.get("id")),
                 "title": str(d.metadata.get("title", "")),
                 "text": d.page_content,
             }

@@ -81,13 +81,20 @@ class Judge(Protocol):
 
 
 class GoldJudge:
-    """Offline judge: a gold document is among the results (or one contains the answer)."""
+    """Offline judge: a gold document is among the results (or one contains the answer).
+
+    Gold ids match a result's `id` or its `parent_id` (indexed chunks carry content-hash
+    ids and keep the id given in the indexed file as `parent_id`).
+    """
 
     def supports(
         self, question: str, gold: str, gold_ids: Sequence[str], documents: Sequence[Document]
     ) -> bool:
-        """Gold id among the documents; without gold ids, the answer text inside one."""
-        ids = {str(d.metadata.get("id")) for d in documents}
+        """Gold id (of a document or of the file entry a chunk came from) among the results.
+
+        Without gold ids, the gold answer's text inside one of the documents counts.
+        """
+        ids = {str(d.metadata.get(key)) for d in documents for key in ("id", "parent_id")}
         if gold_ids:
             return bool(ids & set(gold_ids))
         wanted = _normal(gold)
@@ -128,7 +135,13 @@ def judge_rows(
             labelled = []
             for entry in entries:
                 documents = [
-                    make_document(d["text"], id=d["id"], source=name, title=d.get("title", ""))
+                    make_document(
+                        d["text"],
+                        id=d["id"],
+                        source=name,
+                        title=d.get("title", ""),
+                        parent_id=d.get("parent_id"),
+                    )
                     for d in entry["documents"][: judge_k or None]
                 ]
                 positive = bool(documents) and judge.supports(

@@ -35,11 +35,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.documents import Document
 
-from prefrag.errors import ConfigurationError, IngestError
+from prefrag.errors import ConfigurationError, IngestError, PrefRAGError
 from prefrag.reasoners.base import (
     AnswerDraft,
     CompareVerdict,
@@ -50,6 +50,7 @@ from prefrag.reasoners.base import (
 )
 from prefrag.reasoners.llm import compare_prompt
 from prefrag.training.pairs import make_pair
+from prefrag.training.switcher_teachers import GoldTeacher, ModelTeacher, Teacher
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
@@ -92,7 +93,10 @@ class SwitcherDataConfig:
     )
     teacher: str = field(
         default="gold",
-        metadata={"help": "'gold' (supporting paragraphs) or a chat model name for the teacher."},
+        metadata={
+            "help": "'gold' (keep exactly when a supporting paragraph is new), 'gold-needed' "
+            "(also keep when every supporting paragraph is held) or a chat model name."
+        },
     )
     samples: int = field(
         default=9, metadata={"help": "Policy samples per judged step (temperature x top-p grid)."}
@@ -110,7 +114,8 @@ class SwitcherDataConfig:
         default=0.5,
         metadata={
             "help": "Two-source split (share of questions whose second gold paragraph stays "
-            "local); set to null in YAML to use the configured sources instead."
+            "local). null (YAML): one local index of the dataset's paragraphs plus the real "
+            "web source, as `prefrag eval` without --two-source."
         },
     )
     top_k_range: str = field(
@@ -155,103 +160,6 @@ class SwitcherDataConfig:
                 f"--top-k-range takes LOW-HIGH such as 2-5, not {self.top_k_range!r}."
             )
         return int(match[1]), int(match[2])
-
-
-# --- teachers -------------------------------------------------------------------------------
-
-
-class Teacher(Protocol):
-    """Gives the verdict the policy should have given on a compare step."""
-
-    name: str
-
-    def verdict(
-        self, item: EvalItem, question: str, held: Sequence[Document], new: Sequence[Document]
-    ) -> CompareVerdict:
-        """The teacher's verdict (status True keeps the new local documents)."""
-        ...
-
-    def opposite(self, verdict: CompareVerdict) -> CompareVerdict:
-        """A verdict with the other status, phrased as this teacher would."""
-        ...
-
-
-class GoldTeacher:
-    """Keep exactly when the new documents add a supporting paragraph not held yet."""
-
-    name = "gold"
-
-    def verdict(
-        self, item: EvalItem, question: str, held: Sequence[Document], new: Sequence[Document]
-    ) -> CompareVerdict:
-        """The verdict the dataset's supporting paragraphs imply."""
-        if not item.paragraphs:
-            raise IngestError(
-                f"Item '{item.id}' has no supporting paragraphs; the gold teacher needs a "
-                "dataset that marks them (HotpotQA-style)."
-            )
-        gold = set(item.gold_titles)
-        held_titles = {_title(d) for d in held}
-        added = [t for t in dict.fromkeys(_title(d) for d in new) if t in gold - held_titles]
-        repeated = [t for t in dict.fromkeys(_title(d) for d in new) if t in gold & held_titles]
-        if added:
-            return CompareVerdict(
-                analysis=f"The new information includes '{added[0]}', which holds details "
-                "needed to answer the question that the information already obtained lacks.",
-                status=True,
-            )
-        if repeated:
-            return CompareVerdict(
-                analysis=f"The new information repeats '{repeated[0]}', which is already "
-                "obtained; nothing else in it helps answer the question.",
-                status=False,
-            )
-        return CompareVerdict(
-            analysis="None of the new information is needed to answer the question; it adds "
-            "no relevant details beyond the information already obtained.",
-            status=False,
-        )
-
-    def opposite(self, verdict: CompareVerdict) -> CompareVerdict:
-        """The other status with a generic analysis."""
-        return flipped(verdict)
-
-
-class ModelTeacher:
-    """A (stronger) chat model's own verdict on the compare prompt."""
-
-    def __init__(self, reasoner: Reasoner, name: str) -> None:
-        self.reasoner = reasoner
-        self.name = name
-
-    def verdict(
-        self, item: EvalItem, question: str, held: Sequence[Document], new: Sequence[Document]
-    ) -> CompareVerdict:
-        """The model's verdict (an unreadable reply is marked `fallback`)."""
-        return self.reasoner.compare(question, held, new)
-
-    def opposite(self, verdict: CompareVerdict) -> CompareVerdict:
-        """The other status with a generic analysis."""
-        return flipped(verdict)
-
-
-def flipped(verdict: CompareVerdict) -> CompareVerdict:
-    """A verdict with the other status and a generic analysis saying so."""
-    if verdict.status:
-        return CompareVerdict(
-            analysis="The new information adds nothing relevant beyond the information "
-            "already obtained.",
-            status=False,
-        )
-    return CompareVerdict(
-        analysis="The new information adds relevant details that the information already "
-        "obtained lacks.",
-        status=True,
-    )
-
-
-def _title(document: Document) -> str:
-    return str(document.metadata.get("title") or "").strip()
 
 
 # --- the policy -----------------------------------------------------------------------------
@@ -542,9 +450,9 @@ def run(
         progress=config.progress,
     )
     assert state.sources is not None
-    if teacher.name == "gold" and not any(item.paragraphs for item in state.items):
+    if isinstance(teacher, GoldTeacher) and not any(item.paragraphs for item in state.items):
         raise ConfigurationError(
-            "--teacher gold needs a dataset with supporting paragraphs (HotpotQA-style)."
+            f"--teacher {teacher.name} needs a dataset with supporting paragraphs (HotpotQA-style)."
         )
     preferred = "local" if "local" in state.sources else None
     done = {r["question_id"] for r in _read_log(log) if not r.get("error")}
@@ -564,8 +472,8 @@ def run(
                 max_doc_chars=settings.prompt_doc_chars,
                 preferred=preferred,
             )
-        except (ConfigurationError, IngestError):
-            raise
+        except PrefRAGError:
+            raise  # bad settings or an unreachable endpoint: stop (the log keeps what is done)
         except Exception as error:
             return {"question_id": item.id, "error": f"{type(error).__name__}: {error}"}
         return {
@@ -771,8 +679,8 @@ def build_policy(config: SwitcherDataConfig, settings: Settings) -> Policy:
 
 def build_teacher(config: SwitcherDataConfig, settings: Settings) -> Teacher:
     """The teacher the config names: `gold` or a chat model (settings' temperature)."""
-    if config.teacher == "gold":
-        return GoldTeacher()
+    if config.teacher in ("gold", "gold-needed"):
+        return GoldTeacher(needed_only=config.teacher == "gold-needed")
     from prefrag.models import build_chat_model
     from prefrag.reasoners.llm import LLMReasoner
 
@@ -801,6 +709,8 @@ def main(argv: Sequence[str] | None = None) -> SwitcherDataResult:
         table.add_row(f"  {label}", str(count))
     for reason, count in result.drops.items():
         table.add_row(f"dropped: {reason}", str(count))
+    if result.failed:
+        table.add_row("questions failed (rerun to retry)", str(result.failed))
     Console().print(table)
     return result
 

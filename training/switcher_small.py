@@ -42,10 +42,10 @@ class SwitcherSmallConfig:
 
     pairs: str = field(metadata={"help": "Switcher preference pairs (JSONL)."})
     out: str = field(metadata={"help": "Folder for switcher.npz and model_card.json."})
-    hidden: int = field(default=8, metadata={"help": "Hidden units (0: a linear scorer)."})
-    epochs: int = field(default=600, metadata={"help": "Full-batch Adam steps."})
+    hidden: int = field(default=4, metadata={"help": "Hidden units (0: a linear scorer)."})
+    epochs: int = field(default=300, metadata={"help": "Full-batch Adam steps."})
     lr: float = field(default=0.02, metadata={"help": "Adam learning rate."})
-    weight_decay: float = field(default=0.01, metadata={"help": "L2 penalty on weights."})
+    weight_decay: float = field(default=0.1, metadata={"help": "L2 penalty on weights."})
     balance: bool = field(default=True, metadata={"help": "Weight keep and switch equally."})
     threshold: float = field(default=0.5, metadata={"help": "P(keep) at which it keeps."})
     validation: float = field(

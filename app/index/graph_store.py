@@ -197,17 +197,20 @@ def index_graph(
     *,
     settings: Settings | None = None,
     description: str | None = None,
+    authority: float | None = None,
 ) -> GraphReport:
     """Add the triples of JSONL/CSV files to graph source `source` and rebuild its lookup.
 
     Every file is read and checked before the database is touched; re-indexing a file
-    adds nothing.
+    adds nothing. `description` and `authority` are kept for later runs.
 
     Raises:
         IngestError: A path is missing or a row is malformed (names file and line), or
             no triple was found.
         ConfigurationError: Bad source name.
     """
+    if authority is not None and not 0.0 <= authority <= 1.0:
+        raise ConfigurationError(f"Authority must be in [0, 1]; got {authority}.")
     if isinstance(paths, str | Path):
         paths = [paths]
     files = _graph_files([Path(p) for p in paths])
@@ -231,10 +234,11 @@ def index_graph(
             added = _count(connection, "triples") - before
             if added or not _has_table(connection, "concepts"):
                 _rebuild(connection)
-            if description is not None:
-                connection.execute(
-                    "INSERT OR REPLACE INTO meta VALUES ('description', ?)", (description,)
-                )
+            for key, value in (("description", description), ("authority", authority)):
+                if value is not None:
+                    connection.execute(
+                        "INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(value))
+                    )
         return GraphReport(
             source=source,
             path=target,

@@ -88,7 +88,7 @@ def route_question(
                 f"extractive routing ({how}: {shown}): no description matches; every "
                 "source gets the question"
             ],
-        ).model_copy(update={"fallback": False})
+        ).model_copy(update={"fallback": False, "strict": True})
     close = (
         [score >= best - COSINE_MARGIN for score in scores]
         if embedder is not None

@@ -50,13 +50,25 @@ def local_sources(settings: Settings | None = None, *, require: str | None = Non
     return sources
 
 
-def graph_sources(settings: Settings | None = None) -> list[Source]:
-    """One `GraphSource` per indexed knowledge graph (`prefrag index --kind graph`)."""
+def graph_sources(settings: Settings | None = None, *, require: str | None = None) -> list[Source]:
+    """One `GraphSource` per indexed knowledge graph (`prefrag index --kind graph`).
+
+    A damaged graph is skipped with a warning, unless it is `require`.
+    """
+    from prefrag.errors import DamagedStoreError
     from prefrag.index.graph_store import list_graphs
     from prefrag.sources.graph import GraphSource
 
     settings = settings or get_settings()
-    return [GraphSource(name, settings=settings) for name in list_graphs(settings)]
+    sources: list[Source] = []
+    for name in list_graphs(settings):
+        try:
+            sources.append(GraphSource(name, settings=settings))
+        except DamagedStoreError as error:
+            if name == require:
+                raise
+            logger.warning("%s", error)
+    return sources
 
 
 def default_sources(
@@ -83,7 +95,10 @@ def default_sources(
 
         return registry_from_file(registry_file, settings, web=web)
     ensure_demo_index(settings)
-    members = [*local_sources(settings, require=require), *graph_sources(settings)]
+    members = [
+        *local_sources(settings, require=require),
+        *graph_sources(settings, require=require),
+    ]
     registry = SourceRegistry()
     if len(members) > 1:
         registry.add(CombinedSource(members))

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.documents import Document
 
 from prefrag.documents import content_id, make_document
-from prefrag.errors import StoreMissingError
+from prefrag.errors import DamagedStoreError, StoreMissingError
 from prefrag.index.graph_store import graph_path, normalise_name, readable_relation
 from prefrag.sources.base import SourceKind
 
@@ -74,6 +74,7 @@ class GraphSource:
 
     Raises:
         StoreMissingError: No graph called `store` has been indexed (or `path` is missing).
+        DamagedStoreError: The graph file is not a readable graph.
     """
 
     kind: SourceKind = "graph"
@@ -87,7 +88,7 @@ class GraphSource:
         path: Path | None = None,
         description: str | None = None,
         query_format: str = GRAPH_QUERY_FORMAT,
-        authority: float = DEFAULT_GRAPH_AUTHORITY,
+        authority: float | None = None,
     ) -> None:
         self.name = name
         self.path = Path(path) if path is not None else graph_path(store or name, settings)
@@ -100,8 +101,21 @@ class GraphSource:
             f"file:{self.path}?mode=ro", uri=True, check_same_thread=False
         )
         self._lock = threading.Lock()
-        self.authority = float(authority)
+        try:
+            self._connection.execute("SELECT COUNT(*) FROM concepts").fetchone()
+        except sqlite3.DatabaseError as error:
+            problem = f"{self.path} cannot be read ({error})"
+            raise DamagedStoreError(
+                f"Graph source '{store or name}' is damaged: {problem}. Delete the file and "
+                f"index the triples again (`prefrag index --kind graph FILES --source "
+                f"{store or name}`).",
+                problem,
+            ) from None
         self.query_format = query_format
+        stored_authority = self._one("SELECT value FROM meta WHERE key = 'authority'")
+        if authority is None:
+            authority = float(stored_authority) if stored_authority else DEFAULT_GRAPH_AUTHORITY
+        self.authority = float(authority)
         stored = self._one("SELECT value FROM meta WHERE key = 'description'")
         self.concepts = int(self._one("SELECT COUNT(*) FROM concepts") or 0)
         self.description = (

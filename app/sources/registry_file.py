@@ -158,7 +158,7 @@ def open_spec(spec: SourceSpec, settings: Settings, *, base: Path | None = None)
             web.authority = spec.authority
         return web
     if spec.kind == "graph":
-        from prefrag.sources.graph import DEFAULT_GRAPH_AUTHORITY, GRAPH_QUERY_FORMAT, GraphSource
+        from prefrag.sources.graph import GRAPH_QUERY_FORMAT, GraphSource
 
         path = None
         if spec.store.endswith(".sqlite"):
@@ -172,7 +172,7 @@ def open_spec(spec: SourceSpec, settings: Settings, *, base: Path | None = None)
             path=path,
             description=spec.description,
             query_format=spec.query_format or GRAPH_QUERY_FORMAT,
-            authority=DEFAULT_GRAPH_AUTHORITY if spec.authority is None else spec.authority,
+            authority=spec.authority,
         )
     from prefrag.sources.local import LocalSource
 
@@ -227,7 +227,7 @@ def describe_specs(
     """
     from prefrag.index.catalog import list_sources
     from prefrag.index.graph_store import graph_path
-    from prefrag.sources.graph import DEFAULT_GRAPH_AUTHORITY, GRAPH_QUERY_FORMAT
+    from prefrag.sources.graph import DEFAULT_GRAPH_AUTHORITY, GRAPH_QUERY_FORMAT, GraphSource
 
     indexed = {info.name: info for info in list_sources(settings)}
     rows: list[tuple[str, str, str, str, str, str]] = []
@@ -242,8 +242,14 @@ def describe_specs(
             path = Path(spec.store) if spec.store.endswith(".sqlite") else None
             if path is not None and not path.is_absolute() and base is not None:
                 path = base / path
-            size = graph_size(path or graph_path(spec.store_name, settings))
-            authority = DEFAULT_GRAPH_AUTHORITY if authority is None else authority
+            where = path or graph_path(spec.store_name, settings)
+            size = graph_size(where)
+            if authority is None:
+                authority = (
+                    GraphSource(spec.name, path=where).authority
+                    if where.is_file()
+                    else DEFAULT_GRAPH_AUTHORITY
+                )
             query_format = spec.query_format or GRAPH_QUERY_FORMAT
         else:
             size = "search results"

@@ -6,13 +6,16 @@ a run's evidence and never empties it: when every snippet is judged unhelpful th
 scored one is kept and the outcome says so.
 
 The default filter (`RelevanceSnippetFilter`) needs no trained model: a snippet is helpful
-when its MiniLM cosine similarity to the question reaches `DEFAULT_THRESHOLD`. RAG²'s
+when its MiniLM cosine similarity to the question reaches `DEFAULT_THRESHOLD`.
+`ChatSnippetFilter` asks a chat model instead (one call per snippet; give it to the graph
+with `ResourceProvider(snippet_filter=...)`). RAG²'s
 filter is a small trained classifier; `load_snippet_filter` loads one from a folder
 (`PREFRAG_EVIDENCE_FILTER`), filled in by the filter trainer.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +31,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_THRESHOLD",
+    "ChatSnippetFilter",
     "FilterOutcome",
     "RelevanceSnippetFilter",
     "SnippetFilter",
@@ -95,6 +99,46 @@ class RelevanceSnippetFilter:
         )
 
 
+class ChatSnippetFilter:
+    """Asks a chat model whether a snippet helps (`prompts/snippet_filter.txt`).
+
+    A verdict that cannot be read keeps the snippet (score 0.5), and the reason says so:
+    a misbehaving model never silently removes evidence.
+
+    Args:
+        model: A LangChain chat model (e.g. the run's `answer` model).
+        max_doc_chars: Characters of the snippet shown to the model.
+    """
+
+    def __init__(self, model: Any, *, max_doc_chars: int = 2000) -> None:
+        self.model = model
+        self.max_doc_chars = max_doc_chars
+
+    def judge(self, question: str, document: Document) -> SnippetJudgement:
+        """One model call; `<answer>yes</answer>` is helpful, `<answer>no</answer>` is not."""
+        from langchain_core.messages import HumanMessage
+
+        from prefrag.documents import format_documents
+        from prefrag.prompts import render_prompt
+
+        prompt = render_prompt(
+            "snippet_filter",
+            question=question,
+            document=format_documents([document], max_chars=self.max_doc_chars),
+        )
+        reply = self.model.invoke([HumanMessage(prompt)])
+        text = reply.content if isinstance(reply.content, str) else str(reply.content)
+        verdicts = _VERDICT.findall(text)
+        if not verdicts:
+            return SnippetJudgement(True, 0.5, "the model's verdict could not be read; kept")
+        helpful = verdicts[-1].lower() == "yes"
+        said = "helpful" if helpful else "not helpful"
+        return SnippetJudgement(helpful, 1.0 if helpful else 0.0, f"the model judged it {said}")
+
+
+_VERDICT = re.compile(r"<answer>\s*(yes|no)\s*</answer>", re.IGNORECASE)
+
+
 @dataclass
 class FilterOutcome:
     """The snippets kept, every judgement (for the trace) and notes on what happened."""
@@ -157,7 +201,6 @@ def load_snippet_filter(path: Path) -> SnippetFilter:
             f"PREFRAG_EVIDENCE_FILTER={str(path)!r}: no such folder; train a filter with "
             "`prefrag train filter` or unset the setting."
         )
-    raise ConfigurationError(
-        f"PREFRAG_EVIDENCE_FILTER={str(path)!r} is not a trained snippet filter folder "
-        "(this build cannot load one); unset the setting to use the default filter."
-    )
+    from prefrag.tools.trained_filter import TrainedSnippetFilter
+
+    return TrainedSnippetFilter.load(folder)

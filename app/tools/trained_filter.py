@@ -1,0 +1,113 @@
+"""The trained RAG² evidence filter: a two-label classifier folder as a `SnippetFilter`.
+
+`prefrag train filter` saves a transformers sequence-classification model with two labels
+("not_helpful", "helpful"), its tokenizer and `filter.json` (decision threshold, input
+length). `TrainedSnippetFilter.load(folder)` reads it back; `judge` fills the
+`filter_input` prompt with the question and the snippet, and the softmax over the two label
+logits gives P(helpful): the snippet is helpful when P(helpful) >= the threshold (0.5 unless
+the folder says otherwise). torch and transformers are imported on first use.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from langchain_core.documents import Document
+
+from prefrag.errors import ConfigurationError
+from prefrag.tools.evidence_filter import SnippetJudgement
+
+__all__ = ["FILTER_FILE", "HELPFUL_LABEL", "TrainedSnippetFilter", "filter_text"]
+
+FILTER_FILE = "filter.json"
+HELPFUL_LABEL = "helpful"
+
+
+def filter_text(question: str, snippet: str, title: str | None = None) -> str:
+    """The classifier's input for one snippet (prompt `filter_input`), in training and use."""
+    from prefrag.prompts import render_prompt
+
+    text = f"{title}. {snippet}" if title else snippet
+    return render_prompt("filter_input", question=question, snippet=text)
+
+
+class TrainedSnippetFilter:
+    """A trained two-label classifier that judges one snippet at a time (RAG² filter)."""
+
+    def __init__(self, folder: Path, *, threshold: float = 0.5, max_length: int = 512) -> None:
+        self.folder = Path(folder)
+        self.threshold = threshold
+        self.max_length = max_length
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self._helpful_index = 1
+        self._lock = threading.Lock()
+
+    @classmethod
+    def load(cls, folder: Path | str) -> TrainedSnippetFilter:
+        """The filter saved in `folder` by `prefrag train filter`.
+
+        Raises:
+            ConfigurationError: The folder is missing or was not written by the filter job.
+        """
+        path = Path(folder).expanduser()
+        settings_file = path / FILTER_FILE
+        if not settings_file.is_file():
+            raise ConfigurationError(
+                f"{path} is not a trained evidence filter (no {FILTER_FILE}); train one with "
+                "`prefrag train filter`."
+            )
+        settings = json.loads(settings_file.read_text(encoding="utf-8"))
+        return cls(
+            path,
+            threshold=float(settings.get("threshold", 0.5)),
+            max_length=int(settings.get("max_length", 512)),
+        )
+
+    def judge(self, question: str, document: Document) -> SnippetJudgement:
+        """P(helpful) of `document` for `question`; helpful when it reaches the threshold."""
+        score = self.scores(question, [document])[0]
+        verdict = "helpful" if score >= self.threshold else "not helpful"
+        return SnippetJudgement(
+            helpful=score >= self.threshold,
+            score=score,
+            reason=f"trained filter: P(helpful) = {score:.2f} ({verdict}, "
+            f"threshold {self.threshold:.2f})",
+        )
+
+    def scores(self, question: str, documents: list[Document]) -> list[float]:
+        """P(helpful) of each document for `question` (one batch)."""
+        import torch
+
+        model, tokenizer = self._load()
+        texts = [
+            filter_text(question, doc.page_content, doc.metadata.get("title")) for doc in documents
+        ]
+        encoded = tokenizer(
+            texts, truncation=True, max_length=self.max_length, padding=True, return_tensors="pt"
+        )
+        with torch.no_grad():
+            logits = model(**encoded).logits.float()
+        return torch.softmax(logits, dim=-1)[:, self._helpful_index].tolist()
+
+    def _load(self) -> tuple[Any, Any]:
+        with self._lock:
+            if self._model is None:
+                from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+                tokenizer = AutoTokenizer.from_pretrained(self.folder, local_files_only=True)
+                model = AutoModelForSequenceClassification.from_pretrained(
+                    self.folder, local_files_only=True
+                )
+                labels = {str(v): int(k) for k, v in model.config.id2label.items()}
+                if HELPFUL_LABEL not in labels or model.config.num_labels != 2:
+                    raise ConfigurationError(
+                        f"{self.folder} is not a two-label helpful/not_helpful classifier."
+                    )
+                self._helpful_index = labels[HELPFUL_LABEL]
+                self._tokenizer = tokenizer
+                self._model = model.eval()
+        return self._model, self._tokenizer

@@ -192,6 +192,7 @@ def test_graph_answers_with_the_trained_switcher_behind_compare(trained_switcher
         "reflect": FakeListChatModel(
             responses=["Self-Evaluation: CORRECT\nExplanation: Supported.\nImprovement: None"]
         ),
+        "plan": FakeListChatModel(responses=["<local></local>"]),  # planning is off
     }
     local = ListSource(
         "local",

@@ -124,7 +124,7 @@ class PrefRAGState(TypedDict, total=False):
     cited_ids: list[str]
     citations: list[dict[str, Any]]
     reflections: Annotated[list[dict[str, Any]], operator.add]
-    feedback: str
+    feedback: dict[str, Any] | None
     supplement_requested: bool
     counters: Annotated[Counters, add_counters]
     model_calls: Annotated[dict[str, int], add_counts]

@@ -19,14 +19,35 @@ from prefrag.answers import normalize_answer as normalize_answer  # the one rule
 
 AnswerType = Literal["date", "number", "name", "any", "sentence"]
 
-# Advice questions ("Can I take X with Y?") are not yes/no facts about named things: text
-# polarity cannot settle them, so the honest extractive answer is the best-supported sentence.
+AnswerForm = Literal["span", "sentences", "list"]
+
+# Advice questions ("Can I take X with Y?", "Should everyone avoid X?") are not yes/no facts
+# about named things: text polarity cannot settle them, so the honest extractive answer is
+# the best-supported sentences. Questions starting with a modal verb are advice.
 _ADVICE = re.compile(
-    r"^(can|could|may|should|must) (i|we|you|one|patients?|people|someone)\b"
+    r"^(can|could|may|should|must|might)\b"
     r"|^is it (safe|ok|okay|advisable|dangerous|necessary)\b"
-    r"|^(how|why) (should|do|does|can|must)\b"
+    r"|^(do|does|did) .*\bneed to\b"
     r"|^what should\b"
 )
+# Explanations and descriptions: why, how (not how many/much/long/...), what happens, what
+# a short term is, symptoms, treatments, causes. Answered with whole sentences.
+_EXPLANATION = re.compile(
+    r"^why\b"
+    r"|^how (?!many\b|much\b|long\b|old\b|tall\b|far\b|large\b|big\b|often\b|soon\b)\w+"
+    r"|^what (happens|can happen|could happen|will happen)\b"
+    r"|^what (is|are) (a |an |the )?[\w'\-]+( [\w'\-]+)?\??$"
+    r"|\b(symptoms?|signs?|treatments?|treated|causes?|side effects?|complications?|outlook"
+    r"|prevent(ed|ion)?|diagnos(is|ed))\b"
+)
+# List questions open with "which/what" and a plural noun ("Which antibiotics raise ...").
+_LIST = re.compile(r"^(which|what) ([a-z\-]+[^su\W]s)\b(?! (is|was)\b)")
+_NOT_LISTS = frozenset(
+    "years days months weeks hours minutes decades centuries times series species news means"
+    " lens".split()
+)
+# Duration questions keep the qualifier and unit of their number ("at least 36 hours").
+_DURATION = re.compile(r"^how (long|far apart|soon|often)\b")
 QuestionKind = Literal["yesno", "choice", "factoid"]
 Direction = Literal["min", "max"]
 
@@ -255,7 +276,7 @@ def _name_spans(sentence: str) -> list[Span]:
 
 
 def _is_name_number(tokens: list[re.Match[str]], i: int) -> bool:
-    # "888 7th Avenue": a number directly followed by a capitalised word belongs to the name,
+    # "12 5th Street": a number directly followed by a capitalised word belongs to the name,
     # but a year before a word ("1945 American comedy") does not.
     token = tokens[i].group()
     if re.fullmatch(r"1[0-9]{3}|20[0-9]{2}", token) or not re.fullmatch(
@@ -356,6 +377,8 @@ class QuestionShape:
     property_text: str = ""
     entities: tuple[str, ...] = ()
     terms: tuple[str, ...] = field(default=())
+    form: AnswerForm = "span"
+    duration: bool = False
 
     @property
     def focus_terms(self) -> frozenset[str]:
@@ -373,13 +396,28 @@ def analyze_question(question: str) -> QuestionShape:
         dict.fromkeys(stem(w) for w in words(text) if w not in _STOPWORDS | _QUESTION_NOISE)
     )
     names = [s.text for s in candidate_spans(text) if s.kind != "number"]
-    # "Scott Derrickson and Ed Wood" reads as one span; its parts are the entities asked about.
+    # "X Y and Z W" reads as one span; its parts are the entities asked about.
     parts = [p for n in names if " and " in n for p in n.split(" and ") if p[:1].isupper()]
     entities = tuple(unique([*names, *parts]))
     direction, compare_by = _direction(lowered)
-    if _ADVICE.match(lowered):
+    if _ADVICE.match(lowered) or _EXPLANATION.search(lowered):
         return QuestionShape(
-            text=text, kind="factoid", answer_type="sentence", entities=entities, terms=terms
+            text=text,
+            kind="factoid",
+            answer_type="sentence",
+            entities=entities,
+            terms=terms,
+            form="sentences",
+        )
+    listed = _LIST.match(lowered)
+    if listed and listed.group(2) not in _NOT_LISTS and " or " not in lowered:
+        return QuestionShape(
+            text=text,
+            kind="factoid",
+            answer_type="any",
+            entities=entities,
+            terms=terms,
+            form="list",
         )
     choice = _choice_candidates(text)
     if choice:
@@ -407,7 +445,12 @@ def analyze_question(question: str) -> QuestionShape:
             terms=terms,
         )
     return QuestionShape(
-        text=text, kind="factoid", answer_type=_answer_type(lowered), entities=entities, terms=terms
+        text=text,
+        kind="factoid",
+        answer_type=_answer_type(lowered),
+        entities=entities,
+        terms=terms,
+        duration=bool(_DURATION.match(lowered)),
     )
 
 
@@ -476,7 +519,7 @@ def _choice_candidates(text: str) -> tuple[str, ...]:
 
 
 def _trailing_name(text: str) -> str:
-    """The capitalised name `text` ends with ("born first Mahbub ul Haq" -> "Mahbub ul Haq")."""
+    """The capitalised name `text` ends with ("born first Ali ul Din" -> "Ali ul Din")."""
     tokens = text.split()
     start = len(tokens)
     while start > 0:

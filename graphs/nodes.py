@@ -146,6 +146,7 @@ def think(
                 answer=decision.answer,
                 cited_ids=decision.cited_ids,
                 rationale=decision.thought,
+                abstained=decision.abstained,
                 fallback=decision.fallback,
             ).model_dump(exclude={"usage"})
         return update

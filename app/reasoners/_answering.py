@@ -73,10 +73,30 @@ def answer_question(
     rejected = frozenset()
     if feedback is not None and feedback.label == "INCORRECT":
         rejected = frozenset({normalize_answer(feedback.answer)}) - {""}
-    draft = draft_answer(shape, held, weights, ranked, rejected)[0]
+    draft, support, scored = draft_answer(shape, held, weights, ranked, rejected)
     if not draft.answer.strip():
         return abstention(scratchpad, "no retrieved sentence is about what the question asks")
+    if misses_focus(shape, support, scored):
+        return abstention(
+            scratchpad, f"no retrieved sentence names the {shape.focus} it asks for"
+        )
     return settled.explain(draft)
+
+
+def misses_focus(shape: QuestionShape, support: float, scored: ScoredSentence | None) -> bool:
+    """Whether a weakly supported span comes from a sentence that never names what is asked.
+
+    "What antidote is given for X?" answered from a sentence about X that says nothing of an
+    antidote is a made-up answer: with less than `PARAMS.answer_support` of the question
+    covered and none of its focus terms in the answer's sentence (or the bridge to it), the
+    reasoner abstains instead.
+    """
+    if shape.form != "span" or shape.kind != "factoid" or not shape.focus or scored is None:
+        return False
+    if support >= PARAMS.answer_support:
+        return False
+    terms = scored.sentence.terms | (scored.link.terms if scored.link is not None else frozenset())
+    return not terms & term_set(shape.focus)
 
 
 def draft_answer(

@@ -1,11 +1,12 @@
 """Conflicting documents: which of two held documents on one subject an answer follows.
 
 Two held documents conflict for a question when both are about what it asks (each covers
-at least `PARAMS.conflict_question_share` of its weight), their titles share a term (one
-subject), and they carry different dates. The answer follows the newest of the
-authoritative ones: polyview's authority view (`authority_view`) keeps the documents within
-`PARAMS.authoritative_gap` of the most authoritative, and its timeliness view
-(`timeliness_view`) picks the newest of those. The others are set aside, and the answer
+at least `PARAMS.conflict_question_share` of its weight), they are on one subject (titles
+sharing a term, texts overlapping by `PARAMS.same_subject_jaccard`), and they carry
+different dates. The answer follows the newer one unless it is much less authoritative:
+polyview's authority view (`authority_view`) keeps the documents within
+`PARAMS.authoritative_gap` of the more authoritative, and its timeliness view
+(`timeliness_view`) picks the newer of those. The others are set aside, and the answer
 says which document it follows and over which. No `--polyview` run setting is needed: these
 are the same view functions the reranker uses, called directly.
 """
@@ -16,12 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
 
+import numpy as np
 from langchain_core.documents import Document
 
 from prefrag.documents import display_id, doc_id, unique_documents
 from prefrag.reasoners._evidence import Evidence, QuestionWeights
 from prefrag.reasoners._params import PARAMS
-from prefrag.reasoners._text import QuestionShape
+from prefrag.reasoners._text import QuestionShape, jaccard
 from prefrag.reasoners.base import AnswerDraft
 from prefrag.tools.polyview import authority_view, timeliness_view
 
@@ -61,11 +63,11 @@ class Settled:
 
     def explain(self, draft: AnswerDraft) -> AnswerDraft:
         """`draft` with a note on each settled conflict whose followed document it cites."""
-        notes = [s.note() for s in self.superseded if doc_id(s.followed) in draft.cited_ids]
-        if not notes or draft.abstained:
+        settled = [s for s in self.superseded if doc_id(s.followed) in draft.cited_ids]
+        if not settled or draft.abstained:
             return draft
-        text = draft.answer.rstrip()
-        return draft.model_copy(update={"answer": f"{text} ({' '.join(notes)})"})
+        notes = " ".join(dict.fromkeys(s.note() for s in settled))
+        return draft.model_copy(update={"answer": f"{draft.answer.rstrip()} ({notes})"})
 
 
 def settle(shape: QuestionShape, documents: Sequence[Document]) -> Settled:
@@ -86,36 +88,42 @@ def settle(shape: QuestionShape, documents: Sequence[Document]) -> Settled:
         and evidence.title_terms[i]
     ]
     authority = authority_view(documents)
-    groups = _subjects(about, evidence)
-    set_aside: dict[int, int] = {}
-    for group in groups:
-        group_dates = {dates[i] for i in group}
-        if len(group) < 2 or len(group_dates) < 2:
-            continue
-        top = max(float(authority[i]) for i in group)
-        authoritative = [i for i in group if float(authority[i]) >= top - PARAMS.authoritative_gap]
-        followed = max(authoritative, key=lambda i: (float(timeliness[i]), float(authority[i]), -i))
-        for i in group:
-            if i != followed and dates[i] != dates[followed]:
-                set_aside[i] = followed
+    set_aside: dict[int, list[int]] = {}
+    for position, i in enumerate(about):
+        for j in about[position + 1 :]:
+            if dates[i] == dates[j] or not _same_subject(evidence, i, j):
+                continue
+            followed = _preferred(i, j, authority, timeliness)
+            other = j if followed == i else i
+            set_aside.setdefault(other, []).append(followed)
     if not set_aside:
         return Settled(documents)
     superseded = []
-    for i, followed in set_aside.items():
-        followed_date, aside_date = dates[followed], dates[i]
-        assert followed_date is not None and aside_date is not None
-        superseded.append(Superseded(documents[followed], followed_date, documents[i], aside_date))
+    for i, winners in set_aside.items():
+        for followed in winners:
+            followed_date, aside_date = dates[followed], dates[i]
+            if followed_date is None or aside_date is None:
+                continue
+            superseded.append(
+                Superseded(documents[followed], followed_date, documents[i], aside_date)
+            )
     kept = [d for i, d in enumerate(documents) if i not in set_aside]
     return Settled(kept, superseded)
 
 
-def _subjects(indexes: Sequence[int], evidence: Evidence) -> list[list[int]]:
-    """Documents grouped by subject: titles sharing a term, transitively."""
-    groups: list[list[int]] = []
-    for i in indexes:
-        joined = [
-            g for g in groups if any(evidence.title_terms[i] & evidence.title_terms[j] for j in g)
-        ]
-        merged = [i] + [j for g in joined for j in g]
-        groups = [g for g in groups if g not in joined] + [sorted(merged)]
-    return groups
+def _same_subject(evidence: Evidence, i: int, j: int) -> bool:
+    """Whether two documents are on one subject: titles sharing a term, texts overlapping."""
+    if not evidence.title_terms[i] & evidence.title_terms[j]:
+        return False
+    return jaccard(evidence.doc_terms[i], evidence.doc_terms[j]) >= PARAMS.same_subject_jaccard
+
+
+def _preferred(i: int, j: int, authority: np.ndarray, timeliness: np.ndarray) -> int:
+    """Of two documents on one subject, the newer one unless it is much less authoritative.
+
+    "Much less" is more than `PARAMS.authoritative_gap` below the other's authority (the
+    authority view); otherwise the timeliness view decides, then authority, then order.
+    """
+    top = max(float(authority[i]), float(authority[j]))
+    candidates = [k for k in (i, j) if float(authority[k]) >= top - PARAMS.authoritative_gap]
+    return max(candidates, key=lambda k: (float(timeliness[k]), float(authority[k]), -k))

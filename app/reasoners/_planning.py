@@ -65,6 +65,7 @@ def plan(
             action="answer",
             answer=draft.answer,
             cited_ids=draft.cited_ids,
+            abstained=draft.abstained,
             fallback=draft.fallback,
         )
     hinted = feedback_leads(feedback, asked)

@@ -24,6 +24,12 @@ _ENUMERATION_RE = re.compile(rf"\b({_ITEM}(?:, {_ITEM})*,? (?:and|or) {_ITEM})")
 # "such as A" / "including A": a single example counts as an item too.
 _EXAMPLE_RE = re.compile(rf"\b(?:such as|including|like) ({_WORD})\b")
 _ENUMERATION_SPLIT_RE = re.compile(r",? (?:and|or) |, ")
+# A sentence opening like this leans on the one before it ("For this reason ...").
+_ANAPHORA_RE = re.compile(
+    r"^(?:this|these|that|those|such|it|its|they|their|there|for this reason|as a result"
+    r"|therefore|thus|hence|so|because of this|when that|in that case|in this case)\b",
+    re.IGNORECASE,
+)
 _PARENTHESIS_RE = re.compile(r"\s*\([^()]*\)")
 _QUALIFIER_RE = re.compile(
     r"(?:at least|at most|no more than|no less than|more than|less than|up to|about|over|under"
@@ -45,7 +51,7 @@ def sentence_answer(
     Further sentences join the best one while their support is at least
     `PARAMS.extra_sentence_share` of its support and they repeat none of the chosen ones.
     """
-    chosen = _best_sentences(ranked)
+    chosen = _with_context(_best_sentences(ranked), ranked)
     if not chosen:
         return (
             AnswerDraft(rationale="No evidence sentence shares a term with the question."),
@@ -123,6 +129,32 @@ def duration_span(sentence: str, text: str) -> str:
     qualifier = _QUALIFIER_RE.search(sentence[:start])
     begin = qualifier.start() if qualifier else start
     return sentence[begin : end + unit.end()].strip()
+
+
+def _with_context(
+    chosen: list[ScoredSentence], ranked: Sequence[ScoredSentence]
+) -> list[ScoredSentence]:
+    """The chosen sentences, with the one before the best when it opens with an anaphor.
+
+    "For this reason X is contraindicated" says nothing without the sentence it refers to;
+    that sentence joins the answer (taking the last place if three are chosen already).
+    """
+    if not chosen:
+        return chosen
+    best = chosen[0].sentence
+    if best.position == 0 or not _ANAPHORA_RE.match(best.text):
+        return chosen
+    previous = next(
+        (
+            s
+            for s in ranked
+            if s.sentence.doc == best.doc and s.sentence.position == best.position - 1
+        ),
+        None,
+    )
+    if previous is None or previous in chosen:
+        return chosen
+    return [*chosen[: PARAMS.max_answer_sentences - 1], previous]
 
 
 def _best_sentences(ranked: Sequence[ScoredSentence]) -> list[ScoredSentence]:

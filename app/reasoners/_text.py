@@ -41,10 +41,16 @@ _EXPLANATION = re.compile(
     r"|prevent(ed|ion)?|diagnos(is|ed))\b"
 )
 # List questions open with "which/what" and a plural noun ("Which antibiotics raise ...").
-_LIST = re.compile(r"^(which|what) ([a-z\-]+[^su\W]s)\b(?! (is|was)\b)")
+_LIST = re.compile(r"^(which|what) ([a-z\-]{2,}[^su\W]s)\b")
 _NOT_LISTS = frozenset(
     "years days months weeks hours minutes decades centuries times series species news means"
-    " lens".split()
+    " lens does".split()
+)
+# The noun phrase a "what/which" question asks for ("which reversal agent is used ...").
+_FOCUS_RE = re.compile(
+    r"^(?:what|which)\s+(?:(?:is|are|was|were)\s+)?(?:(?:the|a|an)\s+)?"
+    r"((?:[\w\-]+\s+){0,3}?[\w\-]+)\s+"
+    r"(?:is|are|was|were|for|in|to|used|given|does|do|did|has|have|that|which|should|can)\b"
 )
 # Duration questions keep the qualifier and unit of their number ("at least 36 hours").
 _DURATION = re.compile(r"^how (long|far apart|soon|often)\b")
@@ -379,6 +385,7 @@ class QuestionShape:
     terms: tuple[str, ...] = field(default=())
     form: AnswerForm = "span"
     duration: bool = False
+    focus: str = ""
 
     @property
     def focus_terms(self) -> frozenset[str]:
@@ -451,7 +458,14 @@ def analyze_question(question: str) -> QuestionShape:
         entities=entities,
         terms=terms,
         duration=bool(_DURATION.match(lowered)),
+        focus=_focus(lowered),
     )
+
+
+def _focus(lowered: str) -> str:
+    """The noun phrase a what/which question asks for ("antidote", "reversal agent"), or ""."""
+    match = _FOCUS_RE.match(lowered)
+    return match.group(1) if match and term_set(match.group(1)) else ""
 
 
 def _direction(lowered: str) -> tuple[Direction | None, Literal["date", "number"] | None]:

@@ -37,6 +37,9 @@ class ThinkDecision(BaseModel):
     cited_ids: list[str] = Field(
         default_factory=list, description="Ids of documents a (forced) answer cites."
     )
+    abstained: bool = Field(
+        default=False, description="A (forced) answer that says the evidence does not answer."
+    )
     fallback: bool = False
     usage: Usage = Field(default_factory=Usage)
 

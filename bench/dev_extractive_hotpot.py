@@ -114,7 +114,7 @@ def main() -> None:
         scratchpad: list[ScratchpadStep] = []
         held = []
         trace = bool(args.trace) and args.trace.lower() in question.lower()
-        feedback = ""
+        feedback = None
         budget_used = 0
         first_label = None
         first_em = 0.0
@@ -179,10 +179,7 @@ def main() -> None:
             if not reflection.negative or round_ >= args.reflections:
                 break
             totals["supplements"] += 1
-            feedback = (
-                f"Previous answer: {draft.answer}\nSelf-reflection: {reflection.label}. "
-                f"{reflection.explanation}\nSuggestion: {reflection.suggestion}"
-            )
+            feedback = reflection.feedback(draft.answer)
             new = index.search(question, args.k)
             scratchpad.append(
                 ScratchpadStep(

@@ -48,7 +48,8 @@ def main() -> None:
     precision = tp / (tp + fp) if tp + fp else 0.0
     recall = tp / (tp + fn) if tp + fn else 0.0
     print(f"{args.method}: {n} questions with a reflection")
-    print(f"  labelled CORRECT: {(tp + fp) / max(n, 1):.1%}; first answer right: {(tp + fn) / max(n, 1):.1%}")
+    labelled, right = (tp + fp) / max(n, 1), (tp + fn) / max(n, 1)
+    print(f"  labelled CORRECT: {labelled:.1%}; first answer right: {right:.1%}")
     print(f"  precision of CORRECT: {precision:.1%}  recall of CORRECT: {recall:.1%}")
     print(f"  agreement (label matches outcome): {(tp + tn) / max(n, 1):.1%}")
     print(f"  supplement rate (first reflection negative): {supplements / max(n, 1):.1%}")

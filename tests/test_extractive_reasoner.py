@@ -72,7 +72,10 @@ def test_bridge_sub_query_uses_an_entity_from_the_first_observation(reasoner):
 
 
 def test_answers_once_the_bridge_document_is_held(reasoner):
-    scratchpad = [step(BRIDGE_Q, WINK, MEET), step("Greta Lindqvist government position", LINDQVIST)]
+    scratchpad = [
+        step(BRIDGE_Q, WINK, MEET),
+        step("Greta Lindqvist government position", LINDQVIST),
+    ]
     decision = reasoner.think(BRIDGE_Q, scratchpad, sources=["demo"])
     assert decision.action == "answer"
     draft = reasoner.answer(BRIDGE_Q, scratchpad, [WINK, MEET, LINDQVIST])

@@ -77,9 +77,7 @@ def answer_question(
     if not draft.answer.strip():
         return abstention(scratchpad, "no retrieved sentence is about what the question asks")
     if misses_focus(shape, support, scored):
-        return abstention(
-            scratchpad, f"no retrieved sentence names the {shape.focus} it asks for"
-        )
+        return abstention(scratchpad, f"no retrieved sentence names the {shape.focus} it asks for")
     return settled.explain(draft)
 
 

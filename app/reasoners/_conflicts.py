@@ -1,13 +1,14 @@
 """Conflicting documents: which of two held documents on one subject an answer follows.
 
 Two held documents conflict for a question when both are about what it asks (each covers
-at least `PARAMS.conflict_question_share` of its weight), they are on one subject (titles
-sharing a term, texts overlapping by `PARAMS.same_subject_jaccard`), and they carry
-different dates. The answer follows the newer one unless it is much less authoritative:
-polyview's authority view (`authority_view`) keeps the documents within
-`PARAMS.authoritative_gap` of the more authoritative, and its timeliness view
-(`timeliness_view`) picks the newer of those. The others are set aside, and the answer
-says which document it follows and over which. No `--polyview` run setting is needed: these
+at least `PARAMS.conflict_question_share` of the question weight the evidence holds), they
+are on one subject (titles sharing a term, texts overlapping by at least
+`PARAMS.same_subject_jaccard`), and they carry different dates. The answer follows the
+newer one unless it is much less authoritative: polyview's authority view
+(`authority_view`) keeps the documents within `PARAMS.authoritative_gap` of the more
+authoritative, and its timeliness view (`timeliness_view`) picks the newer of those. The
+superseded document is set aside, and the answer says which document it follows and over
+which. No `--polyview` run setting is needed: these
 are the same view functions the reranker uses, called directly.
 """
 
@@ -23,6 +24,7 @@ from langchain_core.documents import Document
 from prefrag.documents import display_id, doc_id, unique_documents
 from prefrag.reasoners._evidence import Evidence, QuestionWeights
 from prefrag.reasoners._params import PARAMS
+from prefrag.reasoners._support import attainable_share
 from prefrag.reasoners._text import QuestionShape, jaccard
 from prefrag.reasoners.base import AnswerDraft
 from prefrag.tools.polyview import authority_view, timeliness_view
@@ -84,7 +86,8 @@ def settle(shape: QuestionShape, documents: Sequence[Document]) -> Settled:
     about = [
         i
         for i in dated
-        if weights.share(evidence.doc_terms[i]) >= PARAMS.conflict_question_share
+        if attainable_share(evidence, weights, evidence.doc_terms[i])
+        >= PARAMS.conflict_question_share
         and evidence.title_terms[i]
     ]
     authority = authority_view(documents)

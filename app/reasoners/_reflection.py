@@ -18,9 +18,11 @@ from prefrag.reasoners._evidence import (
     rank_sentences,
 )
 from prefrag.reasoners._params import PARAMS
+from prefrag.reasoners._shapes import listed_items
 from prefrag.reasoners._support import (
     anchored,
     answer_is_bridge,
+    attainable_share,
     bridge_gap,
     bridged_terms,
     compared_names,
@@ -155,6 +157,9 @@ def answer_doubt(
     """
     if not fits_type(shape, answer):
         return f"it is not a {shape.answer_type}, which the question asks for"
+    link_terms = scored.link.terms if scored.link is not None else frozenset()
+    if shape.focus and not (scored.sentence.terms | link_terms) & term_set(shape.focus):
+        return f"its sentence never names the {shape.focus} the question asks for"
     word = answer.strip()
     if shape.answer_type == "name" and (
         re.fullmatch(r"[\d,.\s]+", word)
@@ -278,14 +283,18 @@ def reflect_on_quotes(
     answer: str,
 ) -> Reflection:
     """A sentence or list answer: its sentences (items) must be evidence meeting the question."""
-    if shape.form == "sentences":
-        quoted = {" ".join(part.split()) for part in split_sentences(answer)}
-        holding = [s for s in ranked if " ".join(s.sentence.text.split()) in quoted]
-        complete = len({s.sentence.text for s in holding}) >= len(quoted)
-    else:
-        items = [i for i in re.split(r",\s*|\s+and\s+", answer.rstrip(".")) if i.strip()]
-        holding = [s for s in ranked if any(_holds(s, item) for item in items)]
-        complete = all(any(_holds(s, item) for s in holding) for item in items)
+    quoted = {" ".join(part.split()) for part in split_sentences(answer)}
+    holding = [s for s in ranked if " ".join(s.sentence.text.split()) in quoted]
+    complete = len({s.sentence.text for s in holding}) >= len(quoted)
+    if shape.form == "list" and not complete:
+        # Listed items: each must be an item some evidence sentence enumerates, not merely a
+        # word found somewhere in it.
+        question_terms = term_set(shape.text)
+        items = [i.strip() for i in re.split(r",\s*|\s+and\s+", answer.rstrip(".")) if i.strip()]
+        holding = [s for s in ranked if _lists_any(s, items, question_terms)]
+        complete = bool(items) and all(
+            any(_lists_any(s, [item], question_terms) for s in holding) for item in items
+        )
     if not holding or not complete:
         return _negative(
             "INCORRECT",
@@ -295,7 +304,9 @@ def reflect_on_quotes(
     checked = [(s, missing_for(shape, held, s)) for s in holding[: PARAMS.reflect_sentences]]
     best, missing = min(checked, key=lambda pair: (len(pair[1]), -pair[0].score))
     covered = frozenset().union(*(s.covered for s in holding))
-    support = weights.share(covered | bridged_terms(held, best))
+    # Question words no held document uses (a synonym, a typo) cannot be quoted by any
+    # sentence; support counts the share of what the evidence could cover.
+    support = attainable_share(held, weights, covered | bridged_terms(held, best))
     where = held.titles[best.sentence.doc] or held.ids[best.sentence.doc]
     if support >= PARAMS.answer_support and not missing:
         return Reflection(
@@ -320,6 +331,8 @@ def reflect_on_quotes(
     )
 
 
-def _holds(scored: ScoredSentence, item: str) -> bool:
-    key = normalize_answer(item)
-    return bool(key) and key in normalize_answer(scored.sentence.text)
+def _lists_any(
+    scored: ScoredSentence, items: Sequence[str], question_terms: frozenset[str]
+) -> bool:
+    listed = {normalize_answer(i) for i in listed_items(scored.sentence.text, question_terms)}
+    return any(normalize_answer(item) in listed for item in items)

@@ -48,7 +48,7 @@ def sentence_answer(
 ) -> tuple[AnswerDraft, float, ScoredSentence | None]:
     """The one to three best-supported sentences, whole and cited, in the evidence's order.
 
-    Further sentences join the best one while their support is at least
+    Further sentences of the best one's document join it while their support is at least
     `PARAMS.extra_sentence_share` of its support and they repeat none of the chosen ones.
     """
     chosen = _with_context(_best_sentences(ranked), ranked)
@@ -100,17 +100,21 @@ def list_answer(
 
 def listed_items(sentence: str, question_terms: frozenset[str]) -> list[str]:
     """Items a sentence enumerates ("A, B and C", "such as D"), minus the question's own words."""
-    found: list[str] = []
+    items: list[str] = []
     for match in _ENUMERATION_RE.finditer(sentence):
-        found.extend(_ENUMERATION_SPLIT_RE.split(_PARENTHESIS_RE.sub("", match.group(1))))
-    found.extend(m.group(1) for m in _EXAMPLE_RE.finditer(sentence))
-    items = []
-    for item in found:
-        item = item.strip(" ,")
-        terms = term_set(item)
-        if terms and not terms <= question_terms:
-            items.append(item)
+        parts = _ENUMERATION_SPLIT_RE.split(_PARENTHESIS_RE.sub("", match.group(1)))
+        kept = [p for p in (part.strip(" ,") for part in parts) if _is_item(p, question_terms)]
+        if len(kept) >= 2:  # "often avoided, or the ..." is no list
+            items.extend(kept)
+    items.extend(
+        m.group(1) for m in _EXAMPLE_RE.finditer(sentence) if _is_item(m.group(1), question_terms)
+    )
     return unique(items)
+
+
+def _is_item(text: str, question_terms: frozenset[str]) -> bool:
+    terms = term_set(text)
+    return bool(terms) and not terms <= question_terms
 
 
 def duration_span(sentence: str, text: str) -> str:
@@ -167,6 +171,8 @@ def _best_sentences(ranked: Sequence[ScoredSentence]) -> list[ScoredSentence]:
             break
         if scored.score < PARAMS.extra_sentence_share * best.score:
             break
+        if scored.sentence.doc != best.sentence.doc:
+            continue  # one source's sentences read as one answer; others may disagree
         terms = scored.sentence.terms
         if any(jaccard(terms, c.sentence.terms) >= PARAMS.duplicate_jaccard for c in chosen):
             continue

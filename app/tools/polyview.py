@@ -23,8 +23,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from datetime import date
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np

@@ -84,12 +84,16 @@ def answer_question(
 def misses_focus(shape: QuestionShape, support: float, scored: ScoredSentence | None) -> bool:
     """Whether a weakly supported span comes from a sentence that never names what is asked.
 
-    "What antidote is given for X?" answered from a sentence about X that says nothing of an
-    antidote is a made-up answer: with less than `PARAMS.answer_support` of the question
-    covered and none of its focus terms in the answer's sentence (or the bridge to it), the
-    reasoner abstains instead.
+    "What antidote is given for an overdose?" answered from a sentence about overdoses that
+    says nothing of an antidote is a made-up answer: for a question naming no subject, with
+    less than `PARAMS.answer_support` of it covered and none of its focus terms in the
+    answer's sentence (or the bridge to it), the reasoner abstains instead.
     """
     if shape.form != "span" or shape.kind != "factoid" or not shape.focus or scored is None:
+        return False
+    if shape.entities:
+        # A question about a named subject asks a category of it ("what nationality", "what
+        # year"); the subject's own sentence answers without naming the category.
         return False
     if support >= PARAMS.answer_support:
         return False

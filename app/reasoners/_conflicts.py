@@ -3,12 +3,12 @@
 Two held documents conflict for a question when both are about what it asks (each covers
 at least `PARAMS.conflict_question_share` of the question weight the evidence holds), they
 are on one subject (titles sharing a term, texts overlapping by at least
-`PARAMS.same_subject_jaccard`), and they carry different dates. The answer follows the
-newer one unless it is much less authoritative: polyview's authority view
-(`authority_view`) keeps the documents within `PARAMS.authoritative_gap` of the more
-authoritative, and its timeliness view (`timeliness_view`) picks the newer of those. The
-superseded document is set aside, and the answer says which document it follows and over
-which. No `--polyview` run setting is needed: these
+`PARAMS.same_subject_jaccard`), and their metadata gives different publication dates (dates
+in a text are what it is about, not when it was written). The answer follows the newer one
+unless it is much less authoritative: polyview's authority view (`authority_view`) keeps
+the documents within `PARAMS.authoritative_gap` of the more authoritative, and its
+timeliness view (`timeliness_view`) picks the newer of those. The superseded document is
+set aside, and the answer says which document it follows and over which. No `--polyview` run setting is needed: these
 are the same view functions the reranker uses, called directly.
 """
 
@@ -27,6 +27,7 @@ from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._support import attainable_share
 from prefrag.reasoners._text import QuestionShape, jaccard
 from prefrag.reasoners.base import AnswerDraft
+from prefrag.tools.dates import metadata_date
 from prefrag.tools.polyview import authority_view, timeliness_view
 
 NOTE_OPENING = "The sources disagree:"
@@ -78,7 +79,9 @@ def settle(shape: QuestionShape, documents: Sequence[Document]) -> Settled:
     if len(documents) < 2 or shape.kind == "choice":
         return Settled(documents)
     timeliness, dates = timeliness_view(documents)
-    dated = [i for i, d in enumerate(dates) if d is not None]
+    # Only a publication date in the metadata dates a document: a date in its text is
+    # usually what it is about (a birth, a founding), not when it was written.
+    dated = [i for i, d in enumerate(documents) if metadata_date(d) is not None]
     if len(dated) < 2:
         return Settled(documents)
     evidence = Evidence(documents)

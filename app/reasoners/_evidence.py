@@ -51,7 +51,7 @@ _TYPE_FIT = {
 
 
 def clean_title(title: str) -> str:
-    """A document title without a trailing disambiguation ("Kiss and Tell (1945 film)")."""
+    """A document title without a trailing disambiguation ("Wink and Nod (1947 film)")."""
     return _TITLE_SUFFIX_RE.sub("", title or "").strip()
 
 

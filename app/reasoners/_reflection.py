@@ -158,7 +158,12 @@ def answer_doubt(
     if not fits_type(shape, answer):
         return f"it is not a {shape.answer_type}, which the question asks for"
     link_terms = scored.link.terms if scored.link is not None else frozenset()
-    if shape.focus and not (scored.sentence.terms | link_terms) & term_set(shape.focus):
+    named = bool(shape.entities)  # a named subject's sentence need not name the category
+    if (
+        shape.focus
+        and not named
+        and not (scored.sentence.terms | link_terms) & term_set(shape.focus)
+    ):
         return f"its sentence never names the {shape.focus} the question asks for"
     word = answer.strip()
     if shape.answer_type == "name" and (

@@ -75,8 +75,8 @@ def compared_names(shape: QuestionShape) -> tuple[str, ...]:
 def question_constraints(question: str) -> tuple[str, ...]:
     """Names, quoted titles and years of the question: what the answer's evidence must mention.
 
-    "X and Y" spans count as their two names when both are multi-word ("Nicolas Cage and
-    Téa Leoni"), else as one title ("Kiss and Tell"). Nationality adjectives, a lone
+    "X and Y" spans count as their two names when both are multi-word ("Ann Lee and
+    Bo Ray Hart"), else as one title ("Pride and Joy"). Nationality adjectives, a lone
     capitalised first word ("According", "Aside") and names that are part of a longer one
     are dropped; dates count by their year.
     """

@@ -37,8 +37,9 @@ _EXPLANATION = re.compile(
     r"|^how (?!many\b|much\b|long\b|old\b|tall\b|far\b|large\b|big\b|often\b|soon\b)\w+"
     r"|^what (happens|can happen|could happen|will happen)\b"
     r"|^what (is|are) (a |an |the )?[\w'\-]+( [\w'\-]+)?\??$"
-    r"|\b(symptoms?|signs?|treatments?|treated|causes?|side effects?|complications?|outlook"
-    r"|prevent(ed|ion)?|diagnos(is|ed))\b"
+    r"|^what (is|are) (the )?(symptoms?|signs?|treatments?|causes?|side effects?"
+    r"|complications?|outlook|risk factors?)\b"
+    r"|^(who|what) (is|are) at risk\b"
 )
 # List questions open with "which/what" and a plural noun ("Which antibiotics raise ...").
 _LIST = re.compile(r"^(which|what) ([a-z\-]{2,}[^su\W]s)\b")
@@ -88,7 +89,7 @@ _ABBREVIATIONS = frozenset(
     "mr mrs ms dr st jr sr prof gen col lt sgt capt mt ft vs no inc co ltd corp dept est approx"
     " u.s u.k d.c e.g i.e op vol".split()
 )
-# Lower-case words allowed inside a capitalised name ("Chief of Protocol", "Vincent van Gogh").
+# Lower-case words allowed inside a capitalised name ("Keeper of Records", "Vincent van Gogh").
 _NAME_CONNECTORS = frozenset("of the and de da di del della du von van der la le y for on".split())
 _PRONOUN_STARTS = frozenset(
     "he she it they we i his her its their this that these those there in on at by for from "
@@ -320,7 +321,7 @@ def candidate_spans(sentence: str) -> list[Span]:
         if free(span.start, span.end):
             add(span)
         elif span.kind == "name":
-            # A name that contains a date or number ("2014 FIFA World Cup") still counts.
+            # A name that contains a date or number ("2010 Winter Games") still counts.
             inside = [s for s in spans if span.start <= s.start and s.end <= span.end]
             if inside and all(s.kind in ("year", "number") for s in inside):
                 add(span)
@@ -334,7 +335,7 @@ def year_of(text: str) -> int | None:
 
 
 def number_of(text: str) -> float | None:
-    """The numeric value of a number span ("3,384,569", "2.5 million", "twelve")."""
+    """The numeric value of a number span ("1,234,567", "2.5 million", "twelve")."""
     lowered = text.lower().strip()
     if lowered in _NUMBER_WORDS:
         return float(_NUMBER_WORDS[lowered])
@@ -585,7 +586,7 @@ def _yesno_parts(text: str) -> tuple[tuple[str, ...], str, bool, bool]:
 
 
 def _leading_name(text: str) -> str:
-    """The name a subject phrase starts with ("The Five Obstructions belong to" -> the name)."""
+    """The name a subject phrase starts with ("The Nine Lanterns belong to" -> the name)."""
     names = _name_spans(text)
     if names and names[0].start <= 4:
         return names[0].text

@@ -8,8 +8,8 @@ in a text are what it is about, not when it was written). The answer follows the
 unless it is much less authoritative: polyview's authority view (`authority_view`) keeps
 the documents within `PARAMS.authoritative_gap` of the more authoritative, and its
 timeliness view (`timeliness_view`) picks the newer of those. The superseded document is
-set aside, and the answer says which document it follows and over which. No `--polyview` run setting is needed: these
-are the same view functions the reranker uses, called directly.
+set aside, and the answer says which document it follows and over which. No `--polyview`
+run setting is needed: these are the same view functions the reranker uses, called directly.
 """
 
 from __future__ import annotations

@@ -70,15 +70,20 @@ def answer_question(
     held = Evidence(settled.documents)
     weights = QuestionWeights(shape, held)
     ranked = rank_sentences(shape, held, weights)
-    rejected = frozenset()
-    if feedback is not None and feedback.label == "INCORRECT":
-        rejected = frozenset({normalize_answer(feedback.answer)}) - {""}
-    draft, support, scored = draft_answer(shape, held, weights, ranked, rejected)
+    draft, support, scored = draft_answer(shape, held, weights, ranked, rejected_answers(feedback))
     if not draft.answer.strip():
         return abstention(scratchpad, "no retrieved sentence is about what the question asks")
     if misses_focus(shape, support, scored):
         return abstention(scratchpad, f"no retrieved sentence names the {shape.focus} it asks for")
     return settled.explain(draft)
+
+
+def rejected_answers(feedback: Feedback | None) -> frozenset[str]:
+    """The earlier answer an INCORRECT reflection rejected (normalised), to avoid repeating it."""
+    if feedback is None or feedback.label != "INCORRECT":
+        return frozenset()
+    key = normalize_answer(feedback.answer)
+    return frozenset({key}) if key else frozenset()
 
 
 def misses_focus(shape: QuestionShape, support: float, scored: ScoredSentence | None) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from prefrag.documents import doc_id, unique_documents
-from prefrag.reasoners._answering import answer_question, draft_answer
+from prefrag.reasoners._answering import answer_question, draft_answer, rejected_answers
 from prefrag.reasoners._evidence import (
     Evidence,
     QuestionWeights,
@@ -30,7 +30,6 @@ from prefrag.reasoners._text import (
     QuestionShape,
     analyze_question,
     jaccard,
-    normalize_answer,
     term_set,
     unique,
 )
@@ -192,14 +191,6 @@ def feedback_leads(feedback: Feedback | None, asked: set[str]) -> list[str]:
         return []
     names = [lead for lead in feedback.leads if term_set(lead)]
     return [n for n in unique(names) if query_key(n) not in asked]
-
-
-def rejected_answers(feedback: Feedback | None) -> frozenset[str]:
-    """The earlier answer an INCORRECT reflection rejected (normalised), to avoid repeating it."""
-    if feedback is None or feedback.label != "INCORRECT":
-        return frozenset()
-    key = normalize_answer(feedback.answer)
-    return frozenset({key}) if key else frozenset()
 
 
 def source_index(name: str, sources: Sequence[str]) -> int | None:

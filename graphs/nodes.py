@@ -270,7 +270,7 @@ def self_reflect(
     update = {"reflections": [record], "supplement_requested": False}
     update |= usage_update("reflect", reflection.usage)
     if reflection.negative and len(state.get("reflections", [])) < context.max_reflections:
-        feedback = reflection.feedback(record["answer"])
+        feedback = reflection.feedback(state.get("answer", ""))
         update |= {"supplement_requested": True, "feedback": feedback.model_dump()}
     return update
 

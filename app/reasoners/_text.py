@@ -30,6 +30,8 @@ _ADVICE = re.compile(
     r"|^(do|does|did) .*\bneed to\b"
     r"|^what should\b"
 )
+# "Can X and Y both ...?": a yes/no comparison of named subjects, not advice.
+_COMPARISON = re.compile(r"\b(both|either|neither|the same|in common)\b")
 # Explanations and descriptions: why, how (not how many/much/long/...), what happens, what
 # a short term is, symptoms, treatments, causes. Answered with whole sentences.
 _EXPLANATION = re.compile(
@@ -408,7 +410,8 @@ def analyze_question(question: str) -> QuestionShape:
     parts = [p for n in names if " and " in n for p in n.split(" and ") if p[:1].isupper()]
     entities = tuple(unique([*names, *parts]))
     direction, compare_by = _direction(lowered)
-    if _ADVICE.match(lowered) or _EXPLANATION.search(lowered):
+    comparison = bool(_COMPARISON.search(lowered))
+    if (_ADVICE.match(lowered) and not comparison) or _EXPLANATION.search(lowered):
         return QuestionShape(
             text=text,
             kind="factoid",

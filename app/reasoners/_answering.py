@@ -242,7 +242,9 @@ def compared_value(
             if not values:
                 continue
             # Earlier sentences describe the subject (birth, founding); matches break ties.
-            score = weights.of(sentence.terms - option_terms) - 0.1 * sentence.position
+            score = weights.of(sentence.terms - option_terms) - (
+                PARAMS.position_penalty * sentence.position
+            )
             if best is None or score > best[0]:
                 best = (score, values[0], index)
             if lifespan:
@@ -269,7 +271,9 @@ def yes_no(
         else:
             values = [descriptor(lead_text(evidence, docs[s])) for s in subjects]
             kind = "description"
-            same = jaccard(values[0], values[1]) >= 0.5 if all(values) else False
+            same = (
+                jaccard(values[0], values[1]) >= PARAMS.same_description if all(values) else False
+            )
         verdict = same != shape.negated
         shown = " vs ".join("/".join(sorted(v)) or "?" for v in values)
         return AnswerDraft(

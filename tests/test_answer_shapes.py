@@ -169,5 +169,5 @@ def test_every_parameter_says_how_it_was_chosen():
     assert chosen and all(how.strip() for how in chosen.values())
     with pytest.raises(AttributeError):
         PARAMS.answer_support = 0.1  # type: ignore[misc]
-    # One name-match threshold: two of three terms are not enough, three of four are.
-    assert 2 / 3 < PARAMS.name_match <= 3 / 4
+    # One name-match threshold: two of three terms pass, one of two does not.
+    assert 1 / 2 < PARAMS.name_match <= 2 / 3

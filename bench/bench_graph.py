@@ -33,7 +33,7 @@ class ZeroLatencyReasoner:
     def __init__(self) -> None:
         self.calls = 0
 
-    def think(self, question, scratchpad, *, sources, force_answer=False, feedback=""):
+    def think(self, question, scratchpad, *, sources, force_answer=False, feedback=None):
         if len(scratchpad) == 0:
             return ThinkDecision(query=question)
         if len(scratchpad) == 1:
@@ -46,7 +46,7 @@ class ZeroLatencyReasoner:
         self.calls += 1
         return CompareVerdict(status=self.calls % 2 == 0)
 
-    def answer(self, question, scratchpad, evidence, *, feedback=""):
+    def answer(self, question, scratchpad, evidence, *, feedback=None):
         return AnswerDraft(
             answer=evidence[0].page_content[:20] if evidence else "",
             cited_ids=[evidence[0].metadata["id"]] if evidence else [],

@@ -9,8 +9,10 @@ evidence) for (a) answering from the two gold paragraphs only and (b) the iterat
 The switcher's verdicts are compared to an oracle ("the new documents bring a gold
 paragraph not held yet"); with one source the observation is always the local result.
 
-    /work/venv/bin/python bench/dev_extractive_hotpot.py --k 3
-    /work/venv/bin/python bench/dev_extractive_hotpot.py --k 5 --embeddings
+Tune on the default `--items 1-200` only; items 201-350 are the report half.
+
+    .venv/bin/python bench/dev_extractive_hotpot.py --k 3
+    .venv/bin/python bench/dev_extractive_hotpot.py --k 5 --embeddings
 """
 
 from __future__ import annotations
@@ -54,6 +56,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--limit", type=int, default=0)
+    parser.add_argument(
+        "--items",
+        default="1-200",
+        help="1-based inclusive range of the file's items; tune on 1-200, report on 201-350",
+    )
     parser.add_argument("--max-steps", type=int, default=3)
     parser.add_argument("--embeddings", action="store_true")
     parser.add_argument("--show", type=int, default=0, help="print N wrong loop answers")
@@ -67,6 +74,8 @@ def main() -> None:
     args = parser.parse_args()
 
     rows = [json.loads(line) for line in DATA.open()]
+    first, last = (int(part) for part in args.items.split("-"))
+    rows = rows[first - 1 : last]
     if args.limit:
         rows = rows[: args.limit]
     reasoner = ExtractiveReasoner(use_embeddings=args.embeddings)
@@ -114,7 +123,7 @@ def main() -> None:
         scratchpad: list[ScratchpadStep] = []
         held = []
         trace = bool(args.trace) and args.trace.lower() in question.lower()
-        feedback = ""
+        feedback = None
         budget_used = 0
         first_label = None
         first_em = 0.0
@@ -179,10 +188,7 @@ def main() -> None:
             if not reflection.negative or round_ >= args.reflections:
                 break
             totals["supplements"] += 1
-            feedback = (
-                f"Previous answer: {draft.answer}\nSelf-reflection: {reflection.label}. "
-                f"{reflection.explanation}\nSuggestion: {reflection.suggestion}"
-            )
+            feedback = reflection.feedback(draft.answer)
             new = index.search(question, args.k)
             scratchpad.append(
                 ScratchpadStep(

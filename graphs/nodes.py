@@ -33,7 +33,7 @@ from prefrag.graphs.retrieval import (
     use_documents,
 )
 from prefrag.graphs.state import PrefRAGState, Step, Turn, add_counts, empty_counters
-from prefrag.reasoners.base import AnswerDraft, ScratchpadStep
+from prefrag.reasoners.base import AnswerDraft, Feedback, ScratchpadStep
 from prefrag.sources.base import Source
 
 
@@ -54,6 +54,12 @@ def scratchpad_of(route: Sequence[Step]) -> list[ScratchpadStep]:
         )
         for step in route
     ]
+
+
+def feedback_of(state: PrefRAGState) -> Feedback | None:
+    """The structured feedback of the latest negative self-reflection, if any."""
+    stored = state.get("feedback")
+    return Feedback.model_validate(stored) if stored else None
 
 
 def retrieval_steps(route: Sequence[Step]) -> int:
@@ -94,7 +100,7 @@ def new_question(
         "cited_ids": [],
         "citations": [],
         "reflections": Overwrite([]),
-        "feedback": "",
+        "feedback": None,
         "supplement_requested": False,
         "counters": Overwrite(empty_counters()),
         "model_calls": Overwrite({}),
@@ -130,7 +136,7 @@ def think(
         scratchpad(state),
         sources=names,
         force_answer=forced,
-        feedback=state.get("feedback", ""),
+        feedback=feedback_of(state),
         **think_options(run.reasoner, context),
     )
     update: dict[str, Any] = usage_update("think", decision.usage) | {
@@ -145,6 +151,7 @@ def think(
                 answer=decision.answer,
                 cited_ids=decision.cited_ids,
                 rationale=decision.thought,
+                abstained=decision.abstained,
                 fallback=decision.fallback,
             ).model_dump(exclude={"usage"})
         return update
@@ -256,7 +263,7 @@ def answer(
         return answer_update(AnswerDraft.model_validate(forced), evidence)
     run = resources.resolve(context_of(runtime, state))
     draft = run.reasoner.answer(
-        state["question"], scratchpad(state), evidence, feedback=state.get("feedback", "")
+        state["question"], scratchpad(state), evidence, feedback=feedback_of(state)
     )
     return answer_update(draft, evidence) | usage_update("answer", draft.usage)
 
@@ -282,11 +289,8 @@ def self_reflect(
     update = {"reflections": [record], "supplement_requested": False}
     update |= usage_update("reflect", reflection.usage)
     if reflection.negative and len(state.get("reflections", [])) < context.max_reflections:
-        feedback = (
-            f"Previous answer: {record['answer']}\nSelf-reflection: {reflection.label}. "
-            f"{reflection.explanation}\nSuggestion: {reflection.suggestion}"
-        )
-        update |= {"supplement_requested": True, "feedback": feedback}
+        feedback = reflection.feedback(state.get("answer", ""))
+        update |= {"supplement_requested": True, "feedback": feedback.model_dump()}
     return update
 
 

@@ -130,7 +130,7 @@ class PrefRAGState(TypedDict, total=False):
     cited_ids: list[str]
     citations: list[dict[str, Any]]
     reflections: Annotated[list[dict[str, Any]], operator.add]
-    feedback: str
+    feedback: dict[str, Any] | None
     filtered: list[dict[str, Any]]
     supplement_requested: bool
     counters: Annotated[Counters, add_counters]

@@ -58,7 +58,7 @@ class ScriptedReasoner:
         self.hops = hops
         self.reflect_label = reflect_label
 
-    def think(self, question, scratchpad, *, sources, force_answer=False, feedback=""):
+    def think(self, question, scratchpad, *, sources, force_answer=False, feedback=None):
         if len(scratchpad) >= self.hops or force_answer:
             return ThinkDecision(action="answer", usage=Usage(calls=1, input_tokens=3))
         query = question
@@ -81,7 +81,7 @@ class ScriptedReasoner:
             usage=Usage(calls=1, input_tokens=2),
         )
 
-    def answer(self, question, scratchpad, evidence, *, feedback=""):
+    def answer(self, question, scratchpad, evidence, *, feedback=None):
         if not evidence:
             return AnswerDraft(answer="unknown", usage=Usage(calls=1))
         best = evidence[-1]

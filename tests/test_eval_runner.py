@@ -150,7 +150,7 @@ def test_resume_skips_finished_items_and_retries_failed_ones(tmp_path):
     # A broken source is a trace note, not a failed item; a crashing reasoner is an error.
 
     class Crashing(ScriptedReasoner):
-        def answer(self, question, scratchpad, evidence, *, feedback=""):
+        def answer(self, question, scratchpad, evidence, *, feedback=None):
             if "town2" in question:
                 raise RuntimeError("model down")
             return super().answer(question, scratchpad, evidence, feedback=feedback)

@@ -61,7 +61,7 @@ class TitleReasoner:
     """Searches once with the question; answers with the first sentence of a document whose
     title's first word the question names, citing it; abstains when none does."""
 
-    def think(self, question, scratchpad, *, sources, force_answer=False, feedback=""):
+    def think(self, question, scratchpad, *, sources, force_answer=False, feedback=None):
         if scratchpad or force_answer:
             return ThinkDecision(action="answer", usage=Usage(calls=1))
         return ThinkDecision(action="search", query=question, source=sources[0], usage=Usage())
@@ -69,7 +69,7 @@ class TitleReasoner:
     def compare(self, question, held, new):
         return CompareVerdict(status=True)
 
-    def answer(self, question, scratchpad, evidence, *, feedback=""):
+    def answer(self, question, scratchpad, evidence, *, feedback=None):
         for document in evidence:
             if document.metadata["title"].split()[0].lower() in question.lower():
                 first = document.page_content.split(". ")[0].rstrip(".") + "."

@@ -4,12 +4,12 @@ import pytest
 
 from prefrag.config import get_settings
 from prefrag.documents import doc_id, make_document
-from prefrag.reasoners.base import Reasoner, ScratchpadStep
+from prefrag.reasoners.base import Feedback, Reasoner, ScratchpadStep
 from prefrag.reasoners.extractive import ExtractiveReasoner
 
 BRIDGE_Q = (
-    "What government position was held by the woman who portrayed Corliss Archer in the film "
-    "Kiss and Tell?"
+    "What government position was held by the woman who portrayed Dorrit Vale in the film "
+    "Wink and Nod?"
 )
 
 
@@ -17,26 +17,26 @@ def doc(text, title, id=None):
     return make_document(text, id=id or title.lower().replace(" ", "-"), source="demo", title=title)
 
 
-KISS = doc(
-    "Kiss and Tell is a 1945 American comedy film starring then 17-year-old Shirley Temple as "
-    "Corliss Archer. In the film, two teenage girls cause their respective parents much concern.",
-    "Kiss and Tell (1945 film)",
+WINK = doc(
+    "Wink and Nod is a 1947 American comedy film starring then 17-year-old Greta Lindqvist as "
+    "Dorrit Vale. In the film, two teenage girls cause their respective parents much concern.",
+    "Wink and Nod (1947 film)",
 )
 MEET = doc(
-    "Meet Corliss Archer, a program from radio's Golden Age, ran from January 7, 1943 to "
+    "Meet Dorrit Vale, a program from radio's Golden Age, ran from January 7, 1943 to "
     "September 30, 1956.",
-    "Meet Corliss Archer",
+    "Meet Dorrit Vale",
 )
-TEMPLE = doc(
-    "Shirley Temple Black (April 23, 1928 \u2013 February 10, 2014) was an American actress and "
-    "diplomat. As an adult, she held the government position of Chief of Protocol of the United "
+LINDQVIST = doc(
+    "Greta Lindqvist Moor (April 23, 1928 \u2013 February 10, 2014) was an American actress and "
+    "diplomat. As an adult, she held the government position of Keeper of Records of the United "
     "States.",
-    "Shirley Temple",
+    "Greta Lindqvist",
 )
 TREASURER = doc(
-    "The post of Lord High Treasurer was an English government position since the Acts of "
+    "The post of Lord High Warden was an English government position since the Acts of "
     "Union of 1707.",
-    "Lord High Treasurer",
+    "Lord High Warden",
 )
 BAKING = doc(
     "Sourdough bread is leavened by wild yeast and lactic acid bacteria rather than baker's yeast.",
@@ -64,85 +64,88 @@ def test_first_step_searches_with_the_question(reasoner):
 
 
 def test_bridge_sub_query_uses_an_entity_from_the_first_observation(reasoner):
-    decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, KISS, MEET)], sources=["demo"])
+    decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, WINK, MEET)], sources=["demo"])
     assert decision.action == "search"
-    assert "Shirley Temple" in decision.query
+    assert "Greta Lindqvist" in decision.query
     # The unresolved part of the question travels with the bridge entity.
     assert "government" in decision.query.lower()
 
 
 def test_answers_once_the_bridge_document_is_held(reasoner):
-    scratchpad = [step(BRIDGE_Q, KISS, MEET), step("Shirley Temple government position", TEMPLE)]
+    scratchpad = [
+        step(BRIDGE_Q, WINK, MEET),
+        step("Greta Lindqvist government position", LINDQVIST),
+    ]
     decision = reasoner.think(BRIDGE_Q, scratchpad, sources=["demo"])
     assert decision.action == "answer"
-    draft = reasoner.answer(BRIDGE_Q, scratchpad, [KISS, MEET, TEMPLE])
-    assert draft.answer == "Chief of Protocol"
-    assert doc_id(TEMPLE) in draft.cited_ids
+    draft = reasoner.answer(BRIDGE_Q, scratchpad, [WINK, MEET, LINDQVIST])
+    assert draft.answer == "Keeper of Records"
+    assert doc_id(LINDQVIST) in draft.cited_ids
 
 
 def test_forced_answer_answers_from_held_evidence(reasoner):
-    decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, KISS)], sources=["demo"], force_answer=True)
+    decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, WINK)], sources=["demo"], force_answer=True)
     assert decision.action == "answer"
     assert decision.answer
 
 
 def test_compare_false_for_duplicates_by_id_and_by_text(reasoner):
-    same_text = doc(KISS.page_content, "Kiss and Tell copy", id="another-id")
-    verdict = reasoner.compare(BRIDGE_Q, [KISS, MEET], [KISS, same_text])
+    same_text = doc(WINK.page_content, "Wink and Nod copy", id="another-id")
+    verdict = reasoner.compare(BRIDGE_Q, [WINK, MEET], [WINK, same_text])
     assert verdict.status is False
     assert verdict.analysis
 
 
 def test_compare_false_for_irrelevant_new_documents(reasoner):
-    verdict = reasoner.compare(BRIDGE_Q, [KISS, MEET], [BAKING])
+    verdict = reasoner.compare(BRIDGE_Q, [WINK, MEET], [BAKING])
     assert verdict.status is False
 
 
 def test_compare_false_when_nothing_new_was_found(reasoner):
-    assert reasoner.compare(BRIDGE_Q, [KISS], []).status is False
+    assert reasoner.compare(BRIDGE_Q, [WINK], []).status is False
 
 
 def test_compare_true_for_a_new_relevant_document(reasoner):
-    verdict = reasoner.compare(BRIDGE_Q, [KISS, MEET], [TEMPLE, BAKING])
+    verdict = reasoner.compare(BRIDGE_Q, [WINK, MEET], [LINDQVIST, BAKING])
     assert verdict.status is True
-    assert "Shirley Temple" in verdict.analysis
+    assert "Greta Lindqvist" in verdict.analysis
 
 
 def test_yes_no_same_nationality():
     reasoner = ExtractiveReasoner(use_embeddings=False)
-    question = "Were Scott Derrickson and Ed Wood of the same nationality?"
-    derrickson = doc(
-        "Scott Derrickson (born July 16, 1966) is an American director, screenwriter and producer.",
-        "Scott Derrickson",
+    question = "Were Tobin Marsh and Al Penn of the same nationality?"
+    marsh = doc(
+        "Tobin Marsh (born July 16, 1966) is an American director, screenwriter and producer.",
+        "Tobin Marsh",
     )
     wood = doc(
-        "Edward Davis Wood Jr. (October 10, 1924 \u2013 December 10, 1978) was an American "
+        "Albert Davis Penn Jr. (October 10, 1924 \u2013 December 10, 1978) was an American "
         "filmmaker, actor, writer, producer, and director.",
-        "Ed Wood",
+        "Al Penn",
     )
-    british_wood = doc(wood.page_content.replace("American", "English"), "Ed Wood", id="ed-uk")
-    yes = reasoner.answer(question, [], [derrickson, wood])
-    no = reasoner.answer(question, [], [derrickson, british_wood])
+    british_wood = doc(wood.page_content.replace("American", "English"), "Al Penn", id="ed-uk")
+    yes = reasoner.answer(question, [], [marsh, wood])
+    no = reasoner.answer(question, [], [marsh, british_wood])
     assert yes.answer == "yes"
     assert no.answer == "no"
-    assert set(yes.cited_ids) == {doc_id(derrickson), doc_id(wood)}
+    assert set(yes.cited_ids) == {doc_id(marsh), doc_id(wood)}
 
 
 def test_yes_no_both_have_a_property(reasoner):
-    question = "Are Random House Tower and 888 7th Avenue both used for real estate?"
+    question = "Are Granite Lane Tower and 412 5th Avenue both used for real estate?"
     tower = doc(
-        "The Random House Tower is a mixed-use tower in Manhattan used as the headquarters "
-        "of Random House and a luxury apartment complex.",
-        "Random House Tower",
+        "The Granite Lane Tower is a mixed-use tower in Manhattan used as the headquarters "
+        "of Granite Lane and a luxury apartment complex.",
+        "Granite Lane Tower",
     )
     avenue = doc(
-        "888 7th Avenue is a modern-style office skyscraper in Midtown Manhattan, used for "
-        "real estate investment by Vornado.",
-        "888 7th Avenue",
+        "412 5th Avenue is a modern-style office skyscraper in Midtown Manhattan, used for "
+        "real estate investment by Halbrook.",
+        "412 5th Avenue",
     )
     both = doc(
-        "The Random House Tower is a tower in Manhattan used for real estate by its owners.",
-        "Random House Tower",
+        "The Granite Lane Tower is a tower in Manhattan used for real estate by its owners.",
+        "Granite Lane Tower",
         id="tower-2",
     )
     assert reasoner.answer(question, [], [tower, avenue]).answer == "no"
@@ -150,35 +153,35 @@ def test_yes_no_both_have_a_property(reasoner):
 
 
 def test_comparison_question_picks_the_right_candidate(reasoner):
-    jayne = doc(
-        "Erika Girardi (born July 10, 1971), known as Erika Jayne, is an American singer.",
-        "Erika Jayne",
+    carvell = doc(
+        "Lena Morrow (born July 10, 1971), known as Lena Carvell, is an American singer.",
+        "Lena Carvell",
     )
-    silva = doc(
-        "Marco Da Silva (born 30 May 1977) is a French dancer and choreographer.",
-        "Marco Da Silva",
+    rocha = doc(
+        "Paolo Da Rocha (born 30 May 1977) is a French dancer and choreographer.",
+        "Paolo Da Rocha",
     )
     first = reasoner.answer(
-        "Who was born first, Erika Jayne or Marco Da Silva?", [], [silva, jayne]
+        "Who was born first, Lena Carvell or Paolo Da Rocha?", [], [rocha, carvell]
     )
     later = reasoner.answer(
-        "Who was born later, Erika Jayne or Marco Da Silva?", [], [silva, jayne]
+        "Who was born later, Lena Carvell or Paolo Da Rocha?", [], [rocha, carvell]
     )
-    assert first.answer == "Erika Jayne"
-    assert later.answer == "Marco Da Silva"
-    assert set(first.cited_ids) == {doc_id(jayne), doc_id(silva)}
+    assert first.answer == "Lena Carvell"
+    assert later.answer == "Paolo Da Rocha"
+    assert set(first.cited_ids) == {doc_id(carvell), doc_id(rocha)}
 
 
 def test_choice_sub_query_looks_up_the_missing_option(reasoner):
-    question = "Who was born first, Erika Jayne or Marco Da Silva?"
-    jayne = doc("Erika Jayne (born July 10, 1971) is an American singer.", "Erika Jayne")
-    decision = reasoner.think(question, [step(question, jayne)], sources=["demo"])
+    question = "Who was born first, Lena Carvell or Paolo Da Rocha?"
+    carvell = doc("Lena Carvell (born July 10, 1971) is an American singer.", "Lena Carvell")
+    decision = reasoner.think(question, [step(question, carvell)], sources=["demo"])
     assert decision.action == "search"
-    assert "Marco Da Silva" in decision.query
+    assert "Paolo Da Rocha" in decision.query
 
 
 def test_answer_cites_existing_document_ids(reasoner):
-    evidence = [KISS, MEET, TREASURER, TEMPLE]
+    evidence = [WINK, MEET, TREASURER, LINDQVIST]
     draft = reasoner.answer(BRIDGE_Q, [], evidence)
     assert draft.cited_ids
     assert set(draft.cited_ids) <= {doc_id(d) for d in evidence}
@@ -192,49 +195,54 @@ def test_answer_without_evidence_is_an_abstention(reasoner):
 
 
 def test_reflect_labels_unsupported_answer_incorrect(reasoner):
-    reflection = reasoner.reflect(BRIDGE_Q, "Secretary of Agriculture", [KISS, TEMPLE])
+    reflection = reasoner.reflect(BRIDGE_Q, "Secretary of Agriculture", [WINK, LINDQVIST])
     assert reflection.label == "INCORRECT"
     assert reflection.negative
     assert reflection.suggestion
 
 
 def test_reflect_labels_supported_answer_correct(reasoner):
-    reflection = reasoner.reflect(BRIDGE_Q, "Chief of Protocol", [KISS, TEMPLE])
+    reflection = reasoner.reflect(BRIDGE_Q, "Keeper of Records", [WINK, LINDQVIST])
     assert reflection.label == "CORRECT"
 
 
 def test_reflect_weak_support_is_not_correct_and_suggests_the_bridge(reasoner):
     # The span exists, but only in a document unrelated to the question's chain.
-    reflection = reasoner.reflect(BRIDGE_Q, "Lord High Treasurer", [KISS, TREASURER])
+    reflection = reasoner.reflect(BRIDGE_Q, "Lord High Warden", [WINK, TREASURER])
     assert reflection.label != "CORRECT"
-    assert "Shirley Temple" in reflection.suggestion
+    assert "Greta Lindqvist" in reflection.suggestion
 
 
 def test_reflect_empty_answer_is_incorrect(reasoner):
-    assert reasoner.reflect(BRIDGE_Q, "", [KISS]).label == "INCORRECT"
+    assert reasoner.reflect(BRIDGE_Q, "", [WINK]).label == "INCORRECT"
 
 
 def test_decisions_are_deterministic():
-    scratchpad = [step(BRIDGE_Q, KISS, MEET, TREASURER)]
+    scratchpad = [step(BRIDGE_Q, WINK, MEET, TREASURER)]
     runs = []
     for _ in range(2):
         reasoner = ExtractiveReasoner(use_embeddings=False)
         runs.append(
             [
                 reasoner.think(BRIDGE_Q, scratchpad, sources=["demo"]).model_dump(),
-                reasoner.compare(BRIDGE_Q, [KISS, MEET], [TEMPLE, BAKING]).model_dump(),
-                reasoner.answer(BRIDGE_Q, scratchpad, [KISS, MEET, TEMPLE]).model_dump(),
-                reasoner.reflect(BRIDGE_Q, "Chief of Protocol", [KISS, TEMPLE]).model_dump(),
+                reasoner.compare(BRIDGE_Q, [WINK, MEET], [LINDQVIST, BAKING]).model_dump(),
+                reasoner.answer(BRIDGE_Q, scratchpad, [WINK, MEET, LINDQVIST]).model_dump(),
+                reasoner.reflect(BRIDGE_Q, "Keeper of Records", [WINK, LINDQVIST]).model_dump(),
             ]
         )
     assert runs[0] == runs[1]
 
 
 def test_feedback_entity_drives_the_next_search(reasoner):
-    feedback = "Answer: 1945 American\nINCORRECT. Search for 'Shirley Temple' government position."
-    decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, KISS)], sources=["demo"], feedback=feedback)
+    feedback = Feedback(
+        answer="1947 American",
+        label="INCORRECT",
+        suggestion="Search for 'Greta Lindqvist' government position.",
+        leads=["Greta Lindqvist"],
+    )
+    decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, WINK)], sources=["demo"], feedback=feedback)
     assert decision.action == "search"
-    assert decision.query.startswith("Shirley Temple")
+    assert decision.query.startswith("Greta Lindqvist")
 
 
 HOTPOT = get_settings().shared_data / "hotpotqa" / "hotpotqa_dev_350.jsonl"
@@ -261,143 +269,144 @@ def test_answers_hotpotqa_from_gold_paragraphs(reasoner):
 @pytest.mark.slow
 def test_compare_with_embeddings_keeps_the_same_judgements():
     reasoner = ExtractiveReasoner()
-    assert reasoner.compare(BRIDGE_Q, [KISS, MEET], [TEMPLE]).status is True
-    assert reasoner.compare(BRIDGE_Q, [KISS, MEET], [KISS]).status is False
-    assert reasoner.compare(BRIDGE_Q, [KISS, MEET], [BAKING]).status is False
+    assert reasoner.compare(BRIDGE_Q, [WINK, MEET], [LINDQVIST]).status is True
+    assert reasoner.compare(BRIDGE_Q, [WINK, MEET], [WINK]).status is False
+    assert reasoner.compare(BRIDGE_Q, [WINK, MEET], [BAKING]).status is False
 
 
 # --------------------------------------------------------------------------- early answers
 
-OLDER_Q = "Who is older, Annie Morton or Terry Richardson?"
-MORTON = doc(
-    "Annie Morton (born October 8, 1970) is an American model born in Pennsylvania. She has "
-    "been photographed by Helmut Newton, Peter Lindbergh and Terry Richardson.",
-    "Annie Morton",
+OLDER_Q = "Who is older, Celia Barton or Toby Harlan?"
+BARTON = doc(
+    "Celia Barton (born October 8, 1970) is an American model born in Pennsylvania. She has "
+    "been photographed by Hugo Brandt, Pieter Lund and Toby Harlan.",
+    "Celia Barton",
 )
-RICHARDSON = doc(
-    "Terrence Richardson (born August 14, 1965) is an American fashion and portrait photographer.",
-    "Terry Richardson",
+HARLAN = doc(
+    "Tobias Harlan (born August 14, 1965) is an American fashion and portrait photographer.",
+    "Toby Harlan",
 )
-FATHER_Q = "What was the father of Kasper Schmeichel voted to be by the IFFHS in 1992?"
-KASPER = doc(
-    "Kasper Peter Schmeichel (born 5 November 1986) is a Danish professional footballer who "
-    "plays as a goalkeeper for Leicester City. He is the son of former Manchester United "
-    "goalkeeper Peter Schmeichel, who was voted the best goalkeeper of his era.",
-    "Kasper Schmeichel",
+FATHER_Q = "What was the father of Jesper Krogh voted to be by the IFGS in 1992?"
+JESPER = doc(
+    "Jesper Anton Krogh (born 5 November 1986) is a Danish professional footballer who "
+    "plays as a goalkeeper for Harbor City. He is the son of former Westport United "
+    "goalkeeper Anton Krogh, who was voted the best goalkeeper of his era.",
+    "Jesper Krogh",
 )
-PETER = doc(
-    "Peter Bolesław Schmeichel (born 18 November 1963) is a Danish former footballer who was "
-    "voted the IFFHS World's Best Goalkeeper in 1992 and 1993.",
-    "Peter Schmeichel",
+ANTON = doc(
+    "Anton Bolesław Krogh (born 18 November 1963) is a Danish former footballer who was "
+    "voted the IFGS World's Best Goalkeeper in 1992 and 1993.",
+    "Anton Krogh",
 )
 
 
 def graph_feedback(answer, reflection):
-    """The feedback string the graph's self_reflect node builds from a negative reflection."""
-    return (
-        f"Previous answer: {answer}\nSelf-reflection: {reflection.label}. "
-        f"{reflection.explanation}\nSuggestion: {reflection.suggestion}"
-    )
+    """The feedback the graph's self_reflect node hands on after a negative reflection."""
+    return reflection.feedback(answer)
 
 
 def test_choice_keeps_searching_when_one_side_is_only_mentioned(reasoner):
-    # Annie Morton's page names Terry Richardson, but says nothing about his age.
-    decision = reasoner.think(OLDER_Q, [step(OLDER_Q, MORTON)], sources=["local"])
+    # Celia Barton's page names Toby Harlan, but says nothing about his age.
+    decision = reasoner.think(OLDER_Q, [step(OLDER_Q, BARTON)], sources=["local"])
     assert decision.action == "search"
-    assert "Terry Richardson" in decision.query
+    assert "Toby Harlan" in decision.query
 
 
 def test_choice_answers_once_both_sides_have_a_document(reasoner):
-    scratchpad = [step(OLDER_Q, MORTON), step("Terry Richardson older", RICHARDSON)]
+    scratchpad = [step(OLDER_Q, BARTON), step("Toby Harlan older", HARLAN)]
     decision = reasoner.think(OLDER_Q, scratchpad, sources=["local"])
     assert decision.action == "answer"
-    assert reasoner.answer(OLDER_Q, scratchpad, [MORTON, RICHARDSON]).answer == "Terry Richardson"
+    assert reasoner.answer(OLDER_Q, scratchpad, [BARTON, HARLAN]).answer == "Toby Harlan"
 
 
 def test_bridge_keeps_searching_while_question_constraints_are_missing(reasoner):
-    # Kasper's page answers "voted to be" loosely, but neither 'IFFHS' nor '1992' is in it:
+    # Jesper's page answers "voted to be" loosely, but neither 'IFGS' nor '1992' is in it:
     # the father it names has no document yet.
-    decision = reasoner.think(FATHER_Q, [step(FATHER_Q, KASPER)], sources=["local"])
+    decision = reasoner.think(FATHER_Q, [step(FATHER_Q, JESPER)], sources=["local"])
     assert decision.action == "search"
-    assert "Peter Schmeichel" in decision.query
+    assert "Anton Krogh" in decision.query
 
 
 def test_bridge_answer_comes_from_the_document_holding_the_constraints(reasoner):
-    scratchpad = [step(FATHER_Q, KASPER), step("Peter Schmeichel IFFHS 1992", PETER)]
-    draft = reasoner.answer(FATHER_Q, scratchpad, [KASPER, PETER])
-    assert draft.answer == "IFFHS World's Best Goalkeeper"
-    assert doc_id(PETER) in draft.cited_ids
+    scratchpad = [step(FATHER_Q, JESPER), step("Anton Krogh IFGS 1992", ANTON)]
+    draft = reasoner.answer(FATHER_Q, scratchpad, [JESPER, ANTON])
+    assert draft.answer == "IFGS World's Best Goalkeeper"
+    assert doc_id(ANTON) in draft.cited_ids
 
 
 # --------------------------------------------------------------------------- reflection
 
 
 def test_reflect_choice_with_one_documented_side_is_not_correct(reasoner):
-    reflection = reasoner.reflect(OLDER_Q, "Annie Morton", [MORTON])
+    reflection = reasoner.reflect(OLDER_Q, "Celia Barton", [BARTON])
     assert reflection.label != "CORRECT"
-    assert "'Terry Richardson'" in reflection.suggestion
-    assert reasoner.reflect(OLDER_Q, "Terry Richardson", [MORTON, RICHARDSON]).label == "CORRECT"
+    assert "'Toby Harlan'" in reflection.suggestion
+    assert reflection.leads == ["Toby Harlan"]
+    assert reasoner.reflect(OLDER_Q, "Toby Harlan", [BARTON, HARLAN]).label == "CORRECT"
 
 
 def test_reflect_requires_the_question_constraints_in_the_supporting_evidence(reasoner):
-    reflection = reasoner.reflect(FATHER_Q, "best goalkeeper of his era", [KASPER])
+    reflection = reasoner.reflect(FATHER_Q, "best goalkeeper of his era", [JESPER])
     assert reflection.label != "CORRECT"
-    assert "IFFHS" in reflection.explanation or "1992" in reflection.explanation
+    assert "IFGS" in reflection.explanation or "1992" in reflection.explanation
     # The suggestion quotes the name to look up (the think step reads quoted names).
-    assert "'Peter Schmeichel'" in reflection.suggestion
-    supported = reasoner.reflect(FATHER_Q, "IFFHS World's Best Goalkeeper", [KASPER, PETER])
+    assert "'Anton Krogh'" in reflection.suggestion
+    supported = reasoner.reflect(FATHER_Q, "IFGS World's Best Goalkeeper", [JESPER, ANTON])
     assert supported.label == "CORRECT"
 
 
 def test_negative_reflection_feedback_drives_the_search_for_the_missing_side(reasoner):
-    reflection = reasoner.reflect(OLDER_Q, "Annie Morton", [MORTON])
-    feedback = graph_feedback("Annie Morton", reflection)
+    reflection = reasoner.reflect(OLDER_Q, "Celia Barton", [BARTON])
+    feedback = graph_feedback("Celia Barton", reflection)
     # Even after a search for the question itself repeated, the quoted side is looked up.
-    scratchpad = [step(OLDER_Q, MORTON), step(OLDER_Q, MORTON)]
+    scratchpad = [step(OLDER_Q, BARTON), step(OLDER_Q, BARTON)]
     decision = reasoner.think(OLDER_Q, scratchpad, sources=["local"], feedback=feedback)
     assert decision.action == "search"
-    assert decision.query.startswith("Terry Richardson")
+    assert decision.query.startswith("Toby Harlan")
 
 
 def test_feedback_quotes_in_the_explanation_are_not_leads(reasoner):
-    # The explanation quotes the rejected answer and its source title; only the suggestion
-    # line names what to search for.
-    feedback = (
-        "Previous answer: Meet Corliss Archer\nSelf-reflection: PARTIALLY CORRECT. "
-        "'Sourdough' appears in 'Sourdough'.\nSuggestion: Search for 'Shirley Temple'."
+    # The explanation quotes the rejected answer and its source title; only the leads name
+    # what to search for.
+    feedback = Feedback(
+        answer="Meet Dorrit Vale",
+        label="PARTIALLY CORRECT",
+        explanation="'Sourdough' appears in 'Sourdough'.",
+        suggestion="Search for 'Greta Lindqvist'.",
+        leads=["Greta Lindqvist"],
     )
-    decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, KISS)], sources=["demo"], feedback=feedback)
-    assert decision.query.startswith("Shirley Temple")
+    decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, WINK)], sources=["demo"], feedback=feedback)
+    assert decision.query.startswith("Greta Lindqvist")
 
 
 # --------------------------------------------------------------------------- sub-queries
 
 
 def test_follow_up_query_keeps_the_anchor_entity(reasoner):
-    question = "How many years did the president who appointed Roger Egeberg serve?"
-    egeberg = doc(
-        "Roger Egeberg was an American physician and public health official.",
-        "Roger Egeberg",
+    question = "How many years did the president who appointed Rolf Ekdahl serve?"
+    ekdahl = doc(
+        "Rolf Ekdahl was an American physician and public health official.",
+        "Rolf Ekdahl",
     )
-    decision = reasoner.think(question, [step(question, egeberg)], sources=["local"])
+    decision = reasoner.think(question, [step(question, ekdahl)], sources=["local"])
     assert decision.action == "search"
-    assert "Roger Egeberg" in decision.query
+    assert "Rolf Ekdahl" in decision.query
 
 
 # --------------------------------------------------------------------------- determinism
 
-TEIDE_Q = "Where are Teide National Park and Garajonay National Park located?"
-GARAJONAY = doc(
-    'Garajonay National Park (Spanish: "Parque nacional de Garajonay" , ] ) is located in the '
-    "center and north of the island of La Gomera, one of the Canary Islands (Spain). It was "
+KORVIK_Q = "Where are Korvik National Park and Ustrand National Park located?"
+USTRAND = doc(
+    'Ustrand National Park (Spanish: "Parque nacional de Ustrand" , ] ) is located in the '
+    "center and north of the island of La Ventosa, one of the Coral Islands (Spain). It was "
     "declared a national park in 1981 and a World Heritage Site by UNESCO in 1986. It occupies "
     "40 km (15 sq mi) and it extends into each of the six municipalities on the island.",
-    "Garajonay National Park",
+    "Ustrand National Park",
 )
-TEIDE = doc(
-    'Teide National Park (Spanish: "Parque nacional del Teide" , ] ) is a national park '
-    "located in Tenerife (Canary Islands, Spain).",
-    "Teide National Park",
+KORVIK = doc(
+    'Korvik National Park (Spanish: "Parque nacional del Korvik" , ] ) is a national park '
+    "located in Costavera (Coral Islands, Spain).",
+    "Korvik National Park",
 )
 _SEEDED_DECISIONS = """
 import json, sys
@@ -413,7 +422,7 @@ out = [
     r.think(q, pad, sources=["local", "web"]).model_dump(),
     r.answer(q, pad, docs).model_dump(),
     r.compare(q, docs[:1], docs[1:]).model_dump(),
-    r.reflect(q, "Canary Islands", docs).model_dump(),
+    r.reflect(q, "Coral Islands", docs).model_dump(),
 ]
 print(json.dumps(out, sort_keys=True))
 """
@@ -428,10 +437,10 @@ def test_decisions_do_not_depend_on_the_hash_seed():
 
     case = json.dumps(
         {
-            "question": TEIDE_Q,
+            "question": KORVIK_Q,
             "docs": [
                 {"id": doc_id(d), "title": d.metadata["title"], "text": d.page_content}
-                for d in (GARAJONAY, TEIDE, KISS)
+                for d in (USTRAND, KORVIK, WINK)
             ],
         }
     )
@@ -452,25 +461,25 @@ def test_decisions_do_not_depend_on_the_hash_seed():
 
 # --------------------------------------------------------------------------- when to stop
 
-LAKE_Q = "Brown State Fishing Lake is in a country that has a population of how many inhabitants ?"
+LAKE_Q = "Olds State Fishing Lake is in a country that has a population of how many inhabitants ?"
 LAKE = doc(
-    "Brown State Fishing Lake (sometimes also known as Brown State Fishing Lake And Wildlife "
-    "Area) is a protected area in Brown County, Kansas in the United States.  The lake is 62 "
+    "Olds State Fishing Lake (sometimes also known as Olds State Fishing Lake And Wildlife "
+    "Area) is a protected area in Olds County, Kansas in the United States.  The lake is 62 "
     "acres (0.25 km²) in area and up to 13 feet (4 m) deep.  The area was formerly known as "
-    "Brown County State Park, and is 8 miles (13 km) east of Hiawatha, Kansas.",
-    "Brown State Fishing Lake",
+    "Olds County State Park, and is 8 miles (13 km) east of Tallmadge, Kansas.",
+    "Olds State Fishing Lake",
 )
 COUNTY = doc(
-    "Brown County (county code BR) is a county located in the northeast portion of the U.S. "
+    "Olds County (county code BR) is a county located in the northeast portion of the U.S. "
     "state of Kansas.  As of the 2010 census, the county population was 9,984.  Its county "
-    "seat and most populous city is Hiawatha.",
-    "Brown County, Kansas",
+    "seat and most populous city is Tallmadge.",
+    "Olds County, Kansas",
 )
 
 
 def test_answers_when_the_held_chain_already_gives_a_typed_answer(reasoner):
-    # Both hops are held: the lake's page names Brown County, whose page gives the number.
-    # Question words no document uses ("inhabitants") must not send it chasing 'Hiawatha'.
+    # Both hops are held: the lake's page names Olds County, whose page gives the number.
+    # Question words no document uses ("inhabitants") must not send it chasing 'Tallmadge'.
     decision = reasoner.think(LAKE_Q, [step(LAKE_Q, LAKE, COUNTY)], sources=["local"])
     assert decision.action == "answer"
     assert decision.answer == "9,984"
@@ -480,14 +489,14 @@ def test_answers_when_the_held_chain_already_gives_a_typed_answer(reasoner):
 def test_keeps_searching_when_the_second_hop_is_not_held(reasoner):
     decision = reasoner.think(LAKE_Q, [step(LAKE_Q, LAKE)], sources=["local"])
     assert decision.action == "search"
-    assert "Brown County" in decision.query
+    assert "Olds County" in decision.query
 
 
 # --------------------------------------------------------------------------- source choice
 
 
 def test_search_names_no_source_with_a_single_source(reasoner):
-    decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, KISS)], sources=["local"])
+    decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, WINK)], sources=["local"])
     assert decision.action == "search"
     assert decision.source is None
 
@@ -495,15 +504,15 @@ def test_search_names_no_source_with_a_single_source(reasoner):
 def test_search_stays_on_a_source_while_it_brings_relevant_documents(reasoner):
     first = reasoner.think(BRIDGE_Q, [], sources=["local", "web"])
     assert first.source == "local"
-    scratchpad = [ScratchpadStep(query=BRIDGE_Q, source="local", observation=[KISS, MEET])]
+    scratchpad = [ScratchpadStep(query=BRIDGE_Q, source="local", observation=[WINK, MEET])]
     assert reasoner.think(BRIDGE_Q, scratchpad, sources=["local", "web"]).source == "local"
 
 
 def test_search_moves_to_the_next_source_when_a_step_brought_nothing_new(reasoner):
     scratchpad = [
-        ScratchpadStep(query=BRIDGE_Q, source="local", observation=[KISS, MEET]),
+        ScratchpadStep(query=BRIDGE_Q, source="local", observation=[WINK, MEET]),
         # Only repeats and an off-topic page: this source has stopped helping.
-        ScratchpadStep(query="Shirley Temple", source="local", observation=[KISS, BAKING]),
+        ScratchpadStep(query="Greta Lindqvist", source="local", observation=[WINK, BAKING]),
     ]
     decision = reasoner.think(BRIDGE_Q, scratchpad, sources=["local", "web"])
     assert decision.action == "search"
@@ -515,8 +524,8 @@ def test_search_moves_to_the_next_source_when_a_step_brought_nothing_new(reasone
 
 def test_source_choice_leaves_the_search_itself_unchanged(reasoner):
     scratchpad = [
-        ScratchpadStep(query=BRIDGE_Q, source="local", observation=[KISS, MEET]),
-        ScratchpadStep(query="Shirley Temple", source="local", observation=[KISS, BAKING]),
+        ScratchpadStep(query=BRIDGE_Q, source="local", observation=[WINK, MEET]),
+        ScratchpadStep(query="Greta Lindqvist", source="local", observation=[WINK, BAKING]),
     ]
     one = reasoner.think(BRIDGE_Q, scratchpad, sources=["local"])
     two = reasoner.think(BRIDGE_Q, scratchpad, sources=["local", "web"])
@@ -527,30 +536,30 @@ def test_source_choice_leaves_the_search_itself_unchanged(reasoner):
 
 
 def test_reflect_doubts_an_answer_whose_sentence_states_no_relation_word(reasoner):
-    question = "Onika Tanya Maraj is a judge on a television show hosted by whom?"
-    minaj = doc(
-        "Onika Tanya Maraj (born December 8, 1982), known professionally as Nicki Minaj, is a "
+    question = "Ravena Talia Moss is a judge on a television show hosted by whom?"
+    moss = doc(
+        "Ravena Talia Moss (born December 8, 1982), known professionally as Rava Moss, is a "
         "Trinidadian-born rapper and singer.",
-        "Nicki Minaj",
+        "Rava Moss",
     )
     idol = doc(
-        "American Idol is an American singing competition television series. Ryan Seacrest "
-        "hosts the show, with Nicki Minaj as one of its judges.",
-        "American Idol",
+        "National Star is an American singing competition television series. Ned Carrow "
+        "hosts the show, with Rava Moss as one of its judges.",
+        "National Star",
     )
     # The stage name's sentence matches the question's names but says nothing of a show,
     # a judge or a host.
-    reflection = reasoner.reflect(question, "Nicki Minaj", [minaj, idol, BAKING])
+    reflection = reasoner.reflect(question, "Rava Moss", [moss, idol, BAKING])
     assert reflection.label != "CORRECT"
     assert "states none" in reflection.explanation
 
 
 def test_reflect_doubts_a_common_word_given_for_a_name(reasoner):
-    question = "Who managed the Corliss Archer radio program?"
+    question = "Who managed the Dorrit Vale radio program?"
     radio = doc(
-        "Meet Corliss Archer was a radio program. Management of the program was shared, and "
+        "Meet Dorrit Vale was a radio program. Management of the program was shared, and "
         "the management changed often.",
-        "Meet Corliss Archer",
+        "Meet Dorrit Vale",
     )
     assert reasoner.reflect(question, "Management", [radio]).label != "CORRECT"
 

@@ -97,7 +97,8 @@ def test_self_reflect_node_negative_label_goes_to_supplement() -> None:
     graph = build_graph(reasoner=reasoner, sources=_sources())
     update = run_node(graph, "self_reflect", {"question": QUESTION, "answer": "Inbios"})
     assert after_reflection(update) == "supplement"
-    assert "Search Inbios" in update["feedback"]
+    assert "Search Inbios" in update["feedback"]["suggestion"]
+    assert update["feedback"]["answer"] == "Inbios"
 
 
 def test_answer_node_with_fake_model_cites_only_held_documents() -> None:

@@ -15,6 +15,7 @@ from prefrag.graphs.graph import after_compare
 from prefrag.reasoners.base import (
     AnswerDraft,
     CompareVerdict,
+    Feedback,
     Reflection,
     ScratchpadStep,
     ThinkDecision,
@@ -36,7 +37,7 @@ class ScriptedReasoner:
 
     def __init__(self) -> None:
         self.compare_inputs: list[tuple[list[str], list[str]]] = []
-        self.feedback_seen: list[str] = []
+        self.feedback_seen: list[Feedback | None] = []
 
     def think(
         self,
@@ -45,7 +46,7 @@ class ScriptedReasoner:
         *,
         sources: Sequence[str],
         force_answer: bool = False,
-        feedback: str = "",
+        feedback: Feedback | None = None,
     ) -> ThinkDecision:
         self.feedback_seen.append(feedback)
         queries = [
@@ -70,7 +71,7 @@ class ScriptedReasoner:
         scratchpad: Sequence[ScratchpadStep],
         evidence: Sequence[Document],
         *,
-        feedback: str = "",
+        feedback: Feedback | None = None,
     ) -> AnswerDraft:
         ids = [d.metadata["id"] for d in evidence]
         if "olsen" in ids:
@@ -128,7 +129,9 @@ def test_appendix_f_route_and_counters() -> None:
     assert [r["label"] for r in result["reflections"]] == ["INCORRECT", "CORRECT"]
     # The supplement searched with the original question, and think saw the failed answer.
     assert local.queries[-1] == QUESTION and web.queries[-1] == QUESTION
-    assert "Not available" in reasoner.feedback_seen[-1]
+    assert reasoner.feedback_seen[-1] is not None
+    assert reasoner.feedback_seen[-1].answer == "Not available"
+    assert reasoner.feedback_seen[-1].label == "INCORRECT"
     assert result["counters"] == {"local_total": 3, "web_total": 2, "local_used": 2, "used": 4}
     assert result["model_calls"] == {"think": 4, "compare": 1, "answer": 2, "reflect": 2}
     assert result["tokens"]["answer"] == 30
@@ -141,7 +144,7 @@ def test_iteration_cap_forces_an_answer_from_the_scratchpad() -> None:
             self.forced: list[bool] = []
             self.answer_calls = 0
 
-        def think(self, question, scratchpad, *, sources, force_answer=False, feedback=""):
+        def think(self, question, scratchpad, *, sources, force_answer=False, feedback=None):
             self.forced.append(force_answer)
             if force_answer:  # paper B.3: answer from what the scratchpad holds
                 return ThinkDecision(
@@ -149,7 +152,7 @@ def test_iteration_cap_forces_an_answer_from_the_scratchpad() -> None:
                 )
             return ThinkDecision(thought="more", query=f"hop {len(scratchpad)}", usage=ONE)
 
-        def answer(self, question, scratchpad, evidence, *, feedback=""):
+        def answer(self, question, scratchpad, evidence, *, feedback=None):
             self.answer_calls += 1
             return AnswerDraft(answer="from the answer prompt")
 
@@ -171,7 +174,7 @@ def test_iteration_cap_forces_an_answer_from_the_scratchpad() -> None:
 
 def test_a_reasoner_that_ignores_the_forced_answer_still_gets_an_answer() -> None:
     class Stubborn(ScriptedReasoner):
-        def think(self, question, scratchpad, *, sources, force_answer=False, feedback=""):
+        def think(self, question, scratchpad, *, sources, force_answer=False, feedback=None):
             return ThinkDecision(thought="more", query=f"hop {len(scratchpad)}", usage=ONE)
 
     local = ListSource("local", default=[doc("olsen", "Carsten Olsen died in 1974.")])
@@ -211,7 +214,7 @@ def test_fallback_order_and_model_requested_source() -> None:
     web = ListSource("web", "web", default=[doc("x", "web text", "web", "web")])
 
     class AsksForWeb(ScriptedReasoner):
-        def think(self, question, scratchpad, *, sources, force_answer=False, feedback=""):
+        def think(self, question, scratchpad, *, sources, force_answer=False, feedback=None):
             assert list(sources) == ["local", "wiki", "web"]
             if len(scratchpad) < 2:
                 return ThinkDecision(query="q", source="web", usage=ONE)
@@ -292,7 +295,7 @@ def test_preference_off_uses_both_sources_every_step() -> None:
 
 def test_supplement_reuses_an_identical_earlier_search_instead_of_repeating_it() -> None:
     class QuestionFirst(ScriptedReasoner):
-        def think(self, question, scratchpad, *, sources, force_answer=False, feedback=""):
+        def think(self, question, scratchpad, *, sources, force_answer=False, feedback=None):
             if not scratchpad:
                 return ThinkDecision(query=question, usage=ONE)  # first hop: the question
             return ThinkDecision(action="answer", usage=ONE)

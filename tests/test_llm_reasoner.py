@@ -18,7 +18,7 @@ from pydantic import Field
 from prefrag.config import Settings
 from prefrag.documents import make_document
 from prefrag.errors import ConfigurationError, ModelEndpointError
-from prefrag.reasoners.base import Reasoner, ScratchpadStep
+from prefrag.reasoners.base import Feedback, Reasoner, ScratchpadStep
 from prefrag.reasoners.llm import NO_ANSWER, LLMReasoner
 
 QUESTION = "In what year did the Danish plant ecologist who assisted S. P. L. Sorensen die?"
@@ -111,13 +111,20 @@ def test_think_shows_scratchpad_documents_and_feedback():
     model = scripted("Thought: I know it.\nFinal Answer: 1974 [doc-olsen]")
     step = ScratchpadStep(thought="find the assistant", query="assistant", observation=NEW)
     decision = reasoner_with(model).think(
-        QUESTION, [step], sources=["demo"], feedback="Answer 'Not available' was INCORRECT."
+        QUESTION,
+        [step],
+        sources=["demo"],
+        feedback=Feedback(
+            answer="Not available", label="INCORRECT", suggestion="Search the assistant's name."
+        ),
     )
     assert decision.action == "answer"
     assert decision.answer == "1974"
     prompt = model.prompts[0][0].content
     assert "[doc-olsen] title: Carsten Olsen" in prompt
-    assert "Not available" in prompt
+    assert "Previous answer: Not available" in prompt
+    assert "Self-reflection: INCORRECT." in prompt
+    assert "Suggestion: Search the assistant's name." in prompt
 
 
 def test_forced_answer_uses_the_scratchpad_and_reads_a_bare_reply():

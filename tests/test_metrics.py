@@ -88,9 +88,9 @@ def ref_hotpot_f1(prediction, ground_truth):
 # --- parity --------------------------------------------------------------------------------
 
 CASES = [
-    ("Chief of Protocol", ["Chief of Protocol"]),
-    ("the Chief of Protocol.", ["Chief of Protocol"]),
-    ("She was Chief of Protocol of the US", ["Chief of Protocol"]),
+    ("Keeper of Records", ["Keeper of Records"]),
+    ("the Keeper of Records.", ["Keeper of Records"]),
+    ("She was Keeper of Records of the US", ["Keeper of Records"]),
     ("yes", ["no"]),
     ("yes", ["yes"]),
     ("Yes, it is", ["yes"]),

@@ -35,7 +35,7 @@ class Rationalising(ScriptedReasoner):
         self.asked: list[bool] = []
 
     def think(
-        self, question, scratchpad, *, sources, force_answer=False, feedback="", rationale=False
+        self, question, scratchpad, *, sources, force_answer=False, feedback=None, rationale=False
     ):
         self.asked.append(rationale)
         decision = super().think(question, scratchpad, sources=sources, force_answer=force_answer)
@@ -86,7 +86,7 @@ def test_a_reasoner_without_rationales_searches_its_thought_with_the_sub_query()
 
 def test_an_empty_rationale_keeps_the_sub_query() -> None:
     class Silent(ScriptedReasoner):
-        def think(self, question, scratchpad, *, sources, force_answer=False, feedback=""):
+        def think(self, question, scratchpad, *, sources, force_answer=False, feedback=None):
             return ThinkDecision(thought="", query="sub query")
 
     graph = build_graph(reasoner=Silent(), sources=SourceRegistry([ListSource("local")]))

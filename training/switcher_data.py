@@ -43,6 +43,7 @@ from prefrag.errors import ConfigurationError, IngestError, PrefRAGError
 from prefrag.reasoners.base import (
     AnswerDraft,
     CompareVerdict,
+    Feedback,
     Reflection,
     ScratchpadStep,
     ThinkDecision,
@@ -247,7 +248,7 @@ class CollectingReasoner:
         *,
         sources: Sequence[str],
         force_answer: bool = False,
-        feedback: str = "",
+        feedback: Feedback | None = None,
     ) -> ThinkDecision:
         """The policy's own step."""
         return self.policy.reasoner.think(
@@ -260,7 +261,7 @@ class CollectingReasoner:
         scratchpad: Sequence[ScratchpadStep],
         evidence: Sequence[Document],
         *,
-        feedback: str = "",
+        feedback: Feedback | None = None,
     ) -> AnswerDraft:
         """The policy's own answer."""
         return self.policy.reasoner.answer(question, scratchpad, evidence, feedback=feedback)

@@ -3,6 +3,7 @@
 from prefrag.reasoners.base import (
     AnswerDraft,
     CompareVerdict,
+    Feedback,
     Reasoner,
     Reflection,
     ScratchpadStep,
@@ -13,6 +14,7 @@ from prefrag.reasoners.base import (
 __all__ = [
     "AnswerDraft",
     "CompareVerdict",
+    "Feedback",
     "Reasoner",
     "Reflection",
     "ScratchpadStep",

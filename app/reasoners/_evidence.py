@@ -16,6 +16,7 @@ from functools import cached_property
 from langchain_core.documents import Document
 
 from prefrag.documents import doc_id, unique_documents
+from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._text import (
     QuestionShape,
     Span,
@@ -32,24 +33,25 @@ from prefrag.reasoners._text import (
 from prefrag.reasoners._verdicts import is_demonym
 
 _TITLE_SUFFIX_RE = re.compile(r"\s*\([^)]*\)\s*$")
-# Weight of a question term found only in the title of a sentence's document: sentences
-# often refer to their subject by pronoun ("She was named ...").
-_TITLE_SHARE = 0.5
-_ENTITY_BOOST = 1.5
-_IMPLICIT_TITLE = 0.7
 _ACRONYM_RE = re.compile(r"[A-Z]{2,5}s?")
 # The subject of a lead sentence ends at its first verb, bracket or comma.
 _LEAD_SUBJECT_RE = re.compile(r"\s(?:is|was|are|were|has|had|became)\s|\(|,|;")
 _TYPE_FIT = {
     "date": {"date": 1.0, "year": 1.0},
-    "number": {"number": 1.0, "year": 0.2},
+    "number": {"number": 1.0, "year": PARAMS.year_as_number_fit},
     "name": {"name": 1.0, "quote": 1.0},
-    "any": {"name": 1.0, "quote": 1.0, "date": 0.6, "year": 0.6, "number": 0.6},
+    "any": {
+        "name": 1.0,
+        "quote": 1.0,
+        "date": PARAMS.any_type_fit,
+        "year": PARAMS.any_type_fit,
+        "number": PARAMS.any_type_fit,
+    },
 }
 
 
 def clean_title(title: str) -> str:
-    """A document title without a trailing disambiguation ("Kiss and Tell (1945 film)")."""
+    """A document title without a trailing disambiguation ("Wink and Nod (1947 film)")."""
     return _TITLE_SUFFIX_RE.sub("", title or "").strip()
 
 
@@ -136,16 +138,17 @@ class Evidence:
     def has_document(self, name: str) -> bool:
         """Whether some document is *about* `name`: its title, or the subject of its lead.
 
-        Stricter than `covers`: a model's page that mentions the photographer who shot her
-        says nothing about the photographer's own birth date.
+        Stricter than `covers`: a page that mentions someone in passing says nothing about
+        that person's own birth date.
         """
         name_terms = term_set(name)
         if not name_terms:
             return False
         if any(_names_match(t, name_terms) for t in self.title_terms):
             return True
-        # The lead must open with the name ("Lady Gaga x Terry Richardson is a book" is
-        # about the book, "Kenton Terry Richardson" another man); a middle name may follow.
+        # The lead must open with the name: a lead naming it later is about something else
+        # (a book named after a person, a namesake with another first name); a middle name
+        # may follow.
         size = len(name_terms) + 2
         return any(
             terms and terms[0] in name_terms and name_terms <= frozenset(terms[:size])
@@ -175,7 +178,10 @@ def _names_match(title_terms: frozenset[str], name_terms: frozenset[str]) -> boo
     if not title_terms:
         return False
     shared = len(title_terms & name_terms)
-    return shared / len(name_terms) >= 0.67 and shared / len(title_terms) >= 0.5
+    return (
+        shared / len(name_terms) >= PARAMS.name_match
+        and shared / len(title_terms) >= PARAMS.title_name_share
+    )
 
 
 class QuestionWeights:
@@ -184,7 +190,7 @@ class QuestionWeights:
     def __init__(self, shape: QuestionShape, evidence: Evidence) -> None:
         entity_terms = frozenset().union(*(term_set(e) for e in shape.entities))
         self.weights = {
-            t: evidence.weight(t) * (_ENTITY_BOOST if t in entity_terms else 1.0)
+            t: evidence.weight(t) * (PARAMS.entity_boost if t in entity_terms else 1.0)
             for t in shape.terms
         }
         self.total = sum(self.weights.values()) or 1.0
@@ -212,14 +218,17 @@ def rank_sentences(
     def match(sentence: Sentence, exclude: frozenset[str]) -> tuple[float, frozenset[str]]:
         full = (sentence.terms & keys) - exclude
         half = (evidence.title_terms[sentence.doc] & keys) - sentence.terms - exclude
-        return weights.of(full) + _TITLE_SHARE * weights.of(half), full | half
+        # A question term found only in the title counts part: sentences often refer to
+        # their subject by pronoun ("She was named ...").
+        return weights.of(full) + PARAMS.title_share * weights.of(half), full | half
 
     direct = {id(s): match(s, frozenset()) for s in evidence.sentences}
     question_terms = frozenset(shape.terms)
     links: dict[int, tuple[float, frozenset[str], Sentence]] = {}
     for index, title_terms in enumerate(evidence.title_terms):
         # A document whose title the question names is a first hop, not a bridge target.
-        if not title_terms or len(title_terms & question_terms) / len(title_terms) >= 0.5:
+        share = len(title_terms & question_terms) / len(title_terms) if title_terms else 1.0
+        if share >= PARAMS.first_hop_title_share:
             continue
         best: tuple[float, frozenset[str], Sentence] | None = None
         for sentence in evidence.sentences:
@@ -250,7 +259,7 @@ def answer_candidates(
     evidence: Evidence,
     ranked: Sequence[ScoredSentence],
     *,
-    top: int = 6,
+    top: int = PARAMS.candidate_sentences,
     exclude: frozenset[str] = frozenset(),
 ) -> list[Candidate]:
     """Typed spans from the best sentences that the question does not already name, best first.
@@ -267,7 +276,7 @@ def answer_candidates(
             break
         sentence = scored.sentence
         title_terms = evidence.title_terms[sentence.doc]
-        positions = _matched_positions(sentence.text, scored.covered)
+        positions = matched_positions(sentence.text, scored.covered)
         spans = candidate_spans(sentence.text)
         title = evidence.titles[sentence.doc]
         if title and normalize_answer(title) not in normalize_answer(sentence.text):
@@ -288,9 +297,9 @@ def answer_candidates(
             # The subject of a bridged document is the bridge itself, rarely the answer,
             # unless the question asks for a person or thing by name.
             subject = bool(span_terms) and span_terms <= title_terms
-            subject_factor = 0.6 if subject and scored.link is not None else 1.0
+            subject_factor = PARAMS.bridged_subject if subject and scored.link is not None else 1.0
             if subject and shape.answer_type != "name":
-                subject_factor *= 0.8
+                subject_factor *= PARAMS.untyped_subject
             # A name that titles another held document is the way to that document (a
             # bridge); the question then asks about something that document says.
             bridge = not subject and any(
@@ -299,20 +308,20 @@ def answer_candidates(
                 if i != sentence.doc
             )
             if bridge and shape.answer_type != "name":
-                subject_factor *= 0.5
+                subject_factor *= PARAMS.bridge_name
             if is_demonym(span.text) and not asks_nationality:
-                subject_factor *= 0.3
+                subject_factor *= PARAMS.demonym
             if span.start < 0:
-                subject_factor *= _IMPLICIT_TITLE
+                subject_factor *= PARAMS.implicit_title
             if _ACRONYM_RE.fullmatch(span.text):
                 # Short acronyms ("SEC", "IMD") are usually asides, not answers.
-                subject_factor *= 0.5
-            score = scored.score * fit * novelty * subject_factor * _proximity(span, positions)
+                subject_factor *= PARAMS.acronym
+            score = scored.score * fit * novelty * subject_factor * proximity(span, positions)
             pooled.setdefault(key, []).append(Candidate(span.text, score, scored, span.kind))
     candidates = []
     for group in pooled.values():
         group.sort(key=lambda c: -c.score)
-        bonus = 0.15 * sum(c.score for c in group[1:])
+        bonus = PARAMS.repeat_bonus * sum(c.score for c in group[1:])
         best = group[0]
         candidates.append(Candidate(best.text, best.score + bonus, best.support, best.kind))
     candidates.sort(key=lambda c: (-c.score, c.support.sentence.doc, c.text))
@@ -321,10 +330,13 @@ def answer_candidates(
 
 def _same_name(title_terms: frozenset[str], span_terms: frozenset[str]) -> bool:
     shared = len(title_terms & span_terms)
-    return shared / len(title_terms) >= 0.67 and shared / len(span_terms) >= 0.67
+    return (
+        shared / len(title_terms) >= PARAMS.name_match
+        and shared / len(span_terms) >= PARAMS.name_match
+    )
 
 
-def _matched_positions(text: str, covered: frozenset[str]) -> list[int]:
+def matched_positions(text: str, covered: frozenset[str]) -> list[int]:
     """Character offsets of the words of `text` whose stems are covered question terms."""
     positions = []
     for match in re.finditer(r"[^\W_]+", text):
@@ -334,12 +346,17 @@ def _matched_positions(text: str, covered: frozenset[str]) -> list[int]:
     return positions
 
 
-def _proximity(span: Span, positions: Sequence[int]) -> float:
-    """1.0 to 1.5: spans close to the question's words in the sentence are likelier answers."""
+def proximity(span: Span, positions: Sequence[int]) -> float:
+    """1.0 to 1.0 + `proximity_bonus`: spans close to the question's words are likelier answers.
+
+    `positions` are the character offsets of the question's words in the span's sentence
+    (`matched_positions`); the bonus halves at `proximity_scale` characters away. The one
+    proximity formula of the reasoner: answer spans and bridge names both use it.
+    """
     if not positions or span.start < 0:
         return 1.0
     distance = min(abs(p - span.start) for p in positions)
-    return 1.0 + 0.5 / (1.0 + distance / 30.0)
+    return 1.0 + PARAMS.proximity_bonus / (1.0 + distance / PARAMS.proximity_scale)
 
 
 def words_of(text: str) -> list[str]:
@@ -355,7 +372,9 @@ __all__ = [
     "Sentence",
     "answer_candidates",
     "clean_title",
+    "matched_positions",
     "mentions",
+    "proximity",
     "rank_sentences",
     "words",
     "words_of",

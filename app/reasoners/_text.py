@@ -19,14 +19,44 @@ from prefrag.answers import normalize_answer as normalize_answer  # the one rule
 
 AnswerType = Literal["date", "number", "name", "any", "sentence"]
 
-# Advice questions ("Can I take X with Y?") are not yes/no facts about named things: text
-# polarity cannot settle them, so the honest extractive answer is the best-supported sentence.
+AnswerForm = Literal["span", "sentences", "list"]
+
+# Advice questions ("Can I take X with Y?", "Should everyone avoid X?") are not yes/no facts
+# about named things: text polarity cannot settle them, so the honest extractive answer is
+# the best-supported sentences. Questions starting with a modal verb are advice.
 _ADVICE = re.compile(
-    r"^(can|could|may|should|must) (i|we|you|one|patients?|people|someone)\b"
+    r"^(can|could|may|should|must|might)\b"
     r"|^is it (safe|ok|okay|advisable|dangerous|necessary)\b"
-    r"|^(how|why) (should|do|does|can|must)\b"
+    r"|^(do|does|did) .*\bneed to\b"
     r"|^what should\b"
 )
+# "Can X and Y both ...?": a yes/no comparison of named subjects, not advice.
+_COMPARISON = re.compile(r"\b(both|either|neither|the same|in common)\b")
+# Explanations and descriptions: why, how (not how many/much/long/...), what happens, what
+# a short term is, symptoms, treatments, causes. Answered with whole sentences.
+_EXPLANATION = re.compile(
+    r"^why\b"
+    r"|^how (?!many\b|much\b|long\b|old\b|tall\b|far\b|large\b|big\b|often\b|soon\b)\w+"
+    r"|^what (happens|can happen|could happen|will happen)\b"
+    r"|^what (is|are) (a |an |the )?[\w'\-]+( [\w'\-]+)?\??$"
+    r"|^what (is|are) (the )?(symptoms?|signs?|treatments?|causes?|side effects?"
+    r"|complications?|outlook|risk factors?)\b"
+    r"|^(who|what) (is|are) at risk\b"
+)
+# List questions open with "which/what" and a plural noun ("Which antibiotics raise ...").
+_LIST = re.compile(r"^(which|what) ([a-z\-]{2,}[^su\W]s)\b")
+_NOT_LISTS = frozenset(
+    "years days months weeks hours minutes decades centuries times series species news means"
+    " lens does".split()
+)
+# The noun phrase a "what/which" question asks for ("which reversal agent is used ...").
+_FOCUS_RE = re.compile(
+    r"^(?:what|which)\s+(?:(?:is|are|was|were)\s+)?(?:(?:the|a|an)\s+)?"
+    r"((?:[\w\-]+\s+){0,3}?[\w\-]+)\s+"
+    r"(?:is|are|was|were|for|in|to|used|given|does|do|did|has|have|that|which|should|can)\b"
+)
+# Duration questions keep the qualifier and unit of their number ("at least 36 hours").
+_DURATION = re.compile(r"^how (long|far apart|soon|often)\b")
 QuestionKind = Literal["yesno", "choice", "factoid"]
 Direction = Literal["min", "max"]
 
@@ -61,7 +91,7 @@ _ABBREVIATIONS = frozenset(
     "mr mrs ms dr st jr sr prof gen col lt sgt capt mt ft vs no inc co ltd corp dept est approx"
     " u.s u.k d.c e.g i.e op vol".split()
 )
-# Lower-case words allowed inside a capitalised name ("Chief of Protocol", "Vincent van Gogh").
+# Lower-case words allowed inside a capitalised name ("Keeper of Records", "Vincent van Gogh").
 _NAME_CONNECTORS = frozenset("of the and de da di del della du von van der la le y for on".split())
 _PRONOUN_STARTS = frozenset(
     "he she it they we i his her its their this that these those there in on at by for from "
@@ -255,7 +285,7 @@ def _name_spans(sentence: str) -> list[Span]:
 
 
 def _is_name_number(tokens: list[re.Match[str]], i: int) -> bool:
-    # "888 7th Avenue": a number directly followed by a capitalised word belongs to the name,
+    # "12 5th Street": a number directly followed by a capitalised word belongs to the name,
     # but a year before a word ("1945 American comedy") does not.
     token = tokens[i].group()
     if re.fullmatch(r"1[0-9]{3}|20[0-9]{2}", token) or not re.fullmatch(
@@ -293,7 +323,7 @@ def candidate_spans(sentence: str) -> list[Span]:
         if free(span.start, span.end):
             add(span)
         elif span.kind == "name":
-            # A name that contains a date or number ("2014 FIFA World Cup") still counts.
+            # A name that contains a date or number ("2010 Winter Games") still counts.
             inside = [s for s in spans if span.start <= s.start and s.end <= span.end]
             if inside and all(s.kind in ("year", "number") for s in inside):
                 add(span)
@@ -307,7 +337,7 @@ def year_of(text: str) -> int | None:
 
 
 def number_of(text: str) -> float | None:
-    """The numeric value of a number span ("3,384,569", "2.5 million", "twelve")."""
+    """The numeric value of a number span ("1,234,567", "2.5 million", "twelve")."""
     lowered = text.lower().strip()
     if lowered in _NUMBER_WORDS:
         return float(_NUMBER_WORDS[lowered])
@@ -356,6 +386,9 @@ class QuestionShape:
     property_text: str = ""
     entities: tuple[str, ...] = ()
     terms: tuple[str, ...] = field(default=())
+    form: AnswerForm = "span"
+    duration: bool = False
+    focus: str = ""
 
     @property
     def focus_terms(self) -> frozenset[str]:
@@ -373,13 +406,29 @@ def analyze_question(question: str) -> QuestionShape:
         dict.fromkeys(stem(w) for w in words(text) if w not in _STOPWORDS | _QUESTION_NOISE)
     )
     names = [s.text for s in candidate_spans(text) if s.kind != "number"]
-    # "Scott Derrickson and Ed Wood" reads as one span; its parts are the entities asked about.
+    # "X Y and Z W" reads as one span; its parts are the entities asked about.
     parts = [p for n in names if " and " in n for p in n.split(" and ") if p[:1].isupper()]
     entities = tuple(unique([*names, *parts]))
     direction, compare_by = _direction(lowered)
-    if _ADVICE.match(lowered):
+    comparison = bool(_COMPARISON.search(lowered))
+    if (_ADVICE.match(lowered) and not comparison) or _EXPLANATION.search(lowered):
         return QuestionShape(
-            text=text, kind="factoid", answer_type="sentence", entities=entities, terms=terms
+            text=text,
+            kind="factoid",
+            answer_type="sentence",
+            entities=entities,
+            terms=terms,
+            form="sentences",
+        )
+    listed = _LIST.match(lowered)
+    if listed and listed.group(2) not in _NOT_LISTS and " or " not in lowered:
+        return QuestionShape(
+            text=text,
+            kind="factoid",
+            answer_type="any",
+            entities=entities,
+            terms=terms,
+            form="list",
         )
     choice = _choice_candidates(text)
     if choice:
@@ -407,8 +456,20 @@ def analyze_question(question: str) -> QuestionShape:
             terms=terms,
         )
     return QuestionShape(
-        text=text, kind="factoid", answer_type=_answer_type(lowered), entities=entities, terms=terms
+        text=text,
+        kind="factoid",
+        answer_type=_answer_type(lowered),
+        entities=entities,
+        terms=terms,
+        duration=bool(_DURATION.match(lowered)),
+        focus=_focus(lowered),
     )
+
+
+def _focus(lowered: str) -> str:
+    """The noun phrase a what/which question asks for ("antidote", "reversal agent"), or ""."""
+    match = _FOCUS_RE.match(lowered)
+    return match.group(1) if match and term_set(match.group(1)) else ""
 
 
 def _direction(lowered: str) -> tuple[Direction | None, Literal["date", "number"] | None]:
@@ -476,7 +537,7 @@ def _choice_candidates(text: str) -> tuple[str, ...]:
 
 
 def _trailing_name(text: str) -> str:
-    """The capitalised name `text` ends with ("born first Mahbub ul Haq" -> "Mahbub ul Haq")."""
+    """The capitalised name `text` ends with ("born first Ali ul Din" -> "Ali ul Din")."""
     tokens = text.split()
     start = len(tokens)
     while start > 0:
@@ -528,7 +589,7 @@ def _yesno_parts(text: str) -> tuple[tuple[str, ...], str, bool, bool]:
 
 
 def _leading_name(text: str) -> str:
-    """The name a subject phrase starts with ("The Five Obstructions belong to" -> the name)."""
+    """The name a subject phrase starts with ("The Nine Lanterns belong to" -> the name)."""
     names = _name_spans(text)
     if names and names[0].start <= 4:
         return names[0].text

@@ -40,6 +40,9 @@ class ThinkDecision(BaseModel):
     cited_ids: list[str] = Field(
         default_factory=list, description="Ids of documents a (forced) answer cites."
     )
+    abstained: bool = Field(
+        default=False, description="A (forced) answer that says the evidence does not answer."
+    )
     fallback: bool = False
     usage: Usage = Field(default_factory=Usage)
 
@@ -72,6 +75,9 @@ class Reflection(BaseModel):
     label: ReflectionLabel = "CORRECT"
     explanation: str = ""
     suggestion: str = ""
+    leads: list[str] = Field(
+        default_factory=list, description="Names the suggestion says to search for, if any."
+    )
     fallback: bool = False
     usage: Usage = Field(default_factory=Usage)
 
@@ -79,6 +85,39 @@ class Reflection(BaseModel):
     def negative(self) -> bool:
         """True for PARTIALLY CORRECT and INCORRECT."""
         return self.label != "CORRECT"
+
+    def feedback(self, answer: str) -> Feedback:
+        """This reflection on `answer` as feedback for the next attempt."""
+        return Feedback(
+            answer=answer,
+            label=self.label,
+            explanation=self.explanation,
+            suggestion=self.suggestion,
+            leads=list(self.leads),
+        )
+
+
+class Feedback(BaseModel):
+    """A failed answer and its self-reflection, handed to the next attempt (paper §3.3).
+
+    Reasoners read the fields directly: `answer` is the rejected answer, `leads` the names
+    the reflection suggests searching for. `render()` gives the text a prompt shows.
+    """
+
+    answer: str = ""
+    label: ReflectionLabel = "INCORRECT"
+    explanation: str = ""
+    suggestion: str = ""
+    leads: list[str] = Field(default_factory=list)
+
+    def render(self) -> str:
+        """The feedback as the lines a model prompt shows."""
+        lines = [f"Previous answer: {self.answer}", f"Self-reflection: {self.label}."]
+        if self.explanation:
+            lines.append(f"Explanation: {self.explanation}")
+        if self.suggestion:
+            lines.append(f"Suggestion: {self.suggestion}")
+        return "\n".join(lines)
 
 
 class ScratchpadStep(BaseModel):
@@ -102,13 +141,13 @@ class Reasoner(Protocol):
         *,
         sources: Sequence[str],
         force_answer: bool = False,
-        feedback: str = "",
+        feedback: Feedback | None = None,
     ) -> ThinkDecision:
         """Next thought: search with a sub-query (optionally naming a source) or answer.
 
         `sources` names the searchable sources (more than one enables per-source actions);
         `force_answer` means the retrieval budget is spent; `feedback` carries a failed
-        answer and its reflection after a negative self-reflection.
+        answer and its reflection after a negative self-reflection (None otherwise).
         """
         ...
 
@@ -124,7 +163,7 @@ class Reasoner(Protocol):
         scratchpad: Sequence[ScratchpadStep],
         evidence: Sequence[Document],
         *,
-        feedback: str = "",
+        feedback: Feedback | None = None,
     ) -> AnswerDraft:
         """The final answer from the accumulated evidence, citing document ids."""
         ...

@@ -28,6 +28,7 @@ from prefrag.prompts import render_prompt
 from prefrag.reasoners.base import (
     AnswerDraft,
     CompareVerdict,
+    Feedback,
     Reflection,
     ReflectionLabel,
     ScratchpadStep,
@@ -191,7 +192,7 @@ class LLMReasoner:
         *,
         sources: Sequence[str],
         force_answer: bool = False,
-        feedback: str = "",
+        feedback: Feedback | None = None,
         rationale: bool = False,
     ) -> ThinkDecision:
         """Next ReAct step: a thought and a search (sub-query, maybe a source) or an answer.
@@ -309,7 +310,7 @@ class LLMReasoner:
         scratchpad: Sequence[ScratchpadStep],
         evidence: Sequence[Document],
         *,
-        feedback: str = "",
+        feedback: Feedback | None = None,
     ) -> AnswerDraft:
         """The final answer from the evidence, citing ids of documents in `evidence`."""
         prompt = render_prompt(
@@ -649,8 +650,9 @@ def _known_ids(cited: Sequence[str], known: Sequence[str]) -> list[str]:
     return [c for c in dict.fromkeys(cited) if c in allowed]
 
 
-def _feedback_block(feedback: str) -> str:
-    return render_prompt("feedback", feedback=feedback.strip()) if feedback.strip() else ""
+def _feedback_block(feedback: Feedback | None) -> str:
+    """The prompt block of a negative self-reflection, or "" when there is none."""
+    return render_prompt("feedback", feedback=feedback.render()) if feedback is not None else ""
 
 
 def _fallback_answer(raw: str) -> str:

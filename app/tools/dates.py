@@ -101,13 +101,19 @@ def find_date_in_text(text: str, *, cued_only: bool = False) -> date | None:
     return None
 
 
-def document_date(document: Document) -> date | None:
-    """The publication date of a document: from its metadata, else from its text."""
+def metadata_date(document: Document) -> date | None:
+    """The publication date a document's metadata gives, or None (its text is not read)."""
     for key in _METADATA_KEYS:
         found = parse_date(document.metadata.get(key))
         if found is not None:
             return found
-    return find_date_in_text(document.page_content)
+    return None
+
+
+def document_date(document: Document) -> date | None:
+    """The publication date of a document: from its metadata, else from its text."""
+    found = metadata_date(document)
+    return found if found is not None else find_date_in_text(document.page_content)
 
 
 def recency_score(when: date | None, *, now: date, half_life_days: float) -> float:

@@ -24,6 +24,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -188,6 +189,42 @@ class VectorCache:
         return len(self._vectors)
 
 
+def authority_view(documents: Sequence[Document], table: Any = ...) -> np.ndarray:
+    """The authority view A: each document's own authority, else its URL's table score.
+
+    `table` has `.score(url)`; by default the bundled domain table (if it loads), None for
+    none. Documents without either get the neutral 0.5. Values are clipped to [0, 1]. The
+    reranker and the extractive reasoner's conflict handling both use this function.
+    """
+    if table is ...:
+        table = _bundled_table()
+    scores = []
+    for document in documents:
+        value = document.metadata.get("authority")
+        url = document.metadata.get("url") or ""
+        if (value is None or float(value) == NEUTRAL_AUTHORITY) and url and table:
+            value = table.score(url)
+        scores.append(float(value) if value is not None else NEUTRAL_AUTHORITY)
+    return np.clip(np.asarray(scores, dtype=np.float32), 0.0, 1.0)
+
+
+def timeliness_view(
+    documents: Sequence[Document],
+    *,
+    now: date | None = None,
+    half_life_days: float = DEFAULT_HALF_LIFE_DAYS,
+) -> tuple[np.ndarray, list[date | None]]:
+    """The timeliness view T: recency of each document's date (undated 0.5), and the dates.
+
+    Recency halves every `half_life_days` before `now` (default today). The reranker and the
+    extractive reasoner's conflict handling both use this function.
+    """
+    today = now or date.today()
+    dates = [document_date(d) for d in documents]
+    scores = [recency_score(d, now=today, half_life_days=half_life_days) for d in dates]
+    return np.asarray(scores, dtype=np.float32), dates
+
+
 class PolyviewReranker:
     """Reranks candidate documents by a weighted mix of views under topic coverage.
 
@@ -248,25 +285,11 @@ class PolyviewReranker:
 
     def authority(self, documents: Sequence[Document]) -> np.ndarray:
         """A: the document's own authority, else the domain table's score, else 0.5."""
-        scores = []
-        for document in documents:
-            value = document.metadata.get("authority")
-            url = document.metadata.get("url") or ""
-            if (
-                (value is None or float(value) == NEUTRAL_AUTHORITY)
-                and url
-                and self._authority_table
-            ):
-                value = self._authority_table.score(url)
-            scores.append(float(value) if value is not None else NEUTRAL_AUTHORITY)
-        return np.clip(np.asarray(scores, dtype=np.float32), 0.0, 1.0)
+        return authority_view(documents, self._authority_table)
 
     def timeliness(self, documents: Sequence[Document]) -> tuple[np.ndarray, list[date | None]]:
         """T: recency of each document's date (undated 0.5), plus the dates found."""
-        today = self.now or date.today()
-        dates = [document_date(d) for d in documents]
-        scores = [recency_score(d, now=today, half_life_days=self.half_life_days) for d in dates]
-        return np.asarray(scores, dtype=np.float32), dates
+        return timeliness_view(documents, now=self.now, half_life_days=self.half_life_days)
 
     def clusters(self, doc_vectors: np.ndarray, k: int) -> np.ndarray:
         """C: a topic cluster id per document (DBSCAN on cosine distance, or k-means)."""
@@ -548,6 +571,7 @@ def _parse_scores(text: str) -> dict[str, float] | None:
     return out
 
 
+@lru_cache(maxsize=1)
 def _bundled_table() -> Any:
     try:
         from prefrag.sources.authority import AuthorityTable

@@ -1,0 +1,343 @@
+"""Self-reflection for the extractive reasoner: is the answer supported for what is asked?"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from langchain_core.documents import Document
+
+from prefrag.documents import unique_documents
+from prefrag.reasoners._answering import ABSTENTION
+from prefrag.reasoners._conflicts import without_note
+from prefrag.reasoners._evidence import (
+    Evidence,
+    QuestionWeights,
+    ScoredSentence,
+    rank_sentences,
+)
+from prefrag.reasoners._params import PARAMS
+from prefrag.reasoners._shapes import listed_items
+from prefrag.reasoners._support import (
+    anchored,
+    answer_is_bridge,
+    attainable_share,
+    bridge_gap,
+    bridged_terms,
+    compared_names,
+    fits_type,
+    is_settled,
+    is_year,
+    missing_for,
+    question_constraints,
+    subjects_of,
+    unresolved_words,
+)
+from prefrag.reasoners._text import (
+    QuestionShape,
+    analyze_question,
+    normalize_answer,
+    split_sentences,
+    term_set,
+)
+from prefrag.reasoners.base import (
+    Reflection,
+    ReflectionLabel,
+)
+
+
+def reflect_on(question: str, answer: str, evidence: Sequence[Document]) -> Reflection:
+    """Label an answer: CORRECT only when a sentence holding it supports it for what is asked.
+
+    A span answer needs a sentence holding it whose chain names every name and year of the
+    question, covers most of its weight, and states its relation words, with the answer of
+    the asked type. A sentence or list answer needs its sentences (items) in the evidence and
+    the best of them to meet the same support. Negative labels carry a suggestion and the
+    names to search for (`Reflection.leads`).
+    """
+    shape = analyze_question(question)
+    documents = unique_documents(evidence)
+    key = normalize_answer(answer)
+    if not key or answer.startswith(ABSTENTION):
+        return _negative(
+            "INCORRECT",
+            "No answer was found in the evidence held.",
+            suggest_search(shape, Evidence(documents) if documents else None),
+        )
+    if not documents:
+        return _negative(
+            "INCORRECT", "No evidence supports the answer.", suggest_search(shape, None)
+        )
+    held = Evidence(documents)
+    weights = QuestionWeights(shape, held)
+    if shape.kind in ("choice", "yesno"):
+        return reflect_on_subjects(shape, held, key)
+    ranked = rank_sentences(shape, held, weights)
+    if shape.form != "span":
+        return reflect_on_quotes(shape, held, weights, ranked, without_note(answer))
+    answer_terms = term_set(answer)
+    containing = [
+        s
+        for s in ranked
+        if key in normalize_answer(s.sentence.text)
+        or (answer_terms and answer_terms <= s.sentence.terms)
+    ]
+    if not containing:
+        return _negative(
+            "INCORRECT", f"No evidence sentence contains '{answer}'.", suggest_search(shape, held)
+        )
+    # The answer's own sentence (and the bridge sentence leading to it) must name what
+    # the question asks about; of the sentences holding the answer, take the one that
+    # leaves the fewest names, titles and years of the question unaccounted for.
+    checked = [(s, missing_for(shape, held, s)) for s in containing[: PARAMS.reflect_sentences]]
+    best, missing = min(checked, key=lambda pair: len(pair[1]))
+    # Question terms a sentence naming the answer's document covers count too: that
+    # sentence is how the question reaches the answer.
+    support = weights.share(best.covered | bridged_terms(held, best))
+    if not missing and is_settled(shape, held, weights, answer, best):
+        # The standard `think` answers by: a typed answer at the end of a held chain.
+        support = max(support, PARAMS.answer_support)
+    where = held.titles[best.sentence.doc] or held.ids[best.sentence.doc]
+    if not missing and answer_is_bridge(shape, held, answer, best):
+        rest = " ".join(unresolved_words(shape, best.covered | term_set(answer)))
+        return _negative(
+            "PARTIALLY CORRECT",
+            f"'{answer}' is the entity the question describes through a relative clause, "
+            "not what it asks about it; nothing held is about it.",
+            Suggestion(f"Search for '{answer}' {rest}.".replace(" .", "."), (answer,)),
+        )
+    doubt = answer_doubt(shape, held, weights, answer, best)
+    if support >= PARAMS.answer_support and not missing and doubt:
+        return _negative(
+            "PARTIALLY CORRECT",
+            f"'{answer}' appears in '{where}', but {doubt}.",
+            suggest_search(shape, held, best.covered),
+        )
+    if support >= PARAMS.answer_support and not missing:
+        return Reflection(
+            label="CORRECT",
+            explanation=f"'{answer}' appears in '{where}', in evidence covering "
+            f"{support:.0%} of the question's key terms and naming all it asks about.",
+        )
+    if missing:
+        label: ReflectionLabel = (
+            "PARTIALLY CORRECT" if support >= PARAMS.weak_support else "INCORRECT"
+        )
+        return _negative(
+            label,
+            f"'{answer}' appears in '{where}', but the evidence behind it does not mention "
+            + " or ".join(f"'{m}'" for m in missing)
+            + ".",
+            suggest_missing(shape, held, missing),
+        )
+    weak: ReflectionLabel = "PARTIALLY CORRECT" if support >= PARAMS.weak_support else "INCORRECT"
+    unresolved = unresolved_words(shape, best.covered)
+    return _negative(
+        weak,
+        f"'{answer}' appears in '{where}', but that evidence covers only {support:.0%} of the "
+        f"question's key terms (missing: {', '.join(unresolved) or '-'}).",
+        suggest_search(shape, held, best.covered),
+    )
+
+
+def answer_doubt(
+    shape: QuestionShape,
+    evidence: Evidence,
+    weights: QuestionWeights,
+    answer: str,
+    scored: ScoredSentence,
+) -> str:
+    """Why a well-supported answer is still doubtful ("" when there is no reason).
+
+    Support counts the names the question gives, which any sentence about its subject
+    shares; the answer must also be of the asked type (a name for "who", not a common word
+    capitalised at a sentence start or a bare number), and its own sentence must state some
+    of the question's relation words ("formed", "executive producer", "voted").
+    """
+    if not fits_type(shape, answer):
+        return f"it is not a {shape.answer_type}, which the question asks for"
+    link_terms = scored.link.terms if scored.link is not None else frozenset()
+    named = bool(shape.entities)  # a named subject's sentence need not name the category
+    if (
+        shape.focus
+        and not named
+        and not (scored.sentence.terms | link_terms) & term_set(shape.focus)
+    ):
+        return f"its sentence never names the {shape.focus} the question asks for"
+    word = answer.strip()
+    if shape.answer_type == "name" and (
+        re.fullmatch(r"[\d,.\s]+", word)
+        or (word.isalpha() and lower_case_in(evidence, word.lower()))
+    ):
+        return "it is a common word or a bare number, not the name the question asks for"
+    # Counted, not idf-weighted: the relation word the answer's sentence shares ("victories")
+    # is often in every held document, which gives it almost no idf weight.
+    names = frozenset().union(*(term_set(c) for c in question_constraints(shape.text)))
+    relation = [t for t in weights.weights if t not in names]
+    stated = sum(1 for t in relation if t in scored.sentence.terms)
+    if relation and stated == 0:
+        return "its sentence states none of what the question asks about its subject"
+    return ""
+
+
+def lower_case_in(evidence: Evidence, word: str) -> bool:
+    """Whether `word` occurs in lower case in the evidence (a common word, not a name)."""
+    pattern = re.compile(rf"\b{re.escape(word)}\b")
+    return any(pattern.search(d.page_content) for d in evidence.docs)
+
+
+class Suggestion(NamedTuple):
+    """How to improve an answer: a sentence for people and prompts, and the names to search."""
+
+    text: str
+    leads: tuple[str, ...] = ()
+
+
+def suggest_search(
+    shape: QuestionShape, evidence: Evidence | None, covered: frozenset[str] = frozenset()
+) -> Suggestion:
+    """A search for what the question still lacks: a compared side, a bridge, unresolved words."""
+    missing_names = [
+        e for e in compared_names(shape) if evidence is None or not evidence.has_document(e)
+    ]
+    if missing_names:
+        return Suggestion(f"Search for '{missing_names[0]}'.", (missing_names[0],))
+    if evidence is not None:
+        ranked = rank_sentences(shape, evidence, QuestionWeights(shape, evidence))
+        gap = bridge_gap(shape, evidence, ranked)
+        if gap is not None:
+            rest = " ".join(unresolved_words(shape, gap[1]))
+            return Suggestion(f"Search for '{gap[0]}' {rest}.".replace(" .", "."), (gap[0],))
+    rest_words = unresolved_words(shape, covered)
+    if rest_words:
+        return Suggestion("Search for " + anchored(shape, rest_words) + ".")
+    return Suggestion("Search again with the question.")
+
+
+def suggest_missing(shape: QuestionShape, evidence: Evidence, missing: Sequence[str]) -> Suggestion:
+    """A search for what the answer's evidence lacks, naming the entity to look up."""
+    compared = [m for m in missing if m in compared_names(shape)]
+    if compared:
+        return Suggestion(f"Search for '{compared[0]}'.", (compared[0],))
+    ranked = rank_sentences(shape, evidence, QuestionWeights(shape, evidence))
+    gap = bridge_gap(shape, evidence, ranked)
+    extra = " ".join(m for m in missing if term_set(m))
+    if gap is not None:
+        return Suggestion(f"Search for '{gap[0]}' {extra}.".replace(" .", "."), (gap[0],))
+    names = [m for m in missing if not is_year(m)]
+    if names:
+        rest = " ".join(m for m in missing if m != names[0])
+        text = f"Search for '{names[0]}' {anchored(shape, [rest]) if rest else ''}".strip() + "."
+        return Suggestion(text, (names[0],))
+    return Suggestion("Search for " + anchored(shape, list(missing)) + ".")
+
+
+def _negative(label: ReflectionLabel, explanation: str, suggestion: Suggestion) -> Reflection:
+    return Reflection(
+        label=label,
+        explanation=explanation,
+        suggestion=suggestion.text,
+        leads=list(suggestion.leads),
+    )
+
+
+def reflect_on_subjects(shape: QuestionShape, evidence: Evidence, key: str) -> Reflection:
+    """A choice or yes/no answer: CORRECT when every compared side has a document of its own."""
+    subjects = subjects_of(shape)
+    # A side counts only with a document of its own (its title or its lead's subject).
+    covered = [s for s in subjects if evidence.has_document(s)]
+    missing = [s for s in subjects if s not in covered]
+    if shape.kind == "choice" and key not in {normalize_answer(c) for c in subjects}:
+        return Reflection(
+            label="INCORRECT",
+            explanation=f"'{key}' is not one of the options the question names.",
+            suggestion=f"Choose between {' and '.join(subjects)}.",
+        )
+    if shape.kind == "yesno" and key not in ("yes", "no"):
+        return Reflection(
+            label="PARTIALLY CORRECT",
+            explanation="The question asks for yes or no.",
+            suggestion="Answer yes or no.",
+        )
+    if subjects and not missing:
+        return Reflection(
+            label="CORRECT",
+            explanation="The evidence describes " + " and ".join(subjects) + ".",
+        )
+    label: ReflectionLabel = "PARTIALLY CORRECT" if covered else "INCORRECT"
+    suggestion = (
+        Suggestion(f"Search for '{missing[0]}'.", (missing[0],))
+        if missing
+        else Suggestion("Search again with the question.")
+    )
+    return _negative(
+        label,
+        "The evidence does not describe "
+        + " and ".join(f"'{m}'" for m in missing or ["the subject"])
+        + ".",
+        suggestion,
+    )
+
+
+def reflect_on_quotes(
+    shape: QuestionShape,
+    held: Evidence,
+    weights: QuestionWeights,
+    ranked: Sequence[ScoredSentence],
+    answer: str,
+) -> Reflection:
+    """A sentence or list answer: its sentences (items) must be evidence meeting the question."""
+    quoted = {" ".join(part.split()) for part in split_sentences(answer)}
+    holding = [s for s in ranked if " ".join(s.sentence.text.split()) in quoted]
+    complete = len({s.sentence.text for s in holding}) >= len(quoted)
+    if shape.form == "list" and not complete:
+        # Listed items: each must be an item some evidence sentence enumerates, not merely a
+        # word found somewhere in it.
+        question_terms = term_set(shape.text)
+        items = [i.strip() for i in re.split(r",\s*|\s+and\s+", answer.rstrip(".")) if i.strip()]
+        holding = [s for s in ranked if _lists_any(s, items, question_terms)]
+        complete = bool(items) and all(
+            any(_lists_any(s, [item], question_terms) for s in holding) for item in items
+        )
+    if not holding or not complete:
+        return _negative(
+            "INCORRECT",
+            "The answer is not made of sentences or items of the evidence held.",
+            suggest_search(shape, held),
+        )
+    checked = [(s, missing_for(shape, held, s)) for s in holding[: PARAMS.reflect_sentences]]
+    best, missing = min(checked, key=lambda pair: (len(pair[1]), -pair[0].score))
+    covered = frozenset().union(*(s.covered for s in holding))
+    # Question words no held document uses (a synonym, a typo) cannot be quoted by any
+    # sentence; support counts the share of what the evidence could cover.
+    support = attainable_share(held, weights, covered | bridged_terms(held, best))
+    where = held.titles[best.sentence.doc] or held.ids[best.sentence.doc]
+    if support >= PARAMS.answer_support and not missing:
+        return Reflection(
+            label="CORRECT",
+            explanation=f"The answer quotes '{where}', evidence covering {support:.0%} of the "
+            "question's key terms and naming all it asks about.",
+        )
+    label: ReflectionLabel = "PARTIALLY CORRECT" if support >= PARAMS.weak_support else "INCORRECT"
+    if missing:
+        return _negative(
+            label,
+            f"The answer quotes '{where}', which does not mention "
+            + " or ".join(f"'{m}'" for m in missing)
+            + ".",
+            suggest_missing(shape, held, missing),
+        )
+    return _negative(
+        label,
+        f"The answer quotes '{where}', but it covers only {support:.0%} of the question's "
+        "key terms.",
+        suggest_search(shape, held, covered),
+    )
+
+
+def _lists_any(
+    scored: ScoredSentence, items: Sequence[str], question_terms: frozenset[str]
+) -> bool:
+    listed = {normalize_answer(i) for i in listed_items(scored.sentence.text, question_terms)}
+    return any(normalize_answer(item) in listed for item in items)

@@ -1,0 +1,180 @@
+"""Answer shapes beyond a short span: whole sentences, listed items, durations with their unit.
+
+Explanations and advice ("why", "how should", "can I take ...") are answered with the one to
+three best-supported evidence sentences, quoted whole; list questions ("which antibiotics
+...") with the items their supporting sentences enumerate; duration questions ("how long")
+with the number's qualifier and unit ("at least 36 hours"), not the bare number.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from prefrag.reasoners._evidence import Evidence, QuestionWeights, ScoredSentence
+from prefrag.reasoners._params import PARAMS
+from prefrag.reasoners._support import support_ids
+from prefrag.reasoners._text import QuestionShape, jaccard, term_set, unique
+from prefrag.reasoners.base import AnswerDraft
+
+_WORD = r"[A-Za-z][\w\-]+"
+_ITEM = rf"{_WORD}(?: \([^()]{{1,80}}\))?"
+# "A, B and C" / "A (x), B, or C": two or more one-word items.
+_ENUMERATION_RE = re.compile(rf"\b({_ITEM}(?:, {_ITEM})*,? (?:and|or) {_ITEM})")
+# "such as A" / "including A": a single example counts as an item too.
+_EXAMPLE_RE = re.compile(rf"\b(?:such as|including|like) ({_WORD})\b")
+_ENUMERATION_SPLIT_RE = re.compile(r",? (?:and|or) |, ")
+# A sentence opening like this leans on the one before it ("For this reason ...").
+_ANAPHORA_RE = re.compile(
+    r"^(?:this|these|that|those|such|it|its|they|their|there|for this reason|as a result"
+    r"|therefore|thus|hence|so|because of this|when that|in that case|in this case)\b",
+    re.IGNORECASE,
+)
+_PARENTHESIS_RE = re.compile(r"\s*\([^()]*\)")
+_QUALIFIER_RE = re.compile(
+    r"(?:at least|at most|no more than|no less than|more than|less than|up to|about|over|under"
+    r"|within|around|approximately|roughly)\s+$",
+    re.IGNORECASE,
+)
+_UNIT_RE = re.compile(
+    r"^\s*(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|doses?|times?)\b"
+    r"(?:\s*\(\s*\d[^()]{0,40}\))?",
+    re.IGNORECASE,
+)
+
+
+def sentence_answer(
+    evidence: Evidence, weights: QuestionWeights, ranked: Sequence[ScoredSentence]
+) -> tuple[AnswerDraft, float, ScoredSentence | None]:
+    """The one to three best-supported sentences, whole and cited, in the evidence's order.
+
+    Further sentences of the best one's document join it while their support is at least
+    `PARAMS.extra_sentence_share` of its support and they repeat none of the chosen ones.
+    """
+    chosen = _with_context(_best_sentences(ranked), ranked)
+    if not chosen:
+        return (
+            AnswerDraft(rationale="No evidence sentence shares a term with the question."),
+            0.0,
+            None,
+        )
+    ordered = sorted(chosen, key=lambda s: (s.sentence.doc, s.sentence.position))
+    cited = unique([i for s in chosen for i in support_ids(evidence, s)])
+    covered = frozenset().union(*(s.covered for s in chosen))
+    draft = AnswerDraft(
+        answer=" ".join(s.sentence.text for s in ordered),
+        cited_ids=cited,
+        rationale=f"The {len(chosen)} best-supported sentence(s) of the evidence.",
+    )
+    return draft, weights.share(covered), chosen[0]
+
+
+def list_answer(
+    shape: QuestionShape,
+    evidence: Evidence,
+    weights: QuestionWeights,
+    ranked: Sequence[ScoredSentence],
+) -> tuple[AnswerDraft, float, ScoredSentence | None] | None:
+    """The items the best-supported sentences enumerate, or None when they list fewer than two."""
+    question_terms = term_set(shape.text)
+    items: list[str] = []
+    used: list[ScoredSentence] = []
+    for scored in _best_sentences(ranked):
+        found = listed_items(scored.sentence.text, question_terms)
+        if found:
+            items.extend(found)
+            used.append(scored)
+    items = unique(items)
+    if len(items) < 2:
+        return None
+    cited = unique([i for s in used for i in support_ids(evidence, s)])
+    covered = frozenset().union(*(s.covered for s in used))
+    answer = ", ".join(items[:-1]) + " and " + items[-1]
+    draft = AnswerDraft(
+        answer=answer,
+        cited_ids=cited,
+        rationale="Listed in: " + " ".join(s.sentence.text for s in used),
+    )
+    return draft, weights.share(covered), used[0]
+
+
+def listed_items(sentence: str, question_terms: frozenset[str]) -> list[str]:
+    """Items a sentence enumerates ("A, B and C", "such as D"), minus the question's own words."""
+    items: list[str] = []
+    for match in _ENUMERATION_RE.finditer(sentence):
+        parts = _ENUMERATION_SPLIT_RE.split(_PARENTHESIS_RE.sub("", match.group(1)))
+        kept = [p for p in (part.strip(" ,") for part in parts) if _is_item(p, question_terms)]
+        if len(kept) >= 2:  # "often avoided, or the ..." is no list
+            items.extend(kept)
+    items.extend(
+        m.group(1) for m in _EXAMPLE_RE.finditer(sentence) if _is_item(m.group(1), question_terms)
+    )
+    return unique(items)
+
+
+def _is_item(text: str, question_terms: frozenset[str]) -> bool:
+    terms = term_set(text)
+    return bool(terms) and not terms <= question_terms
+
+
+def duration_span(sentence: str, text: str) -> str:
+    """A number with the qualifier before it and the unit after ("at least 36 hours").
+
+    `text` is the number as found in `sentence`; it comes back unchanged when no time
+    unit follows it there.
+    """
+    start = sentence.find(text)
+    if start < 0:
+        return text
+    end = start + len(text)
+    unit = _UNIT_RE.match(sentence[end:])
+    if unit is None:
+        return text
+    qualifier = _QUALIFIER_RE.search(sentence[:start])
+    begin = qualifier.start() if qualifier else start
+    return sentence[begin : end + unit.end()].strip()
+
+
+def _with_context(
+    chosen: list[ScoredSentence], ranked: Sequence[ScoredSentence]
+) -> list[ScoredSentence]:
+    """The chosen sentences, with the one before the best when it opens with an anaphor.
+
+    "For this reason X is contraindicated" says nothing without the sentence it refers to;
+    that sentence joins the answer (taking the last place if three are chosen already).
+    """
+    if not chosen:
+        return chosen
+    best = chosen[0].sentence
+    if best.position == 0 or not _ANAPHORA_RE.match(best.text):
+        return chosen
+    previous = next(
+        (
+            s
+            for s in ranked
+            if s.sentence.doc == best.doc and s.sentence.position == best.position - 1
+        ),
+        None,
+    )
+    if previous is None or previous in chosen:
+        return chosen
+    return [*chosen[: PARAMS.max_answer_sentences - 1], previous]
+
+
+def _best_sentences(ranked: Sequence[ScoredSentence]) -> list[ScoredSentence]:
+    if not ranked or ranked[0].score <= 0:
+        return []
+    best = ranked[0]
+    chosen = [best]
+    for scored in ranked[1:]:
+        if len(chosen) >= PARAMS.max_answer_sentences:
+            break
+        if scored.score < PARAMS.extra_sentence_share * best.score:
+            break
+        if scored.sentence.doc != best.sentence.doc:
+            continue  # one source's sentences read as one answer; others may disagree
+        terms = scored.sentence.terms
+        if any(jaccard(terms, c.sentence.terms) >= PARAMS.duplicate_jaccard for c in chosen):
+            continue
+        chosen.append(scored)
+    return chosen

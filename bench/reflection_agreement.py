@@ -1,0 +1,59 @@
+"""How often self-reflection's label agrees with the real outcome, from a `prefrag eval` folder.
+
+Reads `items.jsonl` of a HotpotQA run and, for one method (default `prefrag`), compares the
+first reflection label of each question (on the first answer) with whether that first answer
+was right. The final prediction is scored by the eval; the first answer is scored here with
+the same EM/F1 functions. "Right" is EM = 1 or F1 >= 0.5 (`--f1`). Prints precision and recall
+of CORRECT, the share labelled CORRECT and the supplement rate (share of questions whose
+first reflection was negative, which requests a supplement).
+
+    .venv/bin/python bench/reflection_agreement.py runs/after [--method prefrag]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from prefrag.eval.metrics import exact_match, f1
+
+
+def main() -> None:
+    """Print reflection agreement for one method of an eval folder."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--method", default="prefrag")
+    parser.add_argument("--f1", type=float, default=0.5, help="F1 at which an answer is right")
+    args = parser.parse_args()
+    tp = fp = fn = tn = supplements = n = 0
+    for line in (args.folder / "items.jsonl").read_text().splitlines():
+        item = json.loads(line)
+        if item.get("method") != args.method or item.get("error"):
+            continue
+        reflections = item.get("reflections") or []
+        if not reflections:
+            continue
+        n += 1
+        first = reflections[0]
+        golds = list(item["golds"])
+        answer = str(first.get("answer", ""))
+        right = exact_match(answer, golds) == 1.0 or f1(answer, golds) >= args.f1
+        correct = first.get("label") == "CORRECT"
+        supplements += int(not correct)
+        tp += int(correct and right)
+        fp += int(correct and not right)
+        fn += int(not correct and right)
+        tn += int(not correct and not right)
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    print(f"{args.method}: {n} questions with a reflection")
+    labelled, right = (tp + fp) / max(n, 1), (tp + fn) / max(n, 1)
+    print(f"  labelled CORRECT: {labelled:.1%}; first answer right: {right:.1%}")
+    print(f"  precision of CORRECT: {precision:.1%}  recall of CORRECT: {recall:.1%}")
+    print(f"  agreement (label matches outcome): {(tp + tn) / max(n, 1):.1%}")
+    print(f"  supplement rate (first reflection negative): {supplements / max(n, 1):.1%}")
+
+
+if __name__ == "__main__":
+    main()

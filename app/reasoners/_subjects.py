@@ -79,9 +79,9 @@ def subject_sentences(
 
     Documents titled by the subject come before those only naming it; among them, the one
     whose best sentence is best supported. A sentence scores by the question's terms other
-    than the subject's (those count `PARAMS.title_share`), plus `PARAMS.topic_cue_share` of
-    the question's weight when it holds the words the question's kind calls for (a figure
-    for "how many people", an inheritance pattern for "is X inherited"). Empty when no held
+    than the subject's, plus `PARAMS.topic_cue_share` of their weight when it holds the words
+    the question's kind calls for (a figure for "how many people", an inheritance pattern
+    for "is X inherited"). Empty when no held
     document is about the subject.
     """
     about = documents_about(evidence, shape.subject)
@@ -94,17 +94,22 @@ def subject_sentences(
     }
     cue = CUES.get(shape.topic)
     subject_terms = term_set(shape.subject)
+    # Within the subject's documents, naming the subject again says little: what the
+    # question asks of it decides, plus the kind's cue words. "What is X?" asks nothing
+    # else, so there the subject's terms count (part, as in titles).
     asked = frozenset(weights.weights) - subject_terms
+    if asked:
+        factor, cue_weight = 1.0, PARAMS.topic_cue_share * weights.of(asked)
+    else:
+        asked, factor = subject_terms, PARAMS.title_share
+        cue_weight = PARAMS.topic_cue_share * weights.total
     boosted = []
     for scored in ranked:
         if scored.sentence.doc not in about:
             continue
-        # Within the subject's documents, naming the subject again says little; what the
-        # question asks of it (and the kind's cue words) decides.
-        terms = scored.sentence.terms
-        score = weights.of(terms & asked) + PARAMS.title_share * weights.of(terms & subject_terms)
+        score = factor * weights.of(scored.sentence.terms & asked)
         if cue is not None and cue.search(scored.sentence.text):
-            score += PARAMS.topic_cue_share * weights.total
+            score += cue_weight
         boosted.append(ScoredSentence(scored.sentence, score, scored.covered, scored.link))
     best_doc = max(
         about,
@@ -115,5 +120,9 @@ def subject_sentences(
         ),
     )
     chosen = [s for s in boosted if s.sentence.doc == best_doc]
+    if not any(s.score > 0 for s in chosen):
+        # The document is about the subject but never says what is asked: its sentences
+        # that best match the whole question, rather than declining a question it covers.
+        chosen = [s for s in ranked if s.sentence.doc == best_doc]
     chosen.sort(key=lambda s: (-s.score, s.sentence.position))
     return chosen

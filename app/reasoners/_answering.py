@@ -18,6 +18,7 @@ from prefrag.reasoners._evidence import (
 )
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._shapes import duration_span, list_answer, sentence_answer
+from prefrag.reasoners._subjects import subject_sentences
 from prefrag.reasoners._support import (
     observed_documents,
     subjects_of,
@@ -70,6 +71,12 @@ def answer_question(
     held = Evidence(settled.documents)
     weights = QuestionWeights(shape, held)
     ranked = rank_sentences(shape, held, weights)
+    if shape.subject:
+        # A question naming its subject is answered from a document about that subject
+        # or not at all: another subject's sentences would be a confident wrong answer.
+        ranked = subject_sentences(shape, held, weights, ranked)
+        if not ranked:
+            return abstention(scratchpad, f"nothing retrieved is about {shape.subject}")
     draft, support, scored = draft_answer(shape, held, weights, ranked, rejected_answers(feedback))
     if not draft.answer.strip():
         return abstention(scratchpad, "no retrieved sentence is about what the question asks")

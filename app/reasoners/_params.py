@@ -81,6 +81,14 @@ class ExtractiveParams:
     extra_sentence_share: float = _chosen(
         0.6, HAND_SET + " (a further sentence needs this share of the best one's support)"
     )
+    # --- questions naming their subject ("the symptoms of X", "Is X inherited?")
+    topic_cue_share: float = _chosen(
+        0.5,
+        "hand-set on invented examples: half the question's weight lets a sentence with the"
+        " kind's words (a figure, an inheritance pattern) beat one that only repeats the"
+        " subject, and keeps a second sentence below extra_sentence_share; no demo or HotpotQA"
+        " 1-200 question names a subject this way, so both are unchanged by it",
+    )
     # --- conflicts between documents on one subject
     conflict_question_share: float = _chosen(
         0.3, HAND_SET + " (each conflicting document covers part of what is asked)"

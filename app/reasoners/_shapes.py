@@ -140,12 +140,25 @@ def _with_context(
 ) -> list[ScoredSentence]:
     """The chosen sentences, with the one before the best when it opens with an anaphor.
 
+    A best sentence ending in a colon ("Symptoms include:") comes with the lines after it
+    instead, up to `PARAMS.max_answer_sentences` in all.
+
     "For this reason X is contraindicated" says nothing without the sentence it refers to;
     that sentence joins the answer (taking the last place if three are chosen already).
     """
     if not chosen:
         return chosen
     best = chosen[0].sentence
+    if best.text.endswith(":"):
+        # "Symptoms include:" says nothing without the lines it introduces.
+        following = [
+            s
+            for s in ranked
+            if s.sentence.doc == best.doc
+            and 0 < s.sentence.position - best.position < PARAMS.max_answer_sentences
+        ]
+        following.sort(key=lambda s: s.sentence.position)
+        return [chosen[0], *following]
     if best.position == 0 or not _ANAPHORA_RE.match(best.text):
         return chosen
     previous = next(

@@ -16,6 +16,7 @@ from typing import Literal
 import Stemmer
 
 from prefrag.answers import normalize_answer as normalize_answer  # the one rule
+from prefrag.reasoners._topics import asked_subject
 
 AnswerType = Literal["date", "number", "name", "any", "sentence"]
 
@@ -201,6 +202,7 @@ _CONTROL_LINE_RE = re.compile(
 # Span search grows faster than linearly with text length; real chunks are ~1,300
 # characters, so this bound only ever cuts hostile or broken inputs.
 MAX_TEXT_CHARS = 20_000
+_BULLET_LINE_RE = re.compile(r"(?:^|\n)[ \t]*(?:[-*\u2022]|\d{1,2}[.)])[ \t]+")
 
 
 @lru_cache(maxsize=8192)
@@ -211,9 +213,14 @@ def split_sentences(text: str) -> tuple[str, ...]:
     `MAX_TEXT_CHARS` first.
     """
     text = _CONTROL_LINE_RE.sub(" ", text[:MAX_TEXT_CHARS])
+    # Each bullet line of a list is a sentence of its own, its marker dropped.
+    return tuple(s for block in _BULLET_LINE_RE.split(text) for s in _sentences_of(block))
+
+
+def _sentences_of(text: str) -> list[str]:
     text = " ".join(text.split())
     if not text:
-        return ()
+        return []
     sentences: list[str] = []
     start = 0
     for match in _SENTENCE_END_RE.finditer(text):
@@ -225,7 +232,7 @@ def split_sentences(text: str) -> tuple[str, ...]:
         sentences.append(text[start : match.start()].strip())
         start = match.end()
     sentences.append(text[start:].strip())
-    return tuple(s for s in sentences if s)
+    return [s for s in sentences if s]
 
 
 # --------------------------------------------------------------------------- spans
@@ -389,6 +396,8 @@ class QuestionShape:
     form: AnswerForm = "span"
     duration: bool = False
     focus: str = ""
+    subject: str = ""
+    topic: str = ""
 
     @property
     def focus_terms(self) -> frozenset[str]:
@@ -411,6 +420,20 @@ def analyze_question(question: str) -> QuestionShape:
     entities = tuple(unique([*names, *parts]))
     direction, compare_by = _direction(lowered)
     comparison = bool(_COMPARISON.search(lowered))
+    asked = asked_subject(text)
+    if asked is not None:
+        # "Is X inherited?", "How many people are affected by X?": whole sentences of a
+        # document about X, not yes/no or a bare number.
+        return QuestionShape(
+            text=text,
+            kind="factoid",
+            answer_type="sentence",
+            entities=entities,
+            terms=terms,
+            form="sentences",
+            subject=asked.subject,
+            topic=asked.kind,
+        )
     if (_ADVICE.match(lowered) and not comparison) or _EXPLANATION.search(lowered):
         return QuestionShape(
             text=text,

@@ -38,6 +38,7 @@ from prefrag.training.hf_jobs import (
     write_summary,
 )
 from prefrag.training.jsonl import read_jsonl
+from prefrag.training.pairs import preference_pair_problem
 
 __all__ = [
     "PAPER_DEFAULTS",
@@ -231,36 +232,12 @@ def load_pairs(path: Path, *, limit: int | None = None) -> tuple[list[dict[str, 
         file_kind="preference pairs",
         row_kind="a preference pair",
         rows_kind="preference pairs",
-        problem=_pair_problem,
+        problem=preference_pair_problem,
         limit=limit,
     )
     pairs = [{key: row[key] for key in ("prompt", "chosen", "rejected")} for row in rows]
     labels = Counter(str((row.get("meta") or {}).get("label", "unlabelled")) for row in rows)
     return pairs, labels
-
-
-def _pair_problem(row: Any) -> str | None:
-    if not isinstance(row, dict):
-        return "the line is not an object"
-    for key in ("prompt", "chosen", "rejected"):
-        messages = row.get(key)
-        if not isinstance(messages, list) or not messages:
-            return f"'{key}' must be a non-empty list of messages"
-        for message in messages:
-            if not (
-                isinstance(message, dict)
-                and isinstance(message.get("role"), str)
-                and isinstance(message.get("content"), str)
-            ):
-                return f"'{key}' holds a message without a string role and content"
-    if row["prompt"][-1]["role"] != "user":
-        return "the prompt must end with the user's message"
-    for key in ("chosen", "rejected"):
-        if [m["role"] for m in row[key]] != ["assistant"]:
-            return f"'{key}' must be one assistant message"
-    if row["chosen"][0]["content"] == row["rejected"][0]["content"]:
-        return "chosen and rejected are the same text"
-    return None
 
 
 def parse_dpo_args(

@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))  # the shared test data and training flags
 SETUPS = {
     "full, reference model": [],
     "full, precomputed reference": ["--precompute_ref_log_probs", "true"],
@@ -31,6 +32,8 @@ SETUPS = {
 
 
 def run_one(folder: Path, steps: int, batch: int, extra: list[str]) -> dict:
+    from cpu_training import QUICK_CPU_RUN
+
     from prefrag.training.dpo import main
 
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -50,18 +53,11 @@ def run_one(folder: Path, steps: int, batch: int, extra: list[str]) -> dict:
             str(steps * batch),
             "--per_device_train_batch_size",
             str(batch),
-            "--gradient_accumulation_steps",
-            "1",
             "--learning_rate",
             "1e-3",
             "--max_length",
             "2048",
-            "--save_strategy",
-            "no",
-            "--gradient_checkpointing",
-            "false",
-            "--disable_tqdm",
-            "true",
+            *QUICK_CPU_RUN,
             *extra,
         ]
     )
@@ -75,7 +71,6 @@ def run_one(folder: Path, steps: int, batch: int, extra: list[str]) -> dict:
 
 
 def prepare(folder: Path) -> None:
-    sys.path.insert(0, str(REPO / "tests"))
     from switcher_pairs import switcher_pairs, write_pairs
 
     from prefrag.training.tiny_model import build_tiny_causal_lm

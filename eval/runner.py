@@ -17,13 +17,13 @@ import re
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Mapping
 from dataclasses import MISSING, asdict, dataclass, field, fields
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from prefrag.concurrency import run_jobs
 from prefrag.documents import doc_id, unique_documents
 from prefrag.errors import ConfigurationError
 from prefrag.eval import metrics
@@ -472,7 +472,7 @@ def run_eval(
                 sink.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
                 sink.flush()
 
-        _execute(jobs, finish, concurrency=config.concurrency, progress=progress)
+        run_jobs(jobs, finish, label="eval", concurrency=config.concurrency, progress=progress)
 
     wanted_ids = {item.id for item in state.items}
     records = [
@@ -497,30 +497,6 @@ def run_eval(
 
 
 Job = Callable[[], dict[str, Any]]
-
-
-def _execute(
-    jobs: Sequence[Job],
-    finish: Callable[[dict[str, Any]], None],
-    *,
-    concurrency: int,
-    progress: bool,
-) -> None:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-    columns = (
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, disable=not progress, transient=False) as bar:
-        task = bar.add_task("eval", total=len(jobs))
-        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-            futures = [pool.submit(job) for job in jobs]
-            for future in as_completed(futures):
-                finish(future.result())
-                bar.advance(task)
 
 
 def _qa_jobs(

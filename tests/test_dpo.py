@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cpu_training import QUICK_CPU_RUN
 from switcher_pairs import split_by_question, switcher_pairs, write_pairs
 from typer.testing import CliRunner
 
@@ -99,18 +100,11 @@ def trained_switcher(tiny_causal_lm: Path, tmp_path_factory: pytest.TempPathFact
             "2",
             "--per_device_train_batch_size",
             "4",
-            "--gradient_accumulation_steps",
-            "1",
             "--max_length",
             "2048",
             "--logging_steps",
             "2",
-            "--save_strategy",
-            "no",
-            "--gradient_checkpointing",
-            "false",
-            "--disable_tqdm",
-            "true",
+            *QUICK_CPU_RUN,
         ]
     )
     return result

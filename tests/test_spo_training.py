@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from cpu_training import QUICK_CPU_RUN
 from graph_helpers import ListSource, doc
 from typer.testing import CliRunner
 
@@ -30,16 +31,9 @@ QUESTIONS = [
 FAST = [
     "--per_device_train_batch_size",
     "6",  # every row in one step: each logged loss is the loss over all six plans
-    "--gradient_accumulation_steps",
-    "1",
     "--logging_steps",
     "1",
-    "--save_strategy",
-    "no",
-    "--gradient_checkpointing",
-    "false",
-    "--disable_tqdm",
-    "true",
+    *QUICK_CPU_RUN,
 ]
 
 

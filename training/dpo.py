@@ -18,15 +18,27 @@ settings, metrics) and `training_summary.json`; it loads as the `compare` role w
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prefrag.errors import ConfigurationError, IngestError
+from prefrag.errors import ConfigurationError
 from prefrag.training.config import parse_config
+from prefrag.training.hf_jobs import (
+    bf16_supported,
+    load_tokenizer,
+    merge_adapter,
+    require_base_model,
+    resume_point,
+    run_settings,
+    split_held_out,
+    train_and_save,
+    write_summary,
+)
+from prefrag.training.jsonl import read_jsonl
+from prefrag.training.pairs import preference_pair_problem
 
 __all__ = [
     "PAPER_DEFAULTS",
@@ -57,6 +69,19 @@ PAPER_DEFAULTS: dict[str, Any] = {
     "save_strategy": "epoch",
 }
 
+# What the model card and `training_summary.json` record of the run.
+SETTING_KEYS = (
+    "beta",
+    "loss_type",
+    "learning_rate",
+    "num_train_epochs",
+    "max_steps",
+    "max_length",
+    "per_device_train_batch_size",
+    "gradient_accumulation_steps",
+    "bf16",
+    "seed",
+)
 
 SWITCHER_CARD = (
     "PrefRAG switcher (DPO)",
@@ -143,62 +168,33 @@ def train_dpo(
         ConfigurationError: No data or base model is given, or the data folder is missing.
         IngestError: A pair is malformed (the message names the file and line).
     """
-    from transformers import AutoTokenizer
-    from trl import DPOTrainer, get_peft_config
+    from datasets import Dataset
+    from trl import DPOTrainer
 
     if not script.data:
         raise ConfigurationError("Preference pairs are required: pass --data pairs.jsonl.")
-    if not model_args.model_name_or_path:
-        raise ConfigurationError(
-            "A base model is required: pass --model_name_or_path (a folder or hub name)."
-        )
-    if Path(model_args.model_name_or_path).expanduser().is_dir():
-        # An adapter records its base by this path: make it work from any folder.
-        model_args.model_name_or_path = str(
-            Path(model_args.model_name_or_path).expanduser().resolve()
-        )
-    resume = _resume_point(training)
+    require_base_model(model_args)
+    resume = resume_point(training)
     pairs, labels = load_pairs(Path(script.data), limit=script.max_pairs)
     eval_pairs = load_pairs(Path(script.eval_data))[0] if script.eval_data else None
-    train_set, eval_set = _datasets(pairs, eval_pairs, script.eval_fraction, training.seed)
-
-    tokenizer = AutoTokenizer.from_pretrained(
-        model_args.model_name_or_path,
-        revision=model_args.model_revision,
-        trust_remote_code=training.trust_remote_code,
+    train_set, eval_set = split_held_out(
+        Dataset.from_list(pairs),
+        Dataset.from_list(eval_pairs) if eval_pairs is not None else None,
+        script.eval_fraction,
+        training.seed,
+        noun="pairs",
     )
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
-    training.model_init_kwargs = {
-        "revision": model_args.model_revision,
-        "trust_remote_code": training.trust_remote_code,
-        "attn_implementation": model_args.attn_implementation,
-        "dtype": model_args.dtype,
-        **(training.model_init_kwargs or {}),
-    }
-    trainer = DPOTrainer(
-        model=model_args.model_name_or_path,
-        args=training,
-        train_dataset=train_set,
-        eval_dataset=eval_set,
-        processing_class=tokenizer,
-        peft_config=get_peft_config(model_args),
+    tokenizer = load_tokenizer(model_args, training)
+    run = train_and_save(
+        DPOTrainer,
+        training,
+        model_args,
+        tokenizer,
+        (train_set, eval_set),
+        resume=resume,
+        merge=script.merge_adapter,
     )
-    metrics: dict[str, float] = {}
-    if eval_set is not None:
-        metrics.update(_prefixed(trainer.evaluate(), "eval_before"))
-    trainer.train(resume_from_checkpoint=resume)
-    metrics.update(_last_training_metrics(trainer.state.log_history))
-    if eval_set is not None:
-        metrics.update(_prefixed(trainer.evaluate(), "eval_after"))
-
-    output = Path(training.output_dir)
-    trainer.save_model(str(output))
-    tokenizer.save_pretrained(output)
-    merged = None
-    if script.merge_adapter and model_args.use_peft and trainer.accelerator.is_main_process:
-        merged = merge_adapter(output, tokenizer)
-    if trainer.accelerator.is_main_process:
+    if run.is_main_process:
         summary = {
             "base_model": model_args.model_name_or_path,
             "data": str(script.data),
@@ -206,13 +202,13 @@ def train_dpo(
             "pairs": len(train_set),
             "eval_pairs": len(eval_set) if eval_set is not None else 0,
             "labels": dict(labels),
-            "settings": _settings(training, model_args),
-            "metrics": metrics,
+            "settings": run_settings(training, model_args, SETTING_KEYS),
+            "metrics": run.metrics,
         }
-        (output / "training_summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-        (output / "README.md").write_text(_model_card(summary, merged, card or SWITCHER_CARD))
-        print(json.dumps({"output_dir": str(output), **metrics}, indent=2))
-    return DPOResult(output_dir=output, merged_dir=merged, metrics=metrics)
+        write_summary(
+            run.output_dir, summary, _model_card(summary, run.merged_dir, card or SWITCHER_CARD)
+        )
+    return DPOResult(output_dir=run.output_dir, merged_dir=run.merged_dir, metrics=run.metrics)
 
 
 def load_pairs(path: Path, *, limit: int | None = None) -> tuple[list[dict[str, Any]], Counter]:
@@ -231,52 +227,17 @@ def load_pairs(path: Path, *, limit: int | None = None) -> tuple[list[dict[str, 
         IngestError: A line is not JSON or not a conversational preference pair, or the
             file holds no pair.
     """
-    if not path.is_file():
-        raise ConfigurationError(f"The preference pairs file {path} does not exist.")
-    pairs: list[dict[str, Any]] = []
-    labels: Counter = Counter()
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                raise IngestError(f"{path}:{number} is not a JSON object.") from None
-            problem = _pair_problem(row)
-            if problem:
-                raise IngestError(f"{path}:{number} is not a preference pair: {problem}.")
-            pairs.append({key: row[key] for key in ("prompt", "chosen", "rejected")})
-            labels[str((row.get("meta") or {}).get("label", "unlabelled"))] += 1
-            if limit is not None and len(pairs) >= limit:
-                break
-    if not pairs:
-        raise IngestError(f"{path} holds no preference pairs.")
+    rows = read_jsonl(
+        path,
+        file_kind="preference pairs",
+        row_kind="a preference pair",
+        rows_kind="preference pairs",
+        problem=preference_pair_problem,
+        limit=limit,
+    )
+    pairs = [{key: row[key] for key in ("prompt", "chosen", "rejected")} for row in rows]
+    labels = Counter(str((row.get("meta") or {}).get("label", "unlabelled")) for row in rows)
     return pairs, labels
-
-
-def _pair_problem(row: Any) -> str | None:
-    if not isinstance(row, dict):
-        return "the line is not an object"
-    for key in ("prompt", "chosen", "rejected"):
-        messages = row.get(key)
-        if not isinstance(messages, list) or not messages:
-            return f"'{key}' must be a non-empty list of messages"
-        for message in messages:
-            if not (
-                isinstance(message, dict)
-                and isinstance(message.get("role"), str)
-                and isinstance(message.get("content"), str)
-            ):
-                return f"'{key}' holds a message without a string role and content"
-    if row["prompt"][-1]["role"] != "user":
-        return "the prompt must end with the user's message"
-    for key in ("chosen", "rejected"):
-        if [m["role"] for m in row[key]] != ["assistant"]:
-            return f"'{key}' must be one assistant message"
-    if row["chosen"][0]["content"] == row["rejected"][0]["content"]:
-        return "chosen and rejected are the same text"
-    return None
 
 
 def parse_dpo_args(
@@ -292,99 +253,11 @@ def parse_dpo_args(
     """
     from trl import DPOConfig, ModelConfig
 
-    values = {**(PAPER_DEFAULTS if defaults is None else defaults), "bf16": _bf16_available()}
+    values = {**(PAPER_DEFAULTS if defaults is None else defaults), "bf16": bf16_supported()}
     script, training, model = parse_config(
         [DPOScriptArguments, DPOConfig, ModelConfig], argv, prog=prog, defaults=values
     )
     return script, training, model
-
-
-def _bf16_available() -> bool:
-    import torch
-
-    return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
-
-
-def _datasets(
-    pairs: list[dict[str, Any]],
-    eval_pairs: list[dict[str, Any]] | None,
-    eval_fraction: float,
-    seed: int,
-) -> tuple[Any, Any]:
-    from datasets import Dataset
-
-    train_set = Dataset.from_list(pairs)
-    if eval_pairs is not None:
-        return train_set, Dataset.from_list(eval_pairs)
-    if eval_fraction <= 0:
-        return train_set, None
-    if not 0 < eval_fraction < 1 or len(pairs) < 2:
-        raise ConfigurationError("--eval_fraction must be in (0, 1) with at least two pairs.")
-    split = train_set.train_test_split(test_size=eval_fraction, seed=seed)
-    return split["train"], split["test"]
-
-
-def _resume_point(training: Any) -> str | bool | None:
-    """`--resume_from_checkpoint PATH`, or "last"/"true" for the newest checkpoint."""
-    value = training.resume_from_checkpoint
-    if isinstance(value, str) and value.lower() in ("true", "last", "latest"):
-        from transformers.trainer_utils import get_last_checkpoint
-
-        folder = Path(training.output_dir)
-        last = get_last_checkpoint(str(folder)) if folder.is_dir() else None
-        if last is None:
-            raise ConfigurationError(f"No checkpoint to resume from in {training.output_dir}.")
-        return last
-    return value
-
-
-def _last_training_metrics(history: list[dict[str, Any]]) -> dict[str, float]:
-    """The last logged value of each training metric (loss, rewards/*, logps/*, ...)."""
-    metrics: dict[str, float] = {}
-    for entry in history:
-        for key, value in entry.items():
-            if isinstance(value, int | float) and not key.startswith("eval_"):
-                metrics[f"train/{key}"] = float(value)
-    return metrics
-
-
-def _prefixed(metrics: dict[str, Any], prefix: str) -> dict[str, float]:
-    return {
-        f"{prefix}/{key.removeprefix('eval_')}": float(value)
-        for key, value in metrics.items()
-        if isinstance(value, int | float)
-    }
-
-
-def merge_adapter(adapter: Path, tokenizer: Any) -> Path:
-    """Save the base model with the LoRA adapter in `adapter` merged, in `adapter/merged`."""
-    from peft import AutoPeftModelForCausalLM
-
-    merged_dir = adapter / "merged"
-    model = AutoPeftModelForCausalLM.from_pretrained(str(adapter))
-    model.merge_and_unload().save_pretrained(merged_dir)
-    tokenizer.save_pretrained(merged_dir)
-    return merged_dir
-
-
-def _settings(training: Any, model_args: Any) -> dict[str, Any]:
-    keys = (
-        "beta",
-        "loss_type",
-        "learning_rate",
-        "num_train_epochs",
-        "max_steps",
-        "max_length",
-        "per_device_train_batch_size",
-        "gradient_accumulation_steps",
-        "bf16",
-        "seed",
-    )
-    settings = {key: getattr(training, key) for key in keys}
-    settings["use_peft"] = model_args.use_peft
-    if model_args.use_peft:
-        settings.update(lora_r=model_args.lora_r, lora_alpha=model_args.lora_alpha)
-    return json.loads(json.dumps(settings, default=str))
 
 
 def _model_card(summary: dict[str, Any], merged: Path | None, card: tuple[str, str]) -> str:

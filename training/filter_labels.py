@@ -43,6 +43,7 @@ import numpy as np
 
 from prefrag.errors import ConfigurationError, IngestError
 from prefrag.training.config import parse_config
+from prefrag.training.jsonl import read_jsonl
 
 __all__ = [
     "FilterLabelArguments",
@@ -262,26 +263,14 @@ def _snippet_text(snippet: dict[str, Any], chars: int) -> str:
 
 
 def _read_rows(path: Path, limit: int | None) -> list[dict[str, Any]]:
-    if not path.is_file():
-        raise ConfigurationError(f"The filter-labels input {path} does not exist.")
-    rows = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                raise IngestError(f"{path}:{number} is not a JSON object.") from None
-            problem = _row_problem(row)
-            if problem:
-                raise IngestError(f"{path}:{number} cannot be labelled: {problem}.")
-            rows.append(row)
-            if limit is not None and len(rows) >= limit:
-                break
-    if not rows:
-        raise IngestError(f"{path} holds no rows to label.")
-    return rows
+    return read_jsonl(
+        path,
+        file_kind="filter-labels input",
+        row_kind="a row to label",
+        rows_kind="rows to label",
+        problem=_row_problem,
+        limit=limit,
+    )
 
 
 def _row_problem(row: Any) -> str | None:

@@ -1,5 +1,7 @@
 """Switcher preference pairs: the JSONL format, reading it back, and the prompt's inputs.
 
+`preference_pair_problem` is the shape check every DPO pair passes (switcher or plan).
+
 A pair is one line in TRL's conversational preference format plus `meta`::
 
     {"prompt": [{"role": "user", "content": <compare prompt>}],
@@ -126,7 +128,9 @@ def read_pairs(path: Path) -> Iterator[dict[str, Any]]:
                 continue
             try:
                 pair = json.loads(line)
-                _check_pair(pair)
+                problem = preference_pair_problem(pair)
+                if problem:
+                    raise IngestError(problem)
                 pair_status(pair, "chosen")
                 pair_status(pair, "rejected")
             except (json.JSONDecodeError, IngestError, KeyError, TypeError, IndexError) as error:
@@ -137,13 +141,31 @@ def read_pairs(path: Path) -> Iterator[dict[str, Any]]:
             yield pair
 
 
-def _check_pair(pair: Any) -> None:
-    if not isinstance(pair, dict):
-        raise IngestError("not a JSON object")
+def preference_pair_problem(row: Any) -> str | None:
+    """What is wrong with a row as a TRL conversational preference pair, or None.
+
+    A pair's `prompt` is a list of messages ending with the user's, and `chosen` and
+    `rejected` are one assistant message each, with different texts; every message has a
+    string role and content. Any DPO data (switcher verdicts, SPO plans) has this shape.
+    """
+    if not isinstance(row, dict):
+        return "the line is not an object"
     for key in ("prompt", "chosen", "rejected"):
-        messages = pair.get(key)
+        messages = row.get(key)
         if not isinstance(messages, list) or not messages:
-            raise IngestError(f"'{key}' is not a list of messages")
+            return f"'{key}' must be a non-empty list of messages"
         for message in messages:
-            if not isinstance(message, dict) or not isinstance(message.get("content"), str):
-                raise IngestError(f"'{key}' holds a message without text content")
+            if not (
+                isinstance(message, dict)
+                and isinstance(message.get("role"), str)
+                and isinstance(message.get("content"), str)
+            ):
+                return f"'{key}' holds a message without a string role and content"
+    if row["prompt"][-1]["role"] != "user":
+        return "the prompt must end with the user's message"
+    for key in ("chosen", "rejected"):
+        if [m["role"] for m in row[key]] != ["assistant"]:
+            return f"'{key}' must be one assistant message"
+    if row["chosen"][0]["content"] == row["rejected"][0]["content"]:
+        return "chosen and rejected are the same text"
+    return None

@@ -24,6 +24,8 @@ from typing import Any
 
 from prefrag.errors import ConfigurationError, IngestError
 from prefrag.training.config import parse_config
+from prefrag.training.hf_jobs import write_summary
+from prefrag.training.jsonl import read_jsonl
 
 __all__ = ["FilterResult", "FilterScriptArguments", "load_labels", "main", "precision_recall"]
 
@@ -175,9 +177,7 @@ def train_filter(script: FilterScriptArguments, training: Any) -> FilterResult:
         },
         "metrics": metrics,
     }
-    (output / "training_summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    (output / "README.md").write_text(_model_card(summary))
-    print(json.dumps({"output_dir": str(output), **metrics}, indent=2))
+    write_summary(output, summary, _model_card(summary))
     return FilterResult(output_dir=output, metrics=metrics)
 
 
@@ -199,31 +199,24 @@ def load_labels(path: Path) -> list[dict[str, Any]]:
         ConfigurationError: The file does not exist.
         IngestError: A row is malformed or the file is empty.
     """
-    if not path.is_file():
-        raise ConfigurationError(f"The labels file {path} does not exist.")
-    rows = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                raise IngestError(f"{path}:{number} is not a JSON object.") from None
-            if not (
-                isinstance(row, dict)
-                and isinstance(row.get("question"), str)
-                and isinstance(row.get("snippet"), str)
-                and row.get("label") in LABELS
-            ):
-                raise IngestError(
-                    f"{path}:{number} needs 'question', 'snippet' and a 'label' of "
-                    f"{' or '.join(LABELS)}."
-                )
-            rows.append(row)
-    if not rows:
-        raise IngestError(f"{path} holds no labelled snippets.")
-    return rows
+    return read_jsonl(
+        path,
+        file_kind="labels",
+        row_kind="a labelled snippet",
+        rows_kind="labelled snippets",
+        problem=_label_problem,
+    )
+
+
+def _label_problem(row: Any) -> str | None:
+    if (
+        isinstance(row, dict)
+        and isinstance(row.get("question"), str)
+        and isinstance(row.get("snippet"), str)
+        and row.get("label") in LABELS
+    ):
+        return None
+    return f"it needs 'question', 'snippet' and a 'label' of {' or '.join(LABELS)}"
 
 
 def _split_by_question(

@@ -42,6 +42,7 @@ from prefrag.reasoners.plans import (
 )
 from prefrag.reasoners.source_planner import question_terms
 from prefrag.sources.base import Source
+from prefrag.training.jsonl import read_jsonl
 
 __all__ = [
     "ExploreConfig",
@@ -209,9 +210,14 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     (config,) = parse_config([ExploreConfig], argv, prog="prefrag train spo-explore")
     if not config.data or not config.output:
         raise ConfigurationError("spo-explore needs --data (questions) and --output (JSONL).")
-    rows = _read_jsonl(Path(config.data))
-    if config.limit:
-        rows = rows[: config.limit]
+    rows = read_jsonl(
+        Path(config.data),
+        file_kind="training questions",
+        row_kind="a question row",
+        rows_kind="questions",
+        problem=_question_problem,
+        limit=config.limit or None,
+    )
     sources = _sources(config.sources)
     explored = explore(
         rows, sources, _explorer(config.expert), n_queries=config.n_queries, top_k=config.top_k
@@ -256,18 +262,8 @@ def _retrieve(source: Source, query: PlannedQuery, k: int) -> dict[str, Any]:
     }
 
 
-def _read_jsonl(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        raise ConfigurationError(f"The training data {path} does not exist.")
-    rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
-            raise ConfigurationError(f"{path} line {number} is not JSON.") from None
-    return rows
+def _question_problem(row: Any) -> str | None:
+    return None if isinstance(row, dict) else "the line is not an object"
 
 
 def _sources(names: str) -> list[Source]:
@@ -286,11 +282,9 @@ def _explorer(name: str) -> Explorer:
         return ExtractiveExplorer()
     if name == "llm":
         from prefrag.config import get_settings
-        from prefrag.models import make_chat_model, resolve_model
+        from prefrag.models import build_chat_model
 
-        settings = get_settings()
-        backend, model = resolve_model("plan", settings)
-        return LLMExplorer(make_chat_model(backend, model, settings))
+        return LLMExplorer(build_chat_model("plan", get_settings()))
     raise ConfigurationError(f"Unknown expert '{name}'; choose 'extractive' or 'llm'.")
 
 

@@ -47,6 +47,7 @@ from prefrag.reasoners.plans import (
     parse_graph_query,
     plan_prompt,
 )
+from prefrag.training.jsonl import read_jsonl
 
 __all__ = ["GoldJudge", "JudgeConfig", "LLMJudge", "build_datasets", "judge_rows", "main"]
 
@@ -182,10 +183,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     (config,) = parse_config([JudgeConfig], argv, prog="prefrag train spo-judge")
     if not config.data or not config.output_dir:
         raise ConfigurationError("spo-judge needs --data (explored JSONL) and --output_dir.")
-    source = Path(config.data)
-    if not source.exists():
-        raise ConfigurationError(f"The explored data {source} does not exist.")
-    rows = [json.loads(line) for line in source.read_text().splitlines() if line.strip()]
+    rows = read_jsonl(
+        Path(config.data),
+        file_kind="explored data",
+        row_kind="an explored question",
+        rows_kind="explored questions",
+        problem=_explored_problem,
+    )
     judge = _judge(config.judge)
     judged = judge_rows(rows, judge, judge_k=config.judge_k)
     sft, dpo = build_datasets(judged, seed=config.seed)
@@ -207,6 +211,12 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     }
     print(json.dumps(summary, indent=2))
     return summary
+
+
+def _explored_problem(row: Any) -> str | None:
+    if not isinstance(row, dict) or not isinstance(row.get("queries"), dict):
+        return "it needs the 'queries' that spo-explore writes"
+    return None
 
 
 def _plan(
@@ -234,11 +244,9 @@ def _judge(name: str) -> Judge:
         return GoldJudge()
     if name == "llm":
         from prefrag.config import get_settings
-        from prefrag.models import make_chat_model, resolve_model
+        from prefrag.models import build_chat_model
 
-        settings = get_settings()
-        backend, model = resolve_model("plan", settings)
-        return LLMJudge(make_chat_model(backend, model, settings))
+        return LLMJudge(build_chat_model("plan", get_settings()))
     raise ConfigurationError(f"Unknown judge '{name}'; choose 'gold' or 'llm'.")
 
 

@@ -26,9 +26,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prefrag.errors import ConfigurationError, IngestError
+from prefrag.errors import ConfigurationError
 from prefrag.training.config import parse_config
-from prefrag.training.dpo import merge_adapter
+from prefrag.training.hf_jobs import (
+    bf16_supported,
+    load_tokenizer,
+    require_base_model,
+    resume_point,
+    run_settings,
+    split_held_out,
+    train_and_save,
+    training_metrics,
+    write_summary,
+)
+from prefrag.training.jsonl import read_jsonl
 
 __all__ = [
     "PAPER_DEFAULTS",
@@ -56,6 +67,19 @@ PAPER_DEFAULTS: dict[str, Any] = {
     "logging_steps": 10,
     "save_strategy": "epoch",
 }
+
+# What the model card and `training_summary.json` record of the run.
+SETTING_KEYS = (
+    "learning_rate",
+    "num_train_epochs",
+    "max_steps",
+    "max_length",
+    "per_device_train_batch_size",
+    "gradient_accumulation_steps",
+    "completion_only_loss",
+    "bf16",
+    "seed",
+)
 
 
 @dataclass
@@ -133,63 +157,40 @@ def train_sft(script: SFTScriptArguments, training: Any, model_args: Any) -> SFT
             a row does not fit in `max_length` tokens.
         IngestError: A row is malformed (the message names the file and line).
     """
-    from transformers import AutoTokenizer
-    from trl import SFTTrainer, get_peft_config
+    from datasets import Dataset
+    from trl import SFTTrainer
 
     if not script.data:
         raise ConfigurationError("SFT plan rows are required: pass --data sft.jsonl.")
-    if not model_args.model_name_or_path:
-        raise ConfigurationError(
-            "A base model is required: pass --model_name_or_path (a folder or hub name)."
-        )
-    if Path(model_args.model_name_or_path).expanduser().is_dir():
-        # An adapter records its base by this path: make it work from any folder.
-        model_args.model_name_or_path = str(
-            Path(model_args.model_name_or_path).expanduser().resolve()
-        )
-    resume = _resume_point(training)  # before any loading: a wrong path fails at once
+    require_base_model(model_args)
+    resume = resume_point(training)  # before any loading: a wrong path fails at once
     rows = load_conversations(Path(script.data), limit=script.max_rows)
     eval_rows = load_conversations(Path(script.eval_data)) if script.eval_data else None
 
-    tokenizer = AutoTokenizer.from_pretrained(
-        model_args.model_name_or_path,
-        revision=model_args.model_revision,
-        trust_remote_code=training.trust_remote_code,
-    )
-    if tokenizer.pad_token is None:
-        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer = load_tokenizer(model_args, training)
     _check_lengths(rows + (eval_rows or []), tokenizer, training.max_length)
-    train_set, eval_set = _datasets(rows, eval_rows, script.eval_fraction, training.seed)
-    training.model_init_kwargs = {
-        "revision": model_args.model_revision,
-        "trust_remote_code": training.trust_remote_code,
-        "attn_implementation": model_args.attn_implementation,
-        "dtype": model_args.dtype,
-        **(training.model_init_kwargs or {}),
-    }
-    trainer = SFTTrainer(
-        model=model_args.model_name_or_path,
-        args=training,
-        train_dataset=train_set,
-        eval_dataset=eval_set,
-        processing_class=tokenizer,
-        peft_config=get_peft_config(model_args),
-    )
-    metrics: dict[str, float] = {}
-    if eval_set is not None:
-        metrics.update(_prefixed(trainer.evaluate(), "eval_before"))
-    trainer.train(resume_from_checkpoint=resume)
-    metrics.update(_training_metrics(trainer.state.log_history))
-    if eval_set is not None:
-        metrics.update(_prefixed(trainer.evaluate(), "eval_after"))
 
-    output = Path(training.output_dir)
-    trainer.save_model(str(output))
-    tokenizer.save_pretrained(output)
-    merged = None
-    if script.merge_adapter and model_args.use_peft and trainer.accelerator.is_main_process:
-        merged = merge_adapter(output, tokenizer)
-    if trainer.accelerator.is_main_process:
+    def columns(items: list[dict[str, Any]]) -> Any:
+        return Dataset.from_list([{k: r[k] for k in ("prompt", "completion")} for r in items])
+
+    train_set, eval_set = split_held_out(
+        columns(rows),
+        columns(eval_rows) if eval_rows is not None else None,
+        script.eval_fraction,
+        training.seed,
+        noun="rows",
+    )
+    run = train_and_save(
+        SFTTrainer,
+        training,
+        model_args,
+        tokenizer,
+        (train_set, eval_set),
+        resume=resume,
+        merge=script.merge_adapter,
+        history_metrics=_training_metrics,
+    )
+    if run.is_main_process:
         summary = {
             "base_model": model_args.model_name_or_path,
             "data": str(script.data),
@@ -197,13 +198,11 @@ def train_sft(script: SFTScriptArguments, training: Any, model_args: Any) -> SFT
             "rows": len(train_set),
             "eval_rows": len(eval_set) if eval_set is not None else 0,
             "sources": _source_names(rows),
-            "settings": _settings(training, model_args),
-            "metrics": metrics,
+            "settings": run_settings(training, model_args, SETTING_KEYS),
+            "metrics": run.metrics,
         }
-        (output / "training_summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-        (output / "README.md").write_text(_model_card(summary, merged))
-        print(json.dumps({"output_dir": str(output), **metrics}, indent=2))
-    return SFTResult(output_dir=output, merged_dir=merged, metrics=metrics)
+        write_summary(run.output_dir, summary, _model_card(summary, run.merged_dir))
+    return SFTResult(output_dir=run.output_dir, merged_dir=run.merged_dir, metrics=run.metrics)
 
 
 def load_conversations(path: Path, *, limit: int | None = None) -> list[dict[str, Any]]:
@@ -223,40 +222,25 @@ def load_conversations(path: Path, *, limit: int | None = None) -> list[dict[str
         IngestError: A line is not JSON or not a conversation ending in a non-empty
             assistant message after a user message, or the file holds no row.
     """
-    if not path.is_file():
-        raise ConfigurationError(f"The SFT data file {path} does not exist.")
-    rows: list[dict[str, Any]] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                raise IngestError(f"{path}:{number} is not a JSON object.") from None
-            problem = _conversation_problem(row)
-            if problem:
-                raise IngestError(f"{path}:{number} is not an SFT plan row: {problem}.")
-            messages = [{"role": m["role"], "content": m["content"]} for m in row["messages"]]
-            rows.append(
-                {
-                    "prompt": messages[:-1],
-                    "completion": messages[-1:],
-                    "meta": json.dumps(row.get("meta") or {}),
-                }
-            )
-            if limit is not None and len(rows) >= limit:
-                break
-    if not rows:
-        raise IngestError(f"{path} holds no SFT plan rows.")
+    conversations = read_jsonl(
+        path,
+        file_kind="SFT data",
+        row_kind="an SFT plan row",
+        rows_kind="SFT plan rows",
+        problem=_conversation_problem,
+        limit=limit,
+    )
+    rows = []
+    for row in conversations:
+        messages = [{"role": m["role"], "content": m["content"]} for m in row["messages"]]
+        rows.append(
+            {
+                "prompt": messages[:-1],
+                "completion": messages[-1:],
+                "meta": json.dumps(row.get("meta") or {}),
+            }
+        )
     return rows
-
-
-def bf16_supported() -> bool:
-    """True when a CUDA GPU with bf16 is present (the default precision there)."""
-    import torch
-
-    return bool(torch.cuda.is_available() and torch.cuda.is_bf16_supported())
 
 
 def _conversation_problem(row: Any) -> str | None:
@@ -311,61 +295,13 @@ def _check_lengths(rows: list[dict[str, Any]], tokenizer: Any, max_length: int |
         )
 
 
-def _datasets(
-    rows: list[dict[str, Any]],
-    eval_rows: list[dict[str, Any]] | None,
-    eval_fraction: float,
-    seed: int,
-) -> tuple[Any, Any]:
-    from datasets import Dataset
-
-    def columns(items: list[dict[str, Any]]) -> Any:
-        return Dataset.from_list([{k: r[k] for k in ("prompt", "completion")} for r in items])
-
-    train_set = columns(rows)
-    if eval_rows is not None:
-        return train_set, columns(eval_rows)
-    if eval_fraction <= 0:
-        return train_set, None
-    if not 0 < eval_fraction < 1 or len(rows) < 2:
-        raise ConfigurationError("--eval_fraction must be in (0, 1) with at least two rows.")
-    split = train_set.train_test_split(test_size=eval_fraction, seed=seed)
-    return split["train"], split["test"]
-
-
-def _resume_point(training: Any) -> str | bool | None:
-    """`--resume_from_checkpoint PATH`, or "last"/"true" for the newest checkpoint."""
-    value = training.resume_from_checkpoint
-    if isinstance(value, str) and value.lower() in ("true", "last", "latest"):
-        from transformers.trainer_utils import get_last_checkpoint
-
-        folder = Path(training.output_dir)
-        last = get_last_checkpoint(str(folder)) if folder.is_dir() else None
-        if last is None:
-            raise ConfigurationError(f"No checkpoint to resume from in {training.output_dir}.")
-        return last
-    return value
-
-
 def _training_metrics(history: list[dict[str, Any]]) -> dict[str, float]:
     """The last logged value of each training metric, plus the first logged loss."""
-    metrics: dict[str, float] = {}
-    for entry in history:
-        for key, value in entry.items():
-            if isinstance(value, int | float) and not key.startswith("eval_"):
-                metrics[f"train/{key}"] = float(value)
+    metrics = training_metrics(history)
     losses = [float(entry["loss"]) for entry in history if "loss" in entry]
     if losses:
         metrics["train/first_loss"] = losses[0]
     return metrics
-
-
-def _prefixed(metrics: dict[str, Any], prefix: str) -> dict[str, float]:
-    return {
-        f"{prefix}/{key.removeprefix('eval_')}": float(value)
-        for key, value in metrics.items()
-        if isinstance(value, int | float)
-    }
 
 
 def _source_names(rows: list[dict[str, Any]]) -> list[str]:
@@ -374,25 +310,6 @@ def _source_names(rows: list[dict[str, Any]]) -> list[str]:
         for name in json.loads(row["meta"]).get("sources", []):
             names[str(name)] = None
     return list(names)
-
-
-def _settings(training: Any, model_args: Any) -> dict[str, Any]:
-    keys = (
-        "learning_rate",
-        "num_train_epochs",
-        "max_steps",
-        "max_length",
-        "per_device_train_batch_size",
-        "gradient_accumulation_steps",
-        "completion_only_loss",
-        "bf16",
-        "seed",
-    )
-    settings = {key: getattr(training, key) for key in keys}
-    settings["use_peft"] = model_args.use_peft
-    if model_args.use_peft:
-        settings.update(lora_r=model_args.lora_r, lora_alpha=model_args.lora_alpha)
-    return json.loads(json.dumps(settings, default=str))
 
 
 def _model_card(summary: dict[str, Any], merged: Path | None) -> str:

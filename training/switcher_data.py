@@ -32,13 +32,14 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.documents import Document
 
+from prefrag.concurrency import run_jobs
 from prefrag.errors import ConfigurationError, IngestError, PrefRAGError
 from prefrag.reasoners.base import (
     AnswerDraft,
@@ -493,40 +494,16 @@ def run(
                 sink.write(json.dumps(record, ensure_ascii=False) + "\n")
                 sink.flush()
 
-        _execute(todo, work_on, finish, concurrency=config.concurrency, progress=config.progress)
+        run_jobs(
+            [partial(work_on, item) for item in todo],
+            finish,
+            label="switcher pairs",
+            concurrency=config.concurrency,
+            progress=config.progress,
+        )
     wanted = {item.id for item in state.items}
     records = [r for r in _read_log(log) if r["question_id"] in wanted]
     return _write_pairs(config, out, records)
-
-
-def _execute(
-    todo: Sequence[EvalItem],
-    work_on: Callable[[EvalItem], dict[str, Any]],
-    finish: Callable[[dict[str, Any]], None],
-    *,
-    concurrency: int,
-    progress: bool,
-) -> None:
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-    columns = (
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, disable=not progress, transient=False) as bar:
-        task = bar.add_task("switcher pairs", total=len(todo))
-        with ThreadPoolExecutor(max_workers=concurrency) as pool:
-            futures = [pool.submit(work_on, item) for item in todo]
-            try:
-                for future in as_completed(futures):
-                    finish(future.result())
-                    bar.advance(task)
-            except BaseException:
-                for pending in futures:
-                    pending.cancel()
-                raise
 
 
 def _write_pairs(

@@ -16,7 +16,8 @@ from typing import Any, Literal
 import numpy as np
 from langchain_core.documents import Document
 
-from prefrag.sources.base import DEFAULT_QUERY_FORMAT, Source, SourceKind
+from prefrag.sources.base import Source
+from prefrag.sources.group import SourceGroup
 
 MultiSourceMode = Literal["balanced", "stacked"]
 MULTI_SOURCE_MODES = ("balanced", "stacked")
@@ -70,7 +71,7 @@ class RelevanceScorer:
         return (matrix @ queries.T).mean(axis=1)
 
 
-class BalancedSource:
+class BalancedSource(SourceGroup):
     """Searches every member for the same top-k and reranks the pool by the question.
 
     Args:
@@ -82,8 +83,6 @@ class BalancedSource:
         per_source: Documents taken from each member; default the `k` of the search.
     """
 
-    kind: SourceKind = "local"
-
     def __init__(
         self,
         members: Sequence[Source],
@@ -93,27 +92,10 @@ class BalancedSource:
         question: str | None = None,
         per_source: int | None = None,
     ) -> None:
-        if not members:
-            raise ValueError("Balanced retrieval needs at least one source.")
-        self.members = list(members)
+        super().__init__(members, name=name, description="Balanced search over: ")
         self.scorer = scorer
-        self.name = name
         self.question = question
         self.per_source = per_source
-        self.description = "Balanced search over: " + ", ".join(m.name for m in self.members)
-        self.query_format = DEFAULT_QUERY_FORMAT
-        self.authority = max(m.authority for m in self.members)
-        self._note: str | None = None
-
-    @property
-    def member_names(self) -> set[str]:
-        """Source names its documents may carry."""
-        return {member.name for member in self.members}
-
-    @property
-    def last_note(self) -> str | None:
-        """Notes of members that returned nothing, if any."""
-        return self._note
 
     def search(self, query: str, k: int) -> list[Document]:
         """The top-`k` of the pooled per-member top-k, by similarity to the question."""

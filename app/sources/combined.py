@@ -7,37 +7,19 @@ from collections.abc import Sequence
 from langchain_core.documents import Document
 
 from prefrag.index.fusion import reciprocal_rank_fusion
-from prefrag.sources.base import DEFAULT_QUERY_FORMAT, Source, SourceKind
+from prefrag.sources.base import Source
+from prefrag.sources.group import SourceGroup
 
 
-class CombinedSource:
+class CombinedSource(SourceGroup):
     """Searches every member and fuses their rankings by reciprocal rank.
 
     Ranks, not raw scores, are fused because each member scores on its own scale. Each
     document keeps its member's `source` name, so citations say where it really came from.
     """
 
-    kind: SourceKind = "local"
-
     def __init__(self, members: Sequence[Source], *, name: str = "local") -> None:
-        if not members:
-            raise ValueError("A combined source needs at least one member.")
-        self.members = list(members)
-        self.name = name
-        self.description = "All local sources: " + ", ".join(m.name for m in self.members)
-        self.authority = max(m.authority for m in self.members)
-        self.query_format = DEFAULT_QUERY_FORMAT
-        self._note: str | None = None
-
-    @property
-    def member_names(self) -> set[str]:
-        """Source names its documents may carry."""
-        return {member.name for member in self.members}
-
-    @property
-    def last_note(self) -> str | None:
-        """Notes of members that returned nothing, if any."""
-        return self._note
+        super().__init__(members, name=name, description="All local sources: ")
 
     def search(self, query: str, k: int) -> list[Document]:
         """Top-`k` over all members by reciprocal-rank fusion (ties: member order)."""

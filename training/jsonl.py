@@ -1,0 +1,60 @@
+"""Reading a training job's JSONL input, refusing the first malformed row by file and line."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from prefrag.errors import ConfigurationError, IngestError
+
+__all__ = ["read_jsonl"]
+
+
+def read_jsonl(
+    path: Path,
+    *,
+    file_kind: str,
+    row_kind: str,
+    rows_kind: str,
+    problem: Callable[[Any], str | None],
+    limit: int | None = None,
+) -> list[Any]:
+    """Read a JSONL file of rows, refusing the first malformed one by file and line.
+
+    Args:
+        path: The JSONL file; blank lines are skipped.
+        file_kind: What the file is, for "The {file_kind} file PATH does not exist."
+        row_kind: One row, for "PATH:LINE is not {row_kind}: {problem}."
+        rows_kind: The rows, for "PATH holds no {rows_kind}."
+        problem: What is wrong with a parsed row, or None when it is fine.
+        limit: Keep at most this many rows (file order).
+
+    Returns:
+        The parsed rows.
+
+    Raises:
+        ConfigurationError: The file does not exist.
+        IngestError: A line is not JSON or not a valid row, or the file holds no row.
+    """
+    if not path.is_file():
+        raise ConfigurationError(f"The {file_kind} file {path} does not exist.")
+    rows: list[Any] = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                raise IngestError(f"{path}:{number} is not a JSON object.") from None
+            wrong = problem(row)
+            if wrong:
+                raise IngestError(f"{path}:{number} is not {row_kind}: {wrong}.")
+            rows.append(row)
+            if limit is not None and len(rows) >= limit:
+                break
+    if not rows:
+        raise IngestError(f"{path} holds no {rows_kind}.")
+    return rows

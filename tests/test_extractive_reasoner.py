@@ -276,27 +276,27 @@ def test_compare_with_embeddings_keeps_the_same_judgements():
 
 # --------------------------------------------------------------------------- early answers
 
-OLDER_Q = "Who is older, Celia Barton or Toby Harlan?"
+OLDER_Q = "Who is older, Mara Quell or Odo Varga?"
 BARTON = doc(
-    "Celia Barton (born October 8, 1970) is an American model born in Pennsylvania. She has "
-    "been photographed by Hugo Brandt, Pieter Lund and Toby Harlan.",
-    "Celia Barton",
+    "Mara Quell (born March 3, 1972) is a Hungarian cellist who trained in Vienna. She has "
+    "recorded with the pianists Lena Stroh, Ivo Brandl and Odo Varga.",
+    "Mara Quell",
 )
 HARLAN = doc(
-    "Tobias Harlan (born August 14, 1965) is an American fashion and portrait photographer.",
-    "Toby Harlan",
+    "Odoakar Varga (born June 21, 1961) is a Hungarian concert pianist and teacher.",
+    "Odo Varga",
 )
-FATHER_Q = "What was the father of Jesper Krogh voted to be by the IFGS in 1992?"
+FATHER_Q = "What was the teacher of Lior Benami voted to be by the ISGA in 1994?"
 JESPER = doc(
-    "Jesper Anton Krogh (born 5 November 1986) is a Danish professional footballer who "
-    "plays as a goalkeeper for Harbor City. He is the son of former Westport United "
-    "goalkeeper Anton Krogh, who was voted the best goalkeeper of his era.",
-    "Jesper Krogh",
+    "Lior Benami (born 2 April 1988) is an Israeli glass artist who works in a studio "
+    "in Haifa. She is the pupil of the veteran glassblower Dov Ashkar, who was voted the "
+    "finest glassblower of his generation.",
+    "Lior Benami",
 )
 ANTON = doc(
-    "Anton Bolesław Krogh (born 18 November 1963) is a Danish former footballer who was "
-    "voted the IFGS World's Best Goalkeeper in 1992 and 1993.",
-    "Anton Krogh",
+    "Dov Ashkar (born 12 May 1959) is an Israeli glass sculptor who was voted the "
+    "ISGA Master Glassblower in 1994 and 1995.",
+    "Dov Ashkar",
 )
 
 
@@ -306,31 +306,31 @@ def graph_feedback(answer, reflection):
 
 
 def test_choice_keeps_searching_when_one_side_is_only_mentioned(reasoner):
-    # Celia Barton's page names Toby Harlan, but says nothing about his age.
+    # The cellist's page names the pianist, but says nothing about his age.
     decision = reasoner.think(OLDER_Q, [step(OLDER_Q, BARTON)], sources=["local"])
     assert decision.action == "search"
-    assert "Toby Harlan" in decision.query
+    assert "Odo Varga" in decision.query
 
 
 def test_choice_answers_once_both_sides_have_a_document(reasoner):
-    scratchpad = [step(OLDER_Q, BARTON), step("Toby Harlan older", HARLAN)]
+    scratchpad = [step(OLDER_Q, BARTON), step("Odo Varga older", HARLAN)]
     decision = reasoner.think(OLDER_Q, scratchpad, sources=["local"])
     assert decision.action == "answer"
-    assert reasoner.answer(OLDER_Q, scratchpad, [BARTON, HARLAN]).answer == "Toby Harlan"
+    assert reasoner.answer(OLDER_Q, scratchpad, [BARTON, HARLAN]).answer == "Odo Varga"
 
 
 def test_bridge_keeps_searching_while_question_constraints_are_missing(reasoner):
-    # Jesper's page answers "voted to be" loosely, but neither 'IFGS' nor '1992' is in it:
-    # the father it names has no document yet.
+    # The pupil's page answers "voted to be" loosely, but neither 'ISGA' nor '1994' is in it:
+    # the teacher it names has no document yet.
     decision = reasoner.think(FATHER_Q, [step(FATHER_Q, JESPER)], sources=["local"])
     assert decision.action == "search"
-    assert "Anton Krogh" in decision.query
+    assert "Dov Ashkar" in decision.query
 
 
 def test_bridge_answer_comes_from_the_document_holding_the_constraints(reasoner):
-    scratchpad = [step(FATHER_Q, JESPER), step("Anton Krogh IFGS 1992", ANTON)]
+    scratchpad = [step(FATHER_Q, JESPER), step("Dov Ashkar ISGA 1994", ANTON)]
     draft = reasoner.answer(FATHER_Q, scratchpad, [JESPER, ANTON])
-    assert draft.answer == "IFGS World's Best Goalkeeper"
+    assert draft.answer == "ISGA Master Glassblower"
     assert doc_id(ANTON) in draft.cited_ids
 
 
@@ -338,31 +338,31 @@ def test_bridge_answer_comes_from_the_document_holding_the_constraints(reasoner)
 
 
 def test_reflect_choice_with_one_documented_side_is_not_correct(reasoner):
-    reflection = reasoner.reflect(OLDER_Q, "Celia Barton", [BARTON])
+    reflection = reasoner.reflect(OLDER_Q, "Mara Quell", [BARTON])
     assert reflection.label != "CORRECT"
-    assert "'Toby Harlan'" in reflection.suggestion
-    assert reflection.leads == ["Toby Harlan"]
-    assert reasoner.reflect(OLDER_Q, "Toby Harlan", [BARTON, HARLAN]).label == "CORRECT"
+    assert "'Odo Varga'" in reflection.suggestion
+    assert reflection.leads == ["Odo Varga"]
+    assert reasoner.reflect(OLDER_Q, "Odo Varga", [BARTON, HARLAN]).label == "CORRECT"
 
 
 def test_reflect_requires_the_question_constraints_in_the_supporting_evidence(reasoner):
-    reflection = reasoner.reflect(FATHER_Q, "best goalkeeper of his era", [JESPER])
+    reflection = reasoner.reflect(FATHER_Q, "finest glassblower of his generation", [JESPER])
     assert reflection.label != "CORRECT"
-    assert "IFGS" in reflection.explanation or "1992" in reflection.explanation
+    assert "ISGA" in reflection.explanation or "1994" in reflection.explanation
     # The suggestion quotes the name to look up (the think step reads quoted names).
-    assert "'Anton Krogh'" in reflection.suggestion
-    supported = reasoner.reflect(FATHER_Q, "IFGS World's Best Goalkeeper", [JESPER, ANTON])
+    assert "'Dov Ashkar'" in reflection.suggestion
+    supported = reasoner.reflect(FATHER_Q, "ISGA Master Glassblower", [JESPER, ANTON])
     assert supported.label == "CORRECT"
 
 
 def test_negative_reflection_feedback_drives_the_search_for_the_missing_side(reasoner):
-    reflection = reasoner.reflect(OLDER_Q, "Celia Barton", [BARTON])
-    feedback = graph_feedback("Celia Barton", reflection)
+    reflection = reasoner.reflect(OLDER_Q, "Mara Quell", [BARTON])
+    feedback = graph_feedback("Mara Quell", reflection)
     # Even after a search for the question itself repeated, the quoted side is looked up.
     scratchpad = [step(OLDER_Q, BARTON), step(OLDER_Q, BARTON)]
     decision = reasoner.think(OLDER_Q, scratchpad, sources=["local"], feedback=feedback)
     assert decision.action == "search"
-    assert decision.query.startswith("Toby Harlan")
+    assert decision.query.startswith("Odo Varga")
 
 
 def test_feedback_quotes_in_the_explanation_are_not_leads(reasoner):

@@ -8,8 +8,8 @@ from prefrag.reasoners.base import Feedback, Reasoner, ScratchpadStep
 from prefrag.reasoners.extractive import ExtractiveReasoner
 
 BRIDGE_Q = (
-    "What government position was held by the woman who portrayed Dorrit Vale in the film "
-    "Wink and Nod?"
+    "What government position was held by the man who voiced Orrin Tull in the puppet show "
+    "Copper Kettle?"
 )
 
 
@@ -18,20 +18,20 @@ def doc(text, title, id=None):
 
 
 WINK = doc(
-    "Wink and Nod is a 1947 American comedy film starring then 17-year-old Greta Lindqvist as "
-    "Dorrit Vale. In the film, two teenage girls cause their respective parents much concern.",
-    "Wink and Nod (1947 film)",
+    "Copper Kettle is a 1962 Danish puppet show featuring the young stage actor Anders Pellow "
+    "as the voice of Orrin Tull. Each episode follows a tinker and his goat between market towns.",
+    "Copper Kettle (puppet show)",
 )
 MEET = doc(
-    "Meet Dorrit Vale, a program from radio's Golden Age, ran from January 7, 1943 to "
-    "September 30, 1956.",
-    "Meet Dorrit Vale",
+    "Meet Orrin Tull, a spin-off serial for children's television, aired every Saturday from "
+    "March 2, 1965 until the spring of 1971.",
+    "Meet Orrin Tull",
 )
 LINDQVIST = doc(
-    "Greta Lindqvist Moor (April 23, 1928 \u2013 February 10, 2014) was an American actress and "
-    "diplomat. As an adult, she held the government position of Keeper of Records of the United "
-    "States.",
-    "Greta Lindqvist",
+    "Anders Pellow Brandt (May 19, 1937 \u2013 November 3, 2009) was a Danish puppeteer and "
+    "civil servant. Later in life, he held the government position of Master of Tolls of the "
+    "Danish Crown.",
+    "Anders Pellow",
 )
 TREASURER = doc(
     "The post of Lord High Warden was an English government position since the Acts of "
@@ -66,7 +66,7 @@ def test_first_step_searches_with_the_question(reasoner):
 def test_bridge_sub_query_uses_an_entity_from_the_first_observation(reasoner):
     decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, WINK, MEET)], sources=["demo"])
     assert decision.action == "search"
-    assert "Greta Lindqvist" in decision.query
+    assert "Anders Pellow" in decision.query
     # The unresolved part of the question travels with the bridge entity.
     assert "government" in decision.query.lower()
 
@@ -74,12 +74,12 @@ def test_bridge_sub_query_uses_an_entity_from_the_first_observation(reasoner):
 def test_answers_once_the_bridge_document_is_held(reasoner):
     scratchpad = [
         step(BRIDGE_Q, WINK, MEET),
-        step("Greta Lindqvist government position", LINDQVIST),
+        step("Anders Pellow government position", LINDQVIST),
     ]
     decision = reasoner.think(BRIDGE_Q, scratchpad, sources=["demo"])
     assert decision.action == "answer"
     draft = reasoner.answer(BRIDGE_Q, scratchpad, [WINK, MEET, LINDQVIST])
-    assert draft.answer == "Keeper of Records"
+    assert draft.answer == "Master of Tolls"
     assert doc_id(LINDQVIST) in draft.cited_ids
 
 
@@ -90,7 +90,7 @@ def test_forced_answer_answers_from_held_evidence(reasoner):
 
 
 def test_compare_false_for_duplicates_by_id_and_by_text(reasoner):
-    same_text = doc(WINK.page_content, "Wink and Nod copy", id="another-id")
+    same_text = doc(WINK.page_content, "Copper Kettle copy", id="another-id")
     verdict = reasoner.compare(BRIDGE_Q, [WINK, MEET], [WINK, same_text])
     assert verdict.status is False
     assert verdict.analysis
@@ -108,7 +108,7 @@ def test_compare_false_when_nothing_new_was_found(reasoner):
 def test_compare_true_for_a_new_relevant_document(reasoner):
     verdict = reasoner.compare(BRIDGE_Q, [WINK, MEET], [LINDQVIST, BAKING])
     assert verdict.status is True
-    assert "Greta Lindqvist" in verdict.analysis
+    assert "Anders Pellow" in verdict.analysis
 
 
 def test_yes_no_same_nationality():
@@ -202,7 +202,7 @@ def test_reflect_labels_unsupported_answer_incorrect(reasoner):
 
 
 def test_reflect_labels_supported_answer_correct(reasoner):
-    reflection = reasoner.reflect(BRIDGE_Q, "Keeper of Records", [WINK, LINDQVIST])
+    reflection = reasoner.reflect(BRIDGE_Q, "Master of Tolls", [WINK, LINDQVIST])
     assert reflection.label == "CORRECT"
 
 
@@ -210,7 +210,7 @@ def test_reflect_weak_support_is_not_correct_and_suggests_the_bridge(reasoner):
     # The span exists, but only in a document unrelated to the question's chain.
     reflection = reasoner.reflect(BRIDGE_Q, "Lord High Warden", [WINK, TREASURER])
     assert reflection.label != "CORRECT"
-    assert "Greta Lindqvist" in reflection.suggestion
+    assert "Anders Pellow" in reflection.suggestion
 
 
 def test_reflect_empty_answer_is_incorrect(reasoner):
@@ -227,7 +227,7 @@ def test_decisions_are_deterministic():
                 reasoner.think(BRIDGE_Q, scratchpad, sources=["demo"]).model_dump(),
                 reasoner.compare(BRIDGE_Q, [WINK, MEET], [LINDQVIST, BAKING]).model_dump(),
                 reasoner.answer(BRIDGE_Q, scratchpad, [WINK, MEET, LINDQVIST]).model_dump(),
-                reasoner.reflect(BRIDGE_Q, "Keeper of Records", [WINK, LINDQVIST]).model_dump(),
+                reasoner.reflect(BRIDGE_Q, "Master of Tolls", [WINK, LINDQVIST]).model_dump(),
             ]
         )
     assert runs[0] == runs[1]
@@ -235,14 +235,14 @@ def test_decisions_are_deterministic():
 
 def test_feedback_entity_drives_the_next_search(reasoner):
     feedback = Feedback(
-        answer="1947 American",
+        answer="1962 Danish",
         label="INCORRECT",
-        suggestion="Search for 'Greta Lindqvist' government position.",
-        leads=["Greta Lindqvist"],
+        suggestion="Search for 'Anders Pellow' government position.",
+        leads=["Anders Pellow"],
     )
     decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, WINK)], sources=["demo"], feedback=feedback)
     assert decision.action == "search"
-    assert decision.query.startswith("Greta Lindqvist")
+    assert decision.query.startswith("Anders Pellow")
 
 
 HOTPOT = get_settings().shared_data / "hotpotqa" / "hotpotqa_dev_350.jsonl"
@@ -369,14 +369,14 @@ def test_feedback_quotes_in_the_explanation_are_not_leads(reasoner):
     # The explanation quotes the rejected answer and its source title; only the leads name
     # what to search for.
     feedback = Feedback(
-        answer="Meet Dorrit Vale",
+        answer="Meet Orrin Tull",
         label="PARTIALLY CORRECT",
         explanation="'Sourdough' appears in 'Sourdough'.",
-        suggestion="Search for 'Greta Lindqvist'.",
-        leads=["Greta Lindqvist"],
+        suggestion="Search for 'Anders Pellow'.",
+        leads=["Anders Pellow"],
     )
     decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, WINK)], sources=["demo"], feedback=feedback)
-    assert decision.query.startswith("Greta Lindqvist")
+    assert decision.query.startswith("Anders Pellow")
 
 
 # --------------------------------------------------------------------------- sub-queries
@@ -512,7 +512,7 @@ def test_search_moves_to_the_next_source_when_a_step_brought_nothing_new(reasone
     scratchpad = [
         ScratchpadStep(query=BRIDGE_Q, source="local", observation=[WINK, MEET]),
         # Only repeats and an off-topic page: this source has stopped helping.
-        ScratchpadStep(query="Greta Lindqvist", source="local", observation=[WINK, BAKING]),
+        ScratchpadStep(query="Anders Pellow", source="local", observation=[WINK, BAKING]),
     ]
     decision = reasoner.think(BRIDGE_Q, scratchpad, sources=["local", "web"])
     assert decision.action == "search"
@@ -525,7 +525,7 @@ def test_search_moves_to_the_next_source_when_a_step_brought_nothing_new(reasone
 def test_source_choice_leaves_the_search_itself_unchanged(reasoner):
     scratchpad = [
         ScratchpadStep(query=BRIDGE_Q, source="local", observation=[WINK, MEET]),
-        ScratchpadStep(query="Greta Lindqvist", source="local", observation=[WINK, BAKING]),
+        ScratchpadStep(query="Anders Pellow", source="local", observation=[WINK, BAKING]),
     ]
     one = reasoner.think(BRIDGE_Q, scratchpad, sources=["local"])
     two = reasoner.think(BRIDGE_Q, scratchpad, sources=["local", "web"])
@@ -555,13 +555,13 @@ def test_reflect_doubts_an_answer_whose_sentence_states_no_relation_word(reasone
 
 
 def test_reflect_doubts_a_common_word_given_for_a_name(reasoner):
-    question = "Who managed the Dorrit Vale radio program?"
-    radio = doc(
-        "Meet Dorrit Vale was a radio program. Management of the program was shared, and "
+    question = "Who managed the Orrin Tull children's serial?"
+    serial = doc(
+        "Meet Orrin Tull was a children's serial. Management of the serial was shared, and "
         "the management changed often.",
-        "Meet Dorrit Vale",
+        "Meet Orrin Tull",
     )
-    assert reasoner.reflect(question, "Management", [radio]).label != "CORRECT"
+    assert reasoner.reflect(question, "Management", [serial]).label != "CORRECT"
 
 
 def test_advice_questions_are_answered_with_the_supporting_sentence():

@@ -113,17 +113,18 @@ def test_compare_true_for_a_new_relevant_document(reasoner):
 
 def test_yes_no_same_nationality():
     reasoner = ExtractiveReasoner(use_embeddings=False)
-    question = "Were Tobin Marsh and Al Penn of the same nationality?"
+    question = "Were Tobin Marsh and Hal Quint of the same nationality?"
     marsh = doc(
-        "Tobin Marsh (born July 16, 1966) is an American director, screenwriter and producer.",
+        "Tobin Marsh (born 2 March 1979) is a Canadian bridge engineer who also teaches "
+        "structural design.",
         "Tobin Marsh",
     )
     wood = doc(
-        "Albert Davis Penn Jr. (October 10, 1924 \u2013 December 10, 1978) was an American "
-        "filmmaker, actor, writer, producer, and director.",
-        "Al Penn",
+        "Harold Everett Quint III (1931 \u2013 2004) was a Canadian glassblower, sculptor "
+        "and kiln builder.",
+        "Hal Quint",
     )
-    british_wood = doc(wood.page_content.replace("American", "English"), "Al Penn", id="ed-uk")
+    british_wood = doc(wood.page_content.replace("Canadian", "Irish"), "Hal Quint", id="ed-uk")
     yes = reasoner.answer(question, [], [marsh, wood])
     no = reasoner.answer(question, [], [marsh, british_wood])
     assert yes.answer == "yes"

@@ -396,18 +396,18 @@ def test_follow_up_query_keeps_the_anchor_entity(reasoner):
 
 # --------------------------------------------------------------------------- determinism
 
-KORVIK_Q = "Where are Korvik National Park and Ustrand National Park located?"
+KORVIK_Q = "Where are Korvik Observatory and Ustrand Observatory located?"
 USTRAND = doc(
-    'Ustrand National Park (Spanish: "Parque nacional de Ustrand" , ] ) is located in the '
-    "center and north of the island of La Ventosa, one of the Coral Islands (Spain). It was "
-    "declared a national park in 1981 and a World Heritage Site by UNESCO in 1986. It occupies "
-    "40 km (15 sq mi) and it extends into each of the six municipalities on the island.",
-    "Ustrand National Park",
+    'Ustrand Observatory (Portuguese: "Observat\u00f3rio de Ustrand" , ] ) stands on the '
+    "western ridge of Pico Alto, the highest peak of the Lantern Isles (Portugal). Its first "
+    "telescope saw light in 1993 and a second dome was added in 2004. The site covers 12 "
+    "hectares and is shared by three universities.",
+    "Ustrand Observatory",
 )
 KORVIK = doc(
-    'Korvik National Park (Spanish: "Parque nacional del Korvik" , ] ) is a national park '
-    "located in Costavera (Coral Islands, Spain).",
-    "Korvik National Park",
+    'Korvik Observatory (Portuguese: "Observat\u00f3rio do Korvik" , ] ) is an astronomical '
+    "observatory on Vila Serena (Lantern Isles, Portugal).",
+    "Korvik Observatory",
 )
 _SEEDED_DECISIONS = """
 import json, sys
@@ -423,7 +423,7 @@ out = [
     r.think(q, pad, sources=["local", "web"]).model_dump(),
     r.answer(q, pad, docs).model_dump(),
     r.compare(q, docs[:1], docs[1:]).model_dump(),
-    r.reflect(q, "Coral Islands", docs).model_dump(),
+    r.reflect(q, "Lantern Isles", docs).model_dump(),
 ]
 print(json.dumps(out, sort_keys=True))
 """

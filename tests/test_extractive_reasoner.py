@@ -462,35 +462,35 @@ def test_decisions_do_not_depend_on_the_hash_seed():
 
 # --------------------------------------------------------------------------- when to stop
 
-LAKE_Q = "Olds State Fishing Lake is in a country that has a population of how many inhabitants ?"
+LAKE_Q = "Brannock Point Light stands in a district with a population of how many inhabitants ?"
 LAKE = doc(
-    "Olds State Fishing Lake (sometimes also known as Olds State Fishing Lake And Wildlife "
-    "Area) is a protected area in Olds County, Kansas in the United States.  The lake is 62 "
-    "acres (0.25 km²) in area and up to 13 feet (4 m) deep.  The area was formerly known as "
-    "Olds County State Park, and is 8 miles (13 km) east of Tallmadge, Kansas.",
-    "Olds State Fishing Lake",
+    "Brannock Point Light (also called the Brannock Point Light And Beacon) is a historic "
+    "lighthouse in Fenwick District, Ontario in Canada.  The tower is 21 metres (69 ft) tall "
+    "and its lamp reaches 15 nautical miles (28 km).  The site was once called Fenwick "
+    "District Beacon Reserve, and lies 5 kilometres (3 mi) north of Corran, Ontario.",
+    "Brannock Point Light",
 )
 COUNTY = doc(
-    "Olds County (county code BR) is a county located in the northeast portion of the U.S. "
-    "state of Kansas.  As of the 2010 census, the county population was 9,984.  Its county "
-    "seat and most populous city is Tallmadge.",
-    "Olds County, Kansas",
+    "Fenwick District (district code FW) is a district in the southwestern part of the "
+    "Canadian province of Ontario.  At the 2016 census, the district population was 27,412.  "
+    "Its seat and largest town is Corran.",
+    "Fenwick District, Ontario",
 )
 
 
 def test_answers_when_the_held_chain_already_gives_a_typed_answer(reasoner):
-    # Both hops are held: the lake's page names Olds County, whose page gives the number.
-    # Question words no document uses ("inhabitants") must not send it chasing 'Tallmadge'.
+    # Both hops are held: the lighthouse's page names Fenwick District, whose page gives the
+    # number. Question words no document uses ("inhabitants") must not send it chasing 'Corran'.
     decision = reasoner.think(LAKE_Q, [step(LAKE_Q, LAKE, COUNTY)], sources=["local"])
     assert decision.action == "answer"
-    assert decision.answer == "9,984"
-    assert reasoner.reflect(LAKE_Q, "9,984", [LAKE, COUNTY]).label == "CORRECT"
+    assert decision.answer == "27,412"
+    assert reasoner.reflect(LAKE_Q, "27,412", [LAKE, COUNTY]).label == "CORRECT"
 
 
 def test_keeps_searching_when_the_second_hop_is_not_held(reasoner):
     decision = reasoner.think(LAKE_Q, [step(LAKE_Q, LAKE)], sources=["local"])
     assert decision.action == "search"
-    assert "Olds County" in decision.query
+    assert "Fenwick District" in decision.query
 
 
 # --------------------------------------------------------------------------- source choice

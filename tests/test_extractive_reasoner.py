@@ -537,20 +537,20 @@ def test_source_choice_leaves_the_search_itself_unchanged(reasoner):
 
 
 def test_reflect_doubts_an_answer_whose_sentence_states_no_relation_word(reasoner):
-    question = "Ravena Talia Moss is a judge on a television show hosted by whom?"
-    moss = doc(
-        "Ravena Talia Moss (born December 8, 1982), known professionally as Rava Moss, is a "
-        "Trinidadian-born rapper and singer.",
-        "Rava Moss",
+    question = "Quillan Oduya Frame sits on the panel of a baking contest presented by whom?"
+    frame = doc(
+        "Quillan Oduya Frame (born 4 May 1975), known professionally as Quill Frame, is a "
+        "Kenyan-born pastry chef and cookbook author.",
+        "Quill Frame",
     )
-    idol = doc(
-        "National Star is an American singing competition television series. Ned Carrow "
-        "hosts the show, with Rava Moss as one of its judges.",
-        "National Star",
+    contest = doc(
+        "Golden Crust is a Canadian baking contest series. Mira Delacourt presents the contest, "
+        "with Quill Frame on its tasting panel.",
+        "Golden Crust",
     )
-    # The stage name's sentence matches the question's names but says nothing of a show,
-    # a judge or a host.
-    reflection = reasoner.reflect(question, "Rava Moss", [moss, idol, BAKING])
+    # The stage name's sentence matches the question's names but says nothing of a contest,
+    # a panel or a presenter.
+    reflection = reasoner.reflect(question, "Quill Frame", [frame, contest, BAKING])
     assert reflection.label != "CORRECT"
     assert "states none" in reflection.explanation
 

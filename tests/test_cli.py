@@ -66,6 +66,7 @@ def test_ask_json_has_answer_citations_route_counters(corpus: Path) -> None:
     }
 
 
+@pytest.mark.slow
 def test_thread_shows_a_stored_run(corpus: Path) -> None:
     runner.invoke(app, ["index", str(corpus), "--source", "notes"])
     args = ["ask", "What raises simvastatin levels?", "--source", "notes", "--no-web"]

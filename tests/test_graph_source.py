@@ -171,6 +171,7 @@ def test_malformed_rows_name_file_and_line_and_change_nothing(
     assert graph_path("kg").read_bytes() == before
 
 
+@pytest.mark.slow
 def test_a_missing_or_damaged_graph_is_a_clear_error() -> None:
     from prefrag.errors import DamagedStoreError
 
@@ -250,6 +251,7 @@ def test_medquad_graph_triples_link_names_ids_types_and_definitions(tmp_path: Pa
     )
 
 
+@pytest.mark.slow
 def test_an_indexed_graph_joins_the_default_sources_and_the_listing(tmp_path: Path) -> None:
     from prefrag.sources.defaults import default_sources
 

@@ -98,7 +98,9 @@ def test_a_synonym_in_parentheses_makes_a_document_about_the_subject(reasoner):
     assert not draft.abstained
     assert "16 million adults" in draft.answer and draft.cited_ids == ["copd"]
     full = reasoner.answer(
-        "Is chronic obstructive pulmonary disease inherited?", [], [PELL, COPD_NOTE]
+        "How many people are affected by chronic obstructive pulmonary disease?",
+        [],
+        [PELL, COPD_NOTE],
     )
     assert not full.abstained and full.cited_ids == ["copd"]
 

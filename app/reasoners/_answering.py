@@ -18,7 +18,7 @@ from prefrag.reasoners._evidence import (
 )
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._shapes import duration_span, list_answer, sentence_answer
-from prefrag.reasoners._subjects import subject_sentences
+from prefrag.reasoners._subjects import subject_sentences, unaddressed_aspect
 from prefrag.reasoners._support import (
     observed_documents,
     subjects_of,
@@ -77,6 +77,11 @@ def answer_question(
         ranked = subject_sentences(shape, held, weights, ranked)
         if not ranked:
             return abstention(scratchpad, f"nothing retrieved is about {shape.subject}")
+        aspect = unaddressed_aspect(shape, held)
+        if aspect is not None:
+            # A page about the subject that never says what is asked (how it is inherited,
+            # how many it affects) would be answered with its best unrelated sentences.
+            return abstention(scratchpad, f"nothing retrieved about {shape.subject} says {aspect}")
     draft, support, scored = draft_answer(shape, held, weights, ranked, rejected_answers(feedback))
     if not draft.answer.strip():
         return abstention(scratchpad, "no retrieved sentence is about what the question asks")

@@ -89,6 +89,28 @@ class ExtractiveParams:
         " subject, and keeps a second sentence below extra_sentence_share; no demo or HotpotQA"
         " 1-200 question names a subject this way, so both are unchanged by it",
     )
+    aspect_kinds: tuple[str, ...] = _chosen(
+        (
+            "inheritance",
+            "frequency",
+            "genetic changes",
+            "symptoms",
+            "treatment",
+            "causes",
+            "exams and tests",
+            "prevention",
+            "outlook",
+            "complications",
+            "stages",
+            "susceptibility",
+        ),
+        "kinds whose cue words (_topics.CUES) a page addressing the aspect nearly always holds"
+        " (an inheritance pattern, a figure, 'symptoms', 'treat', 'diagnos', 'prevent',"
+        " 'stage', 'risk'...): with no such sentence in any document about the subject, the"
+        " question is declined. Left out: 'information' (any page about X says what X is),"
+        " 'research', 'considerations' and 'support', whose cues ('study', 'should', 'groups')"
+        " are too loose to say a page does not address them; set on invented examples only",
+    )
     # --- conflicts between documents on one subject
     conflict_question_share: float = _chosen(
         0.3, HAND_SET + " (each conflicting document covers part of what is asked)"

@@ -69,6 +69,43 @@ def documents_about(evidence: Evidence, subject: str) -> list[int]:
     return by_title + by_text
 
 
+# How a declined question's aspect reads in the reason: "... says how it is inherited".
+ASPECTS: dict[str, str] = {
+    "inheritance": "how it is inherited",
+    "frequency": "how many people it affects",
+    "genetic changes": "which genetic changes are related to it",
+    "symptoms": "what its symptoms are",
+    "treatment": "how it is treated",
+    "causes": "what causes it",
+    "exams and tests": "how it is diagnosed",
+    "prevention": "how it can be prevented",
+    "outlook": "what its outlook is",
+    "complications": "what its complications are",
+    "stages": "what its stages are",
+    "susceptibility": "who is at risk for it",
+}
+
+
+def unaddressed_aspect(shape: QuestionShape, evidence: Evidence) -> str | None:
+    """The asked aspect when documents about the subject exist but none addresses it, else None.
+
+    Only the kinds in `PARAMS.aspect_kinds` count: their cue words (`_topics.CUES`) are
+    specific enough that a document never using them does not say what is asked ("Is X
+    inherited?" against a page that never names an inheritance pattern). None when some
+    sentence of any document about the subject holds the cue, when no document is about it
+    (that is declined for another reason), or for other kinds ("What is X?").
+    """
+    cue = CUES.get(shape.topic)
+    if cue is None or shape.topic not in PARAMS.aspect_kinds:
+        return None
+    about = set(documents_about(evidence, shape.subject))
+    if not about:
+        return None
+    if any(s.doc in about and cue.search(s.text) for s in evidence.sentences):
+        return None
+    return ASPECTS.get(shape.topic, f"anything about its {shape.topic}")
+
+
 def subject_sentences(
     shape: QuestionShape,
     evidence: Evidence,

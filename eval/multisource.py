@@ -40,6 +40,7 @@ from langchain_core.documents import Document
 
 from prefrag.config import Settings, get_settings
 from prefrag.eval.metrics import ndcg_at_k, recall_at_k
+from prefrag.jsonl import write_jsonl
 from prefrag.sources.balanced import BalancedSource, RelevanceScorer
 from prefrag.sources.base import Source
 from prefrag.sources.combined import CombinedSource
@@ -52,7 +53,6 @@ from prefrag.sources.medquad_demo import (
     registry_path,
     sample_site,
     snippet_document,
-    write_jsonl,
 )
 
 Planner = Callable[[str, Sequence[Source]], Mapping[str, Sequence[str]]]

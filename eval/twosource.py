@@ -28,6 +28,7 @@ from urllib.parse import quote
 
 from prefrag.documents import content_id
 from prefrag.eval.datasets import EvalItem, Paragraph
+from prefrag.jsonl import write_jsonl
 
 if TYPE_CHECKING:
     from prefrag.config import Settings
@@ -155,15 +156,6 @@ class IndexSearchClient:
             }
             for d in documents
         ]
-
-
-def write_jsonl(rows: Sequence[dict[str, Any]], path: Path) -> Path:
-    """Write rows as JSONL (creating folders) and return the path."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return path
 
 
 def _ensure_index(

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from prefrag.errors import ConfigurationError
+from prefrag.jsonl import read_jsonl
 from prefrag.training.config import parse_config
 from prefrag.training.hf_jobs import (
     bf16_supported,
@@ -37,7 +38,6 @@ from prefrag.training.hf_jobs import (
     train_and_save,
     write_summary,
 )
-from prefrag.training.jsonl import read_jsonl
 from prefrag.training.pairs import preference_pair_problem
 
 __all__ = [

@@ -42,8 +42,8 @@ from typing import Any
 import numpy as np
 
 from prefrag.errors import ConfigurationError, IngestError
+from prefrag.jsonl import read_jsonl
 from prefrag.training.config import parse_config
-from prefrag.training.jsonl import read_jsonl
 
 __all__ = [
     "FilterLabelArguments",

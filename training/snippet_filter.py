@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from prefrag.errors import ConfigurationError, IngestError
+from prefrag.jsonl import read_jsonl
 from prefrag.training.config import parse_config
 from prefrag.training.hf_jobs import write_summary
-from prefrag.training.jsonl import read_jsonl
 
 __all__ = ["FilterResult", "FilterScriptArguments", "load_labels", "main", "precision_recall"]
 

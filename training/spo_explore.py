@@ -32,6 +32,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
 from prefrag.errors import ConfigurationError
+from prefrag.jsonl import read_jsonl
 from prefrag.reasoners.plans import (
     PlannedQuery,
     SourceBrief,
@@ -42,7 +43,6 @@ from prefrag.reasoners.plans import (
 )
 from prefrag.reasoners.source_planner import question_terms
 from prefrag.sources.base import Source
-from prefrag.training.jsonl import read_jsonl
 
 __all__ = [
     "ExploreConfig",

@@ -38,6 +38,7 @@ from langchain_core.messages import HumanMessage
 
 from prefrag.documents import format_documents, make_document
 from prefrag.errors import ConfigurationError
+from prefrag.jsonl import read_jsonl
 from prefrag.prompts import render_prompt
 from prefrag.reasoners.plans import (
     MAX_QUERIES,
@@ -47,7 +48,6 @@ from prefrag.reasoners.plans import (
     parse_graph_query,
     plan_prompt,
 )
-from prefrag.training.jsonl import read_jsonl
 
 __all__ = ["GoldJudge", "JudgeConfig", "LLMJudge", "build_datasets", "judge_rows", "main"]
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from prefrag.errors import ConfigurationError
+from prefrag.jsonl import read_jsonl
 from prefrag.training.config import parse_config
 from prefrag.training.hf_jobs import (
     bf16_supported,
@@ -39,7 +40,6 @@ from prefrag.training.hf_jobs import (
     training_metrics,
     write_summary,
 )
-from prefrag.training.jsonl import read_jsonl
 
 __all__ = [
     "PAPER_DEFAULTS",

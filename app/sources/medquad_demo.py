@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prefrag.errors import IngestError
+from prefrag.jsonl import write_jsonl
 
 if TYPE_CHECKING:
     from prefrag.config import Settings
@@ -183,15 +184,6 @@ def short_definition(text: str, words: int = DEFINITION_WORDS) -> str:
         kept.append(sentence)
         count += size
     return " ".join(" ".join(kept).split()[: 2 * words])
-
-
-def write_jsonl(rows: Iterable[dict[str, Any]], path: Path) -> Path:
-    """Write rows as JSONL (creating folders) and return the path."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return path
 
 
 def sample_site(

@@ -1,15 +1,15 @@
-"""Reading a training job's JSONL input, refusing the first malformed row by file and line."""
+"""JSONL files: reading rows that are refused by file and line, and writing rows."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from prefrag.errors import ConfigurationError, IngestError
 
-__all__ = ["read_jsonl"]
+__all__ = ["read_jsonl", "write_jsonl"]
 
 
 def read_jsonl(
@@ -58,3 +58,12 @@ def read_jsonl(
     if not rows:
         raise IngestError(f"{path} holds no {rows_kind}.")
     return rows
+
+
+def write_jsonl(rows: Iterable[dict[str, Any]], path: Path) -> Path:
+    """Write rows as JSONL (creating folders) and return the path."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return path

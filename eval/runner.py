@@ -642,7 +642,12 @@ def score_output(
             for s in steps
         ],
         "reflections": [
-            {"label": r.get("label"), "answer": r.get("answer", "")}
+            {
+                "label": r.get("label"),
+                "answer": r.get("answer", ""),
+                "explanation": r.get("explanation", ""),
+                "gaps": r.get("gaps"),
+            }
             for r in output.get("reflections") or []
         ],
         "citations": list(output.get("citations") or []),

@@ -33,6 +33,15 @@ class Context:
         default=1,
         metadata={"description": "Negative reflections that trigger a supplement (paper: 1)."},
     )
+    supplement_when: Literal["evidence-missing", "negative"] = field(
+        default="evidence-missing",
+        metadata={
+            "description": "Which negative reflections buy a supplement: 'negative' every one "
+            "(paper); 'evidence-missing' (default) not those whose reasoner found every name "
+            "of the question in the evidence held, where more retrieval cannot mend a misread "
+            "answer. LLM reflections do not check, so both behave as the paper."
+        },
+    )
     preferred_source: str | None = field(
         default=None,
         metadata={"description": "Preferred local source; empty means the first local source."},

@@ -36,6 +36,11 @@ from prefrag.graphs.state import PrefRAGState, Step, Turn, add_counts, empty_cou
 from prefrag.reasoners.base import AnswerDraft, Feedback, ScratchpadStep
 from prefrag.sources.base import Source
 
+NO_SUPPLEMENT_NOTE = (
+    "Self-reflection was negative, but the evidence held names everything the question "
+    "does: the answer misreads it, and more retrieval cannot mend that (no supplement)."
+)
+
 
 def scratchpad(state: PrefRAGState) -> list[ScratchpadStep]:
     """Earlier rounds of a graph state as the reasoner sees them."""
@@ -271,7 +276,11 @@ def answer(
 def self_reflect(
     state: PrefRAGState, runtime: Runtime[Context], *, resources: ResourceProvider
 ) -> dict[str, Any]:
-    """Label the answer; a negative label requests one supplement (paper §3.3)."""
+    """Label the answer; a negative label requests one supplement (paper §3.3).
+
+    Under `supplement_when="evidence-missing"` a negative label whose reasoner found the
+    evidence complete (`Reflection.gaps == []`) ends the run with a trace note instead.
+    """
     context = context_of(runtime, state)
     if context.max_reflections <= 0:
         return {"supplement_requested": False}
@@ -284,14 +293,17 @@ def self_reflect(
         "label": reflection.label,
         "explanation": reflection.explanation,
         "suggestion": reflection.suggestion,
+        "gaps": reflection.gaps,
         "fallback": reflection.fallback,
     }
     update = {"reflections": [record], "supplement_requested": False}
     update |= usage_update("reflect", reflection.usage)
-    if reflection.negative and len(state.get("reflections", [])) < context.max_reflections:
-        feedback = reflection.feedback(state.get("answer", ""))
-        update |= {"supplement_requested": True, "feedback": feedback.model_dump()}
-    return update
+    if not reflection.negative or len(state.get("reflections", [])) >= context.max_reflections:
+        return update
+    if context.supplement_when == "evidence-missing" and not reflection.evidence_missing:
+        return update | {"notes": [NO_SUPPLEMENT_NOTE]}
+    feedback = reflection.feedback(state.get("answer", ""))
+    return update | {"supplement_requested": True, "feedback": feedback.model_dump()}
 
 
 def supplement(

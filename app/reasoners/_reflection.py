@@ -26,6 +26,7 @@ from prefrag.reasoners._support import (
     bridge_gap,
     bridged_terms,
     compared_names,
+    evidence_gaps,
     fits_type,
     is_settled,
     is_year,
@@ -48,6 +49,23 @@ from prefrag.reasoners.base import (
 
 
 def reflect_on(question: str, answer: str, evidence: Sequence[Document]) -> Reflection:
+    """Label the answer (`label_answer`) and, when negative, say what evidence it lacks.
+
+    `Reflection.gaps` lists what the answer needs that no held document mentions; an empty
+    list says the evidence is all there and the answer misreads it, which more retrieval
+    cannot mend.
+    """
+    reflection = label_answer(question, answer, evidence)
+    if not reflection.negative or reflection.gaps is not None:
+        return reflection
+    documents = unique_documents(evidence)
+    if not documents or answer.startswith(ABSTENTION) or not normalize_answer(answer):
+        return reflection  # nothing usable was found: anything retrieved may help
+    gaps = evidence_gaps(analyze_question(question), Evidence(documents))
+    return reflection.model_copy(update={"gaps": gaps})
+
+
+def label_answer(question: str, answer: str, evidence: Sequence[Document]) -> Reflection:
     """Label an answer: CORRECT only when a sentence holding it supports it for what is asked.
 
     A span answer needs a sentence holding it whose chain names every name and year of the

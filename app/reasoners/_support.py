@@ -143,6 +143,22 @@ def missing_for(
     return unique(missing)
 
 
+def evidence_gaps(shape: QuestionShape, evidence: Evidence) -> list[str]:
+    """What answering needs that no held document mentions, in the question's words.
+
+    Compared entities without a document of their own, then the question's names and years
+    that no held document names. Empty means
+    every piece is held: a wrong answer then comes from reading the evidence, not from
+    what was found.
+    """
+    gaps = [c for c in compared_names(shape) if not evidence.has_document(c)]
+    everything = evidence.text_of(range(len(evidence)))
+    for name in question_constraints(shape.text):
+        if name not in gaps and not is_mentioned(name, evidence.all_terms, everything):
+            gaps.append(name)
+    return unique(gaps)
+
+
 def fits_type(shape: QuestionShape, answer: str) -> bool:
     """Whether `answer` is of the type the question asks for (any type fits an open question)."""
     if shape.answer_type == "date":

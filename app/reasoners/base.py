@@ -78,6 +78,12 @@ class Reflection(BaseModel):
     leads: list[str] = Field(
         default_factory=list, description="Names the suggestion says to search for, if any."
     )
+    gaps: list[str] | None = Field(
+        default=None,
+        description="What the answer needs that no held document mentions. None: not "
+        "checked (any negative label may be missing evidence); []: everything is held, so "
+        "the fault is in reading the evidence and more retrieval cannot mend it.",
+    )
     fallback: bool = False
     usage: Usage = Field(default_factory=Usage)
 
@@ -85,6 +91,11 @@ class Reflection(BaseModel):
     def negative(self) -> bool:
         """True for PARTIALLY CORRECT and INCORRECT."""
         return self.label != "CORRECT"
+
+    @property
+    def evidence_missing(self) -> bool:
+        """Whether retrieval could mend the answer: negative, and not known to hold it all."""
+        return self.negative and (self.gaps is None or bool(self.gaps))
 
     def feedback(self, answer: str) -> Feedback:
         """This reflection on `answer` as feedback for the next attempt."""

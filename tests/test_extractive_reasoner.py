@@ -583,3 +583,26 @@ def test_advice_questions_are_answered_with_the_supporting_sentence():
     assert draft.answer.startswith("NSAIDs such as ibuprofen increase the risk of bleeding")
     assert draft.answer.lower() not in {"yes", "no"}
     assert draft.cited_ids == ["nsaids"]
+
+
+def test_negative_reflection_names_what_no_held_document_mentions(reasoner):
+    # Odo Varga has no document: retrieval could mend the answer.
+    reflection = reasoner.reflect(OLDER_Q, "Mara Quell", [BARTON])
+    assert reflection.negative
+    assert reflection.gaps == ["Odo Varga"]
+    assert reflection.evidence_missing
+
+
+def test_a_misread_answer_over_complete_evidence_is_not_blamed_on_retrieval(reasoner):
+    # Both hops are held and the answer comes from an unrelated document: the label stays
+    # negative, but the evidence names everything the question does.
+    reflection = reasoner.reflect(BRIDGE_Q, "Lord High Warden", [WINK, LINDQVIST, TREASURER])
+    assert reflection.label != "CORRECT"
+    assert reflection.gaps == []
+    assert not reflection.evidence_missing
+
+
+def test_an_abstention_always_leaves_retrieval_open(reasoner):
+    reflection = reasoner.reflect(BRIDGE_Q, "", [WINK, LINDQVIST])
+    assert reflection.gaps is None
+    assert reflection.evidence_missing

@@ -380,3 +380,36 @@ def test_ask_with_a_checkpointer_returns_the_thread_it_stored_the_run_under():
     result = ask(QUESTION, graph=graph)
     thread = result["thread_id"]
     assert graph.get_state({"configurable": {"thread_id": thread}}).values["answer"]
+
+
+class MisreadingReasoner(ScriptedReasoner):
+    """Answers wrongly over complete evidence, and its reflection says nothing is missing."""
+
+    def reflect(self, question: str, answer: str, evidence: Sequence[Document]) -> Reflection:
+        return Reflection(
+            label="PARTIALLY CORRECT",
+            explanation="The answer misreads the evidence.",
+            gaps=[],
+            usage=ONE,
+        )
+
+
+def test_a_negative_reflection_with_nothing_missing_buys_no_supplement() -> None:
+    local, web = _sources()
+    result = ask(QUESTION, reasoner=MisreadingReasoner(), sources=SourceRegistry([local, web]))
+    assert [s["kind"] for s in result["route"]] == ["retrieve", "retrieve"]
+    assert [r["label"] for r in result["reflections"]] == ["PARTIALLY CORRECT"]
+    assert result["reflections"][0]["gaps"] == []
+    assert any("no supplement" in n for n in result["notes"])
+
+
+def test_paper_mode_supplements_after_every_negative_reflection() -> None:
+    local, web = _sources()
+    result = ask(
+        QUESTION,
+        reasoner=MisreadingReasoner(),
+        sources=SourceRegistry([local, web]),
+        supplement_when="negative",
+    )
+    assert sum(s["kind"] == "supplement" for s in result["route"]) == 1
+    assert len(result["reflections"]) == 2

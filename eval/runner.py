@@ -633,6 +633,7 @@ def score_output(
         "route": [
             {
                 "kind": s.get("kind", "retrieve"),
+                "thought": s.get("thought", ""),
                 "query": s.get("query", ""),
                 "searched": list(s.get("searched", [])),
                 "source": s.get("source", ""),

@@ -113,13 +113,16 @@ def test_extractive_policy_with_gold_teacher_writes_trl_pairs(tmp_path):
 
 
 def test_one_pair_per_question_and_the_keep_switch_ratio(tmp_path):
-    every = run(_config(tmp_path, per_question=5), sources=two_hop_sources())
-    one = run(_config(tmp_path, per_question=1), sources=two_hop_sources())
+    # Three of four second hops are local: more keep than switch verdicts.
+    sources = two_hop_sources(second_local=(0, 1, 2))
+    every = run(_config(tmp_path, per_question=5), sources=sources)
+    one = run(_config(tmp_path, per_question=1), sources=sources)
     ids = [p["meta"]["question_id"] for p in _lines(tmp_path / "pairs.jsonl")]
     assert len(ids) == len(set(ids)) == one.pairs
+    assert every.pairs > one.pairs
     assert one.drops.get("more than one pair per question", 0) == every.pairs - one.pairs
     assert every.labels["keep"] > every.labels["switch"] > 0
-    ratio = run(_config(tmp_path, per_question=5, keep_switch="1:1"), sources=two_hop_sources())
+    ratio = run(_config(tmp_path, per_question=5, keep_switch="1:1"), sources=sources)
     assert ratio.labels["keep"] == ratio.labels["switch"] == every.labels["switch"]
     assert ratio.drops["keep:switch ratio"] == every.pairs - ratio.pairs
 

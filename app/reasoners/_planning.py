@@ -19,6 +19,7 @@ from prefrag.reasoners._support import (
     bridge_gap,
     compared_names,
     compose_query,
+    fits_type,
     is_settled,
     missing_for,
     observed_documents,
@@ -52,7 +53,10 @@ def plan(
     The first step searches with the question; later steps follow a bridge entity found in
     the evidence (a name near the question's words whose own document is not held yet) and
     add the part of the question still unresolved, or answer once the evidence supports one.
-    A negative reflection's leads are searched for first.
+    A negative reflection's leads are searched for first. With no entity left to look up,
+    the leftover words of the question are searched right after the question's own search,
+    later only while no answer of the asked type is drafted: a late search without a lead
+    seldom finds what such an answer lacks, and costs a retrieval.
     """
     shape = analyze_question(question)
     evidence_docs = observed_documents(scratchpad)
@@ -150,13 +154,15 @@ def plan(
             )
     unresolved = unresolved_words(shape, ranked[0].covered if ranked else frozenset())
     query = anchored(shape, unresolved)
-    if unresolved and query_key(query) not in asked and query != shape.text:
+    blind_search_left = unresolved and query_key(query) not in asked and query != shape.text
+    typed_draft = bool(draft.answer) and fits_type(shape, draft.answer)
+    if blind_search_left and (len(scratchpad) == 1 or not typed_draft):
         return ThinkDecision(
             thought="No new bridge entity; searching for the unresolved part of the question.",
             query=query,
         )
     return ThinkDecision(
-        thought="No new lead in the evidence; answering with the best-supported span.",
+        thought="No entity left to look up; answering with the best-supported span.",
         action="answer",
         answer=draft.answer,
     )

@@ -4,8 +4,9 @@ Reads `items.jsonl` of a HotpotQA run and, for one method (default `prefrag`), c
 first reflection label of each question (on the first answer) with whether that first answer
 was right. The final prediction is scored by the eval; the first answer is scored here with
 the same EM/F1 functions. "Right" is EM = 1 or F1 >= 0.5 (`--f1`). Prints precision and recall
-of CORRECT, the share labelled CORRECT and the supplement rate (share of questions whose
-first reflection was negative, which requests a supplement).
+of CORRECT, the share labelled CORRECT, the negative rate, the supplement rate (questions whose
+route holds a supplement: a negative reflection that found evidence missing) and how many
+supplemented answers went from wrong to right or back.
 
     .venv/bin/python bench/reflection_agreement.py runs/after [--method prefrag]
 """
@@ -26,7 +27,7 @@ def main() -> None:
     parser.add_argument("--method", default="prefrag")
     parser.add_argument("--f1", type=float, default=0.5, help="F1 at which an answer is right")
     args = parser.parse_args()
-    tp = fp = fn = tn = supplements = n = 0
+    tp = fp = fn = tn = supplements = mended = spoiled = n = 0
     for line in (args.folder / "items.jsonl").read_text().splitlines():
         item = json.loads(line)
         if item.get("method") != args.method or item.get("error"):
@@ -40,7 +41,11 @@ def main() -> None:
         answer = str(first.get("answer", ""))
         right = exact_match(answer, golds) == 1.0 or f1(answer, golds) >= args.f1
         correct = first.get("label") == "CORRECT"
-        supplements += int(not correct)
+        if any(step.get("kind") == "supplement" for step in item.get("route") or []):
+            supplements += 1
+            final = item["scores"]["em"] == 1.0 or item["scores"]["f1"] >= args.f1
+            mended += int(final and not right)
+            spoiled += int(right and not final)
         tp += int(correct and right)
         fp += int(correct and not right)
         fn += int(not correct and right)
@@ -52,7 +57,9 @@ def main() -> None:
     print(f"  labelled CORRECT: {labelled:.1%}; first answer right: {right:.1%}")
     print(f"  precision of CORRECT: {precision:.1%}  recall of CORRECT: {recall:.1%}")
     print(f"  agreement (label matches outcome): {(tp + tn) / max(n, 1):.1%}")
-    print(f"  supplement rate (first reflection negative): {supplements / max(n, 1):.1%}")
+    print(f"  negative rate (first reflection not CORRECT): {(fn + tn) / max(n, 1):.1%}")
+    print(f"  supplement rate (negative, evidence missing): {supplements / max(n, 1):.1%}")
+    print(f"  supplemented answers: {mended} wrong -> right, {spoiled} right -> wrong")
 
 
 if __name__ == "__main__":

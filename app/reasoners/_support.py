@@ -147,9 +147,8 @@ def evidence_gaps(shape: QuestionShape, evidence: Evidence) -> list[str]:
     """What answering needs that no held document mentions, in the question's words.
 
     Compared entities without a document of their own, then the question's names and years
-    that no held document names. Empty means
-    every piece is held: a wrong answer then comes from reading the evidence, not from
-    what was found.
+    that no held document names. Empty means every piece is held: a wrong answer then comes
+    from reading the evidence, not from what was found.
     """
     gaps = [c for c in compared_names(shape) if not evidence.has_document(c)]
     everything = evidence.text_of(range(len(evidence)))

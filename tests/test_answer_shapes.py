@@ -117,6 +117,35 @@ def test_a_conflict_follows_the_newer_authoritative_document_and_says_so(reasone
     assert draft.cited_ids == ["metronidazole-2022"]
 
 
+def test_a_conflict_is_settled_whatever_else_is_held(reasoner):
+    # Other held documents on other subjects, some with the question's rarer words ("long"),
+    # must not make the older version look off-topic: the answer still says it follows the
+    # newer one, and over which.
+    question = "How long after finishing metronidazole should alcohol be avoided?"
+    newer = _note(
+        "Current labels advise avoiding alcohol for at least three days after finishing "
+        "metronidazole.",
+        "metronidazole-2022",
+        "2022-07-07",
+        0.8,
+        "Metronidazole and alcohol: a longer gap",
+    )
+    others = [
+        _note(text, f"other-{i}", "2019-03-02", 0.9, title)
+        for i, (title, text) in enumerate(
+            [
+                ("MAOI diet", "People taking an MAOI should avoid aged cheese and tap beer."),
+                ("Warfarin", "Metronidazole raises the INR; heavy alcohol use should be avoided."),
+                ("Paracetamol", "The long-standing daily limit is 4 grams; avoid alcohol near it."),
+            ]
+        )
+    ]
+    draft = reasoner.answer(question, [], [newer, OLD_GUIDE, *others])
+    assert draft.answer.startswith("at least three days")
+    assert "follows the newer, authoritative [metronidazole-2022]" in draft.answer
+    assert "over [metronidazole-2014]" in draft.answer
+
+
 def test_a_newer_but_much_less_authoritative_document_does_not_win(reasoner):
     question = "How long after finishing metronidazole should alcohol be avoided?"
     draft = reasoner.answer(question, [], [NEW_FORUM, OLD_GUIDE])

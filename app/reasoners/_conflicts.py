@@ -1,7 +1,7 @@
 """Conflicting documents: which of two held documents on one subject an answer follows.
 
-Two held documents conflict for a question when both are about what it asks (each covers
-at least `PARAMS.conflict_question_share` of the question weight the evidence holds), they
+Two held documents conflict for a question when both are about what it asks (each holds
+at least `PARAMS.conflict_question_share` of the question's key terms), they
 are on one subject (titles sharing a term, texts overlapping by at least
 `PARAMS.same_subject_jaccard`), and their metadata gives different publication dates (dates
 in a text are what it is about, not when it was written). The answer follows the newer one
@@ -24,7 +24,6 @@ from langchain_core.documents import Document
 from prefrag.documents import display_id, doc_id, unique_documents
 from prefrag.reasoners._evidence import Evidence, QuestionWeights
 from prefrag.reasoners._params import PARAMS
-from prefrag.reasoners._support import attainable_share
 from prefrag.reasoners._text import QuestionShape, jaccard
 from prefrag.reasoners.base import AnswerDraft
 from prefrag.tools.dates import metadata_date
@@ -85,12 +84,15 @@ def settle(shape: QuestionShape, documents: Sequence[Document]) -> Settled:
     if len(dated) < 2:
         return Settled(documents)
     evidence = Evidence(documents)
-    weights = QuestionWeights(shape, evidence)
+    # Counted, not idf-weighted: idf depends on which other documents happen to be held, and
+    # an unrelated one sharing the question's rarest word would make a conflicting version
+    # look off-topic.
+    asked = frozenset(QuestionWeights(shape, evidence).weights)
     about = [
         i
         for i in dated
-        if attainable_share(evidence, weights, evidence.doc_terms[i])
-        >= PARAMS.conflict_question_share
+        if asked
+        and len(asked & evidence.doc_terms[i]) / len(asked) >= PARAMS.conflict_question_share
         and evidence.title_terms[i]
     ]
     authority = authority_view(documents)

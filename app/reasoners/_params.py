@@ -113,7 +113,9 @@ class ExtractiveParams:
     )
     # --- conflicts between documents on one subject
     conflict_question_share: float = _chosen(
-        0.3, HAND_SET + " (each conflicting document covers part of what is asked)"
+        0.3,
+        HAND_SET + " (each conflicting document holds this share of the question's key terms,"
+        " counted rather than idf-weighted so other held documents do not move it)",
     )
     same_subject_jaccard: float = _chosen(
         0.15,

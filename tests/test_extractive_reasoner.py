@@ -606,3 +606,20 @@ def test_an_abstention_always_leaves_retrieval_open(reasoner):
     reflection = reasoner.reflect(BRIDGE_Q, "", [WINK, LINDQVIST])
     assert reflection.gaps is None
     assert reflection.evidence_missing
+
+
+def test_a_late_search_without_a_lead_gives_way_to_a_typed_answer(reasoner):
+    question = "In what year did the Lunvik harbour festival first feature tall ships?"
+    festival = doc(
+        "The Lunvik harbour festival began in 1978 and draws crowds every August.",
+        "Lunvik harbour festival",
+    )
+    town = doc("Lunvik is a fishing town on the western coast with a small ferry port.", "Lunvik")
+    first = [step(question, festival, town)]
+    # Right after the question's own search, the words still unresolved are searched once.
+    assert reasoner.think(question, first, sources=["local"]).action == "search"
+    # Later, with no entity to look up and a year drafted, another such search is not spent.
+    later = [*first, step("Lunvik harbour festival tall ships", festival)]
+    decision = reasoner.think(question, later, sources=["local"])
+    assert decision.action == "answer"
+    assert decision.answer == "1978"

@@ -28,6 +28,7 @@ from prefrag.graphs.retrieval import (
     add_search,
     answer_update,
     new_step,
+    polyview_usage,
     search,
     usage_update,
     use_documents,
@@ -243,8 +244,9 @@ def switch_to_web(
         found = search(source, state["query"], context.candidates())
         counts = add_counts(counts, found.counts)
         if found.documents and context.use_polyview:
-            documents, polyview_notes = resources.rerank(state["query"], found.documents, context)
-            found = Search(source, documents, [*found.notes, *polyview_notes])
+            reranked = resources.rerank(state["query"], found.documents, context)
+            found = Search(source, reranked.documents, [*found.notes, *reranked.notes])
+            done |= polyview_usage(reranked)
         step = add_search(step, found)
         if found.documents:
             uses = planned_uses(run, state.get("planned"), local) if state.get("use_both") else []

@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.documents import Document
 
@@ -22,6 +22,9 @@ from prefrag.graphs.context import Context
 from prefrag.reasoners.base import Reasoner
 from prefrag.reasoners.roles import models_of
 from prefrag.sources.base import Source, SourceRegistry
+
+if TYPE_CHECKING:
+    from prefrag.tools.polyview import PolyviewResult
 
 
 @dataclass
@@ -186,18 +189,18 @@ class ResourceProvider:
                     raise ConfigurationError(str(error)) from None
             return self._rerankers[key]
 
-    def rerank(
-        self, query: str, documents: list[Document], context: Context
-    ) -> tuple[list[Document], list[str]]:
-        """Top `context.top_k` of `documents` by polyview score, with conflict notes.
+    def rerank(self, query: str, documents: list[Document], context: Context) -> PolyviewResult:
+        """Top `context.top_k` of `documents` by polyview score, with notes and model usage.
 
         Used by the `polyview_rerank` node for local documents and by `switch_to_web` for
         the fallback's documents, so both sources are ranked by the same views.
         """
         if not documents:
-            return [], []
-        result = self.reranker(context).rerank(query, documents, context.top_k)
-        return result.documents, result.notes
+            from prefrag.tools.polyview import PolyviewResult
+
+            return PolyviewResult([])
+        result: PolyviewResult = self.reranker(context).rerank(query, documents, context.top_k)
+        return result
 
     # --- evidence filter ------------------------------------------------------------------
 

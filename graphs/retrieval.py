@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.documents import Document
 
@@ -19,6 +19,9 @@ from prefrag.documents import citation, doc_id, unique_documents
 from prefrag.graphs.state import Step, StepKind
 from prefrag.reasoners.base import AnswerDraft, Usage
 from prefrag.sources.base import Source
+
+if TYPE_CHECKING:
+    from prefrag.tools.polyview import PolyviewResult
 
 UNPARSEABLE_ANSWER_NOTE = (
     "Answer output did not follow the answer format; used the raw reply (fallback)."
@@ -117,6 +120,11 @@ def usage_update(role: str, usage: Usage) -> dict[str, Any]:
         "model_calls": {role: usage.calls},
         "tokens": {role: usage.input_tokens + usage.output_tokens},
     }
+
+
+def polyview_usage(result: PolyviewResult) -> dict[str, Any]:
+    """The `model_calls` and `tokens` increments of polyview's LLM views ({} when none ran)."""
+    return usage_update("polyview", result.usage) if result.usage.calls else {}
 
 
 def answer_update(draft: AnswerDraft, evidence: Sequence[Document]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from langgraph.runtime import Runtime
 
 from prefrag.graphs.context import Context, context_of
 from prefrag.graphs.resources import ResourceProvider
+from prefrag.graphs.retrieval import polyview_usage
 from prefrag.graphs.state import PrefRAGState
 
 
@@ -71,8 +72,8 @@ def polyview_rerank(
     if not pending:
         return {}
     query = state.get("query") or state.get("question") or ""
-    documents, notes = resources.rerank(query, pending, context)
-    return {"pending_local": documents, "notes": notes}
+    result = resources.rerank(query, pending, context)
+    return {"pending_local": result.documents, "notes": result.notes} | polyview_usage(result)
 
 
 def _has_router(selector: Any) -> bool:

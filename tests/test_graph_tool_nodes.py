@@ -97,3 +97,42 @@ def test_polyview_views_and_coverage_are_run_settings() -> None:
     scores = result["route"][0]["used"][0].metadata["polyview"]
     assert "R" in scores
     assert "A" not in scores and "T" not in scores
+
+
+def test_polyview_llm_views_count_in_model_calls_on_both_sources() -> None:
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+
+    from prefrag import build_graph
+    from prefrag.graphs.resources import ResourceProvider
+    from prefrag.tools.polyview import PolyviewReranker
+
+    reply = AIMessage(
+        content="{}", usage_metadata={"input_tokens": 8, "output_tokens": 2, "total_tokens": 10}
+    )
+    judge = GenericFakeChatModel(messages=iter([reply] * 100))
+    reranker = PolyviewReranker(views=("R", "U", "S"), chat_model=judge)
+    provider = ResourceProvider(
+        reasoner=ScriptedReasoner(),
+        sources=SourceRegistry(
+            [
+                CountingSource("local", default=_pool("l", "local", "local")),
+                CountingSource("web", "web", default=_pool("w", "web", "web")),
+            ]
+        ),
+        rerankers={"judged": reranker},
+    )
+    result = ask(
+        QUESTION,
+        graph=build_graph(resources=provider),
+        use_polyview=True,
+        polyview_profile="judged",
+        max_reflections=0,
+    )
+    # Every step's local documents are reranked (R, U, S: three judge calls), and so are the
+    # web documents of every step that switched.
+    steps = len(result["route"])
+    web_reranks = sum(1 for s in result["route"] if "web" in s["searched"])
+    assert web_reranks >= 1
+    assert result["model_calls"]["polyview"] == 3 * (steps + web_reranks)
+    assert result["tokens"]["polyview"] == 10 * result["model_calls"]["polyview"]

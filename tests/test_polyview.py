@@ -5,7 +5,11 @@ from datetime import date
 
 import numpy as np
 import pytest
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.language_models.fake_chat_models import (
+    FakeListChatModel,
+    GenericFakeChatModel,
+)
+from langchain_core.messages import AIMessage
 from langgraph.runtime import Runtime
 
 from prefrag.documents import make_document
@@ -382,3 +386,25 @@ def test_the_runs_chat_model_reaches_the_llm_views():
 
     plain = _provider(reasoner=ExtractiveReasoner(use_embeddings=False))
     assert plain.reranker(Context()).chat_model is None
+
+
+def test_the_llm_views_calls_are_counted_in_the_runs_model_calls():
+    reply = AIMessage(
+        content='{"scores": {"a": 0.1, "b": 0.95}}',
+        usage_metadata={"input_tokens": 40, "output_tokens": 10, "total_tokens": 50},
+    )
+    model = GenericFakeChatModel(messages=iter([reply] * 3))
+    run = _provider(rerankers={"judged": reranker(chat_model=model)})
+    docs = [doc("diabetes diet advice", "a"), doc("diabetes diet advice too", "b")]
+    state = {"question": "diabetes diet", "query": "diabetes diet", "pending_local": docs}
+    context = Context(use_polyview=True, polyview_profile="judged", top_k=2)
+    out = tool_nodes.polyview_rerank(state, Runtime(context=context), resources=run)
+    # R, U and S: one judged call each, with the tokens the replies report.
+    assert out["model_calls"] == {"polyview": 3}
+    assert out["tokens"] == {"polyview": 150}
+    # Without a chat model nothing is counted.
+    plain = _provider(rerankers={"plain": reranker()})
+    context = Context(use_polyview=True, polyview_profile="plain", top_k=2)
+    assert "model_calls" not in tool_nodes.polyview_rerank(
+        state, Runtime(context=context), resources=plain
+    )

@@ -26,6 +26,13 @@ class Usage(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
 
+    def record(self, message: object) -> None:
+        """Count one model call, with the tokens its reply's `usage_metadata` reports."""
+        self.calls += 1
+        metadata = getattr(message, "usage_metadata", None) or {}
+        self.input_tokens += int(metadata.get("input_tokens") or 0)
+        self.output_tokens += int(metadata.get("output_tokens") or 0)
+
 
 class ThinkDecision(BaseModel):
     """A reasoning thought and what to do next: search (with a sub-query) or answer."""

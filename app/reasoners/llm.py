@@ -482,7 +482,7 @@ class LLMReasoner:
                 usage.calls += 1
                 return ""
             raise
-        _add_usage(usage, message)
+        usage.record(message)
         return _content_text(message)
 
     def _before_deadline(
@@ -547,7 +547,7 @@ class LLMReasoner:
         if isinstance(output, dict) and "parsed" in output:
             raw_message, parsed = output.get("raw"), output.get("parsed")
         if isinstance(raw_message, BaseMessage):
-            _add_usage(usage, raw_message)
+            usage.record(raw_message)
         else:
             usage.calls += 1
         raw = _content_text(raw_message) if isinstance(raw_message, BaseMessage) else ""
@@ -678,13 +678,6 @@ def _content_text(message: Any) -> str:
                 parts.append(part["text"])
         return "".join(parts)
     return "" if content is None else str(content)
-
-
-def _add_usage(usage: Usage, message: Any) -> None:
-    usage.calls += 1
-    metadata = getattr(message, "usage_metadata", None) or {}
-    usage.input_tokens += int(metadata.get("input_tokens") or 0)
-    usage.output_tokens += int(metadata.get("output_tokens") or 0)
 
 
 # --- endpoint errors ----------------------------------------------------------------------

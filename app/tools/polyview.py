@@ -31,6 +31,7 @@ import numpy as np
 from langchain_core.documents import Document
 
 from prefrag.documents import NEUTRAL_AUTHORITY, display_id, doc_id, format_documents
+from prefrag.reasoners.base import Usage
 from prefrag.tools.dates import document_date, recency_score
 
 VIEWS = ("R", "U", "S", "A", "T")
@@ -85,6 +86,7 @@ class PolyviewResult:
     documents: list[Document]
     conflicts: list[Conflict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    usage: Usage = field(default_factory=Usage)
 
 
 def profile_weights(
@@ -314,9 +316,16 @@ class PolyviewReranker:
         return labels.astype(np.int64)
 
     def llm_view(
-        self, view: Literal["R", "U", "S"], question: str, documents: Sequence[Document]
+        self,
+        view: Literal["R", "U", "S"],
+        question: str,
+        documents: Sequence[Document],
+        usage: Usage,
     ) -> np.ndarray | None:
-        """R, U or S judged by the chat model in one batched call; None when it fails."""
+        """R, U or S judged by the chat model in one batched call; None when it fails.
+
+        The call (and its tokens) is counted in `usage`, whether or not its reply parses.
+        """
         if self.chat_model is None:
             return None
         from prefrag.prompts import render_prompt
@@ -329,6 +338,11 @@ class PolyviewReranker:
         )
         try:
             reply = self.chat_model.invoke(prompt)
+        except Exception:
+            usage.calls += 1  # attempted: an endpoint error still costs the call
+            return None
+        usage.record(reply)
+        try:
             text = reply.content if hasattr(reply, "content") else str(reply)
             scores = _parse_scores(text if isinstance(text, str) else str(text))
         except Exception:
@@ -361,6 +375,7 @@ class PolyviewReranker:
             doc_vectors: Precomputed document embeddings, if the caller has them.
         """
         notes: list[str] = []
+        usage = Usage()
         documents = list(documents)
         if not documents or k <= 0:
             return PolyviewResult([], [], notes)
@@ -372,11 +387,11 @@ class PolyviewReranker:
             )
         views: dict[str, np.ndarray] = {}
         if "R" in self.allowed_views:
-            llm_r = self.llm_view("R", question, documents)
+            llm_r = self.llm_view("R", question, documents, usage)
             views["R"] = llm_r if llm_r is not None else self.relevance(query_vector, doc_vectors)
         for view in ("U", "S"):
             if view in self.allowed_views and self.chat_model is not None:
-                scored = self.llm_view(view, question, documents)  # type: ignore[arg-type]
+                scored = self.llm_view(view, question, documents, usage)  # type: ignore[arg-type]
                 if scored is None:
                     notes.append(f"Polyview: the {view} judge gave no usable scores; view off.")
                 else:
@@ -416,7 +431,7 @@ class PolyviewReranker:
             f"{n_topics} topics."
         )
         notes.extend(c.note() for c in conflicts)
-        return PolyviewResult(ranked, conflicts, notes)
+        return PolyviewResult(ranked, conflicts, notes, usage)
 
     def as_tool(self) -> Any:
         """This reranker as a LangChain tool (question + documents as dicts → ranked dicts)."""

@@ -53,3 +53,26 @@ def test_cli_marks_an_unanswerable_question_as_abstained(tmp_path: Path) -> None
     assert answered["abstained"] is False
     # --no-web asks for no fallback: nothing to warn about
     assert not any("not configured" in note for note in answered["notes"])
+
+
+def test_a_question_asking_for_a_figure_is_not_answered_with_a_sentence_lacking_one():
+    evidence = [
+        Document(
+            "Aspirin and ibuprofen both increase the risk of bleeding in people taking warfarin, "
+            "even when the INR stays within its usual range.",
+            metadata={"id": "nsaids", "title": "Warfarin and painkillers", "source": "s"},
+        )
+    ]
+    reasoner = ExtractiveReasoner(use_embeddings=False)
+    asked = "What is the usual target INR range for warfarin after a heart valve replacement?"
+    draft = reasoner.answer(asked, [], evidence)
+    assert draft.abstained and "gives the number it asks for" in draft.answer
+    # With the figure held, the same question is answered with it.
+    evidence.append(
+        Document(
+            "For a mechanical heart valve the usual target INR range is 2.5 to 3.5.",
+            metadata={"id": "valves", "title": "Warfarin targets", "source": "s"},
+        )
+    )
+    answered = reasoner.answer(asked, [], evidence)
+    assert not answered.abstained and "2.5" in answered.answer

@@ -20,6 +20,7 @@ from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._shapes import duration_span, list_answer, sentence_answer
 from prefrag.reasoners._subjects import subject_sentences, unaddressed_aspect
 from prefrag.reasoners._support import (
+    fits_type,
     observed_documents,
     subjects_of,
     support_ids,
@@ -87,6 +88,14 @@ def answer_question(
         return abstention(scratchpad, "no retrieved sentence is about what the question asks")
     if misses_focus(shape, support, scored):
         return abstention(scratchpad, f"no retrieved sentence names the {shape.focus} it asks for")
+    if (
+        shape.form == "span"
+        and shape.answer_type == "number"
+        and not fits_type(shape, draft.answer)
+    ):
+        # A sentence holding no number does not answer "how many" or "what dose". (A "when"
+        # question may be answered by a month or a century, which is no year: not checked.)
+        return abstention(scratchpad, "no retrieved sentence gives the number it asks for")
     return settled.explain(draft)
 
 

@@ -508,6 +508,10 @@ def _direction(lowered: str) -> tuple[Direction | None, Literal["date", "number"
     return None, None
 
 
+# Nouns that name a measured quantity: a question asking for one wants a number.
+_MEASURES = r"(range|dose|dosage|level|rate|amount|limit|threshold|value|percentage|number)"
+
+
 def _answer_type(lowered: str) -> AnswerType:
     if re.search(r"\bhow (many|much)\b", lowered):
         return "number"
@@ -523,6 +527,9 @@ def _answer_type(lowered: str) -> AnswerType:
     ):
         return "date"
     if re.search(r"\bpopulation\b", asked) and re.match(r"what (is|was)\b", asked):
+        return "number"
+    if re.match(rf"(what|which) (is|was|are|were) (the )?([\w-]+ ){{0,3}}{_MEASURES}\b", asked):
+        # "What is the usual target INR range ...", "What is the maximum daily dose ...".
         return "number"
     if re.match(rf"(which|what)( \w+)? ({_PERSON_NOUNS})\b|(who|whom|whose|where)\b", asked):
         return "name"

@@ -1,9 +1,8 @@
-"""The `hf` backend on a tiny randomly initialised causal LM built in the test."""
+"""The `hf` backend on the tiny randomly initialised causal LM built locally (`tiny_causal_lm`)."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -14,56 +13,13 @@ from prefrag.models import build_chat_model
 from prefrag.reasoners.base import CompareVerdict
 from prefrag.reasoners.factory import build_reasoner
 
-CHAT_TEMPLATE = (
-    "{% for m in messages %}<s>{{ m['role'] }}\n{{ m['content'] }}</s>\n{% endfor %}"
-    "{% if add_generation_prompt %}<s>assistant\n{% endif %}"
-)
 
-
-@pytest.fixture(scope="module")
-def tiny_checkpoint(tmp_path_factory) -> Path:
-    torch = pytest.importorskip("torch")
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    folder = tmp_path_factory.mktemp("tiny-switcher")
-    # A word-level vocabulary keeps the Table 20 prompt short (unknown words -> <unk>).
-    words = 'analysis status True False the new information adds a name { } : , " \n'.split(" ")
-    vocab = {w: i for i, w in enumerate(["<unk>", "<pad>", "<s>", "</s>", *dict.fromkeys(words)])}
-    tokenizer = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
-    tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tokenizer,
-        unk_token="<unk>",
-        pad_token="<pad>",
-        bos_token="<s>",
-        eos_token="</s>",
-    )
-    fast.chat_template = CHAT_TEMPLATE
-    fast.save_pretrained(folder)
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=len(fast),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        num_key_value_heads=2,
-        max_position_embeddings=4096,
-        bos_token_id=fast.bos_token_id,
-        eos_token_id=fast.eos_token_id,
-        pad_token_id=fast.pad_token_id,
-    )
-    LlamaForCausalLM(config).save_pretrained(folder)
-    return folder
-
-
-def test_hf_checkpoint_behind_compare_returns_a_verdict(tiny_checkpoint):
+def test_hf_checkpoint_behind_compare_returns_a_verdict(tiny_causal_lm):
     settings = Settings(
         _env_file=None,
         openai_base_url="http://127.0.0.1:9/v1",
         model="unused-for-compare",
-        hf_compare_checkpoint=tiny_checkpoint,
+        hf_compare_checkpoint=tiny_causal_lm,
     )
     reasoner = build_reasoner(settings, reasoner="llm")
     switcher = reasoner.models["compare"]
@@ -80,9 +36,9 @@ def test_hf_checkpoint_behind_compare_returns_a_verdict(tiny_checkpoint):
     assert verdict.usage.input_tokens > 100  # the Table 20 prompt went through the template
 
 
-def test_hf_model_stops_at_stop_sequences_and_counts_tokens(tiny_checkpoint):
+def test_hf_model_stops_at_stop_sequences_and_counts_tokens(tiny_causal_lm):
     settings = Settings(_env_file=None, temperature=0.0)
-    model = build_chat_model("compare", settings, model_name=f"hf:{tiny_checkpoint}")
+    model = build_chat_model("compare", settings, model_name=f"hf:{tiny_causal_lm}")
     model.max_new_tokens = 8
     reply = model.invoke("status?", stop=["\n"])
     assert "\n" not in reply.content
@@ -107,7 +63,7 @@ def test_vllm_backend_without_vllm_says_how_to_install():
 
 
 def test_eval_puts_the_hf_compare_checkpoint_behind_the_extractive_compare(
-    tiny_checkpoint, tmp_path
+    tiny_causal_lm, tmp_path
 ):
     from switcher_fakes import two_hop_sources, write_dataset
 
@@ -115,7 +71,7 @@ def test_eval_puts_the_hf_compare_checkpoint_behind_the_extractive_compare(
     from prefrag.reasoners.llm import LLMReasoner
 
     settings = Settings(
-        _env_file=None, home=tmp_path / "home", hf_compare_checkpoint=tiny_checkpoint
+        _env_file=None, home=tmp_path / "home", hf_compare_checkpoint=tiny_causal_lm
     )
     reasoner = build_reasoner(settings, reasoner="extractive")
     assert isinstance(reasoner.switcher, LLMReasoner)
@@ -135,4 +91,4 @@ def test_eval_puts_the_hf_compare_checkpoint_behind_the_extractive_compare(
     assert entry["model_calls_mean"]["compare"] >= 1  # the checkpoint judged every step
     assert "think" not in entry["model_calls_mean"] or entry["model_calls_mean"]["think"] == 0
     saved = json.loads((tmp_path / "run" / "config.json").read_text())
-    assert saved["settings"]["hf_compare_checkpoint"] == str(tiny_checkpoint)
+    assert saved["settings"]["hf_compare_checkpoint"] == str(tiny_causal_lm)

@@ -10,7 +10,7 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Literal
 
 import Stemmer
@@ -420,70 +420,54 @@ def analyze_question(question: str) -> QuestionShape:
     entities = tuple(unique([*names, *parts]))
     direction, compare_by = _direction(lowered)
     comparison = bool(_COMPARISON.search(lowered))
+    # Every shape holds the question, its names and its terms; the branches add the rest.
+    shape = partial(QuestionShape, text=text, entities=entities, terms=terms)
     asked = asked_subject(text)
     if asked is not None:
         # "Is X inherited?", "How many people are affected by X?": whole sentences of a
         # document about X, not yes/no or a bare number.
-        return QuestionShape(
-            text=text,
+        return shape(
             kind="factoid",
             answer_type="sentence",
-            entities=entities,
-            terms=terms,
             form="sentences",
             subject=asked.subject,
             topic=asked.kind,
         )
     if (_ADVICE.match(lowered) and not comparison) or _EXPLANATION.search(lowered):
-        return QuestionShape(
-            text=text,
+        return shape(
             kind="factoid",
             answer_type="sentence",
-            entities=entities,
-            terms=terms,
             form="sentences",
         )
     listed = _LIST.match(lowered)
     if listed and listed.group(2) not in _NOT_LISTS and " or " not in lowered:
-        return QuestionShape(
-            text=text,
+        return shape(
             kind="factoid",
             answer_type="any",
-            entities=entities,
-            terms=terms,
             form="list",
         )
     choice = _choice_candidates(text)
     if choice:
-        return QuestionShape(
-            text=text,
+        return shape(
             kind="choice",
             answer_type="any",
             candidates=choice,
             direction=direction,
             compare_by=compare_by,
-            entities=entities,
-            terms=terms,
         )
     if first and first[0] in _AUXILIARIES:
         subjects, prop, same, negated = _yesno_parts(text)
-        return QuestionShape(
-            text=text,
+        return shape(
             kind="yesno",
             answer_type="any",
             candidates=subjects,
             same=same,
             negated=negated,
             property_text=prop,
-            entities=entities,
-            terms=terms,
         )
-    return QuestionShape(
-        text=text,
+    return shape(
         kind="factoid",
         answer_type=_answer_type(lowered),
-        entities=entities,
-        terms=terms,
         duration=bool(_DURATION.match(lowered)),
         focus=_focus(lowered),
     )

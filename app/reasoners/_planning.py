@@ -142,16 +142,14 @@ def plan(
             action="answer",
             answer=draft.answer,
         )
-    gap = bridge_gap(shape, evidence, ranked)
-    if gap is not None:
-        entity, covered = gap
-        query = compose_query(entity, shape, covered)
-        if query_key(query) not in asked:
-            return ThinkDecision(
-                thought=f"The evidence links the question to '{entity}', but nothing held "
-                f"is about it yet; searching for it with what remains unresolved.",
-                query=query,
-            )
+    bridge = bridge_search(shape, evidence, ranked, asked)
+    if bridge is not None:
+        entity, query = bridge
+        return ThinkDecision(
+            thought=f"The evidence links the question to '{entity}', but nothing held "
+            f"is about it yet; searching for it with what remains unresolved.",
+            query=query,
+        )
     unresolved = unresolved_words(shape, ranked[0].covered if ranked else frozenset())
     query = anchored(shape, unresolved)
     blind_search_left = unresolved and query_key(query) not in asked and query != shape.text
@@ -256,6 +254,21 @@ def step_helped(question: str, scratchpad: Sequence[ScratchpadStep]) -> bool:
     return False
 
 
+def bridge_search(
+    shape: QuestionShape,
+    evidence: Evidence,
+    ranked: Sequence[ScoredSentence],
+    asked: set[str],
+) -> tuple[str, str] | None:
+    """The bridge entity the evidence points to and the query for it, unless already asked."""
+    gap = bridge_gap(shape, evidence, ranked)
+    if gap is None:
+        return None
+    entity, covered = gap
+    query = compose_query(entity, shape, covered)
+    return None if query_key(query) in asked else (entity, query)
+
+
 def lead_for_missing(
     shape: QuestionShape,
     evidence: Evidence,
@@ -278,17 +291,15 @@ def lead_for_missing(
                 "compares; looking it up.",
                 query=query,
             )
-    gap = bridge_gap(shape, evidence, ranked)
-    if gap is not None:
-        entity, covered = gap
-        query = compose_query(entity, shape, covered)
-        if query_key(query) not in asked:
-            return ThinkDecision(
-                thought="The answer's evidence does not mention "
-                + ", ".join(f"'{m}'" for m in missing)
-                + f"; the evidence points to '{entity}', which nothing held is about yet.",
-                query=query,
-            )
+    bridge = bridge_search(shape, evidence, ranked, asked)
+    if bridge is not None:
+        entity, query = bridge
+        return ThinkDecision(
+            thought="The answer's evidence does not mention "
+            + ", ".join(f"'{m}'" for m in missing)
+            + f"; the evidence points to '{entity}', which nothing held is about yet.",
+            query=query,
+        )
     for name in missing:
         if evidence.covers(name):
             continue

@@ -139,20 +139,16 @@ def label_answer(question: str, answer: str, evidence: Sequence[Document]) -> Re
             f"{support:.0%} of the question's key terms and naming all it asks about.",
         )
     if missing:
-        label: ReflectionLabel = (
-            "PARTIALLY CORRECT" if support >= PARAMS.weak_support else "INCORRECT"
-        )
         return _negative(
-            label,
+            negative_label(support),
             f"'{answer}' appears in '{where}', but the evidence behind it does not mention "
             + " or ".join(f"'{m}'" for m in missing)
             + ".",
             suggest_missing(shape, held, missing),
         )
-    weak: ReflectionLabel = "PARTIALLY CORRECT" if support >= PARAMS.weak_support else "INCORRECT"
     unresolved = unresolved_words(shape, best.covered)
     return _negative(
-        weak,
+        negative_label(support),
         f"'{answer}' appears in '{where}', but that evidence covers only {support:.0%} of the "
         f"question's key terms (missing: {', '.join(unresolved) or '-'}).",
         suggest_search(shape, held, best.covered),
@@ -251,6 +247,11 @@ def suggest_missing(shape: QuestionShape, evidence: Evidence, missing: Sequence[
     return Suggestion("Search for " + anchored(shape, list(missing)) + ".")
 
 
+def negative_label(support: float) -> ReflectionLabel:
+    """PARTIALLY CORRECT from `PARAMS.weak_support` of the question covered up, else INCORRECT."""
+    return "PARTIALLY CORRECT" if support >= PARAMS.weak_support else "INCORRECT"
+
+
 def _negative(label: ReflectionLabel, explanation: str, suggestion: Suggestion) -> Reflection:
     return Reflection(
         label=label,
@@ -337,7 +338,7 @@ def reflect_on_quotes(
             explanation=f"The answer quotes '{where}', evidence covering {support:.0%} of the "
             "question's key terms and naming all it asks about.",
         )
-    label: ReflectionLabel = "PARTIALLY CORRECT" if support >= PARAMS.weak_support else "INCORRECT"
+    label = negative_label(support)
     if missing:
         return _negative(
             label,

@@ -137,6 +137,8 @@ class _Run:
     timings: list[tuple[str, float]] = field(default_factory=list)
     answer: str = ""
     abstained: bool = False
+    confidence: float | None = None
+    short_answer: str = ""
     citations: list[dict[str, Any]] = field(default_factory=list)
 
     def apply(self, update: dict[str, Any]) -> None:
@@ -149,6 +151,8 @@ class _Run:
         self.tokens = add_counts(self.tokens, update.get("tokens"))
         self.answer = update.get("answer", self.answer)
         self.abstained = bool(update.get("abstained", self.abstained))
+        self.confidence = update.get("confidence", self.confidence)
+        self.short_answer = str(update.get("short_answer", self.short_answer) or "")
         self.citations = list(update.get("citations", self.citations))
 
     def timed(self, node: str, call: Callable[[], Any]) -> Any:
@@ -268,6 +272,8 @@ class LoopSystem:
             "question": run.question,
             "answer": run.answer,
             "abstained": run.abstained,
+            "confidence": run.confidence,
+            "short_answer": run.short_answer,
             "citations": run.citations,
             "route": run.route,
             "reflections": [],

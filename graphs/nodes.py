@@ -103,6 +103,8 @@ def new_question(
         "evidence": [],
         "answer": "",
         "abstained": False,
+        "confidence": None,
+        "short_answer": "",
         "cited_ids": [],
         "citations": [],
         "reflections": Overwrite([]),
@@ -158,6 +160,8 @@ def think(
                 cited_ids=decision.cited_ids,
                 rationale=decision.thought,
                 abstained=decision.abstained,
+                confidence=decision.confidence,
+                short_answer=decision.short_answer,
                 fallback=decision.fallback,
             ).model_dump(exclude={"usage"})
         return update

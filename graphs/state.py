@@ -91,6 +91,8 @@ class OutputState(TypedDict, total=False):
     question: str
     answer: str
     abstained: bool  # the sources did not answer the question; `answer` says so and why
+    confidence: float | None  # how sure the reasoner is of `answer`, in [0, 1] (None: unknown)
+    short_answer: str  # the span / yes-no / option `answer` holds with its sentences, if any
     citations: list[dict[str, Any]]
     route: list[Step]
     reflections: list[dict[str, Any]]
@@ -127,6 +129,8 @@ class PrefRAGState(TypedDict, total=False):
     evidence: list[Document]
     answer: str
     abstained: bool
+    confidence: float | None
+    short_answer: str
     cited_ids: list[str]
     citations: list[dict[str, Any]]
     reflections: Annotated[list[dict[str, Any]], operator.add]

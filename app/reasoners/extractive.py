@@ -184,8 +184,8 @@ class ExtractiveReasoner:
         *,
         feedback: Feedback | None = None,
     ) -> AnswerDraft:
-        """The answer in the shape the question asks for, with its sources, or an abstention."""
-        return answer_question(question, scratchpad, evidence, feedback=feedback)
+        """The answer in the form its confidence allows, with its sources, or an abstention."""
+        return answer_question(question, scratchpad, evidence, feedback=feedback, embed=self._embed)
 
     def reflect(self, question: str, answer: str, evidence: Sequence[Document]) -> Reflection:
         """CORRECT only when a sentence holding the answer supports it for what is asked."""

@@ -43,7 +43,9 @@ def _content_words(text: str) -> set[str]:
 def _file_stem(citation: dict[str, Any]) -> str:
     """The file name (without suffix) a citation's document was indexed from."""
     url = str(citation.get("url") or "")
-    return Path(url.removeprefix("file://")).stem if url else str(citation.get("document", ""))
+    if url.startswith("file://"):
+        return Path(url.removeprefix("file://")).stem
+    return str(citation.get("document", ""))
 
 
 def judge(item: dict[str, Any], result: dict[str, Any]) -> str:
@@ -67,35 +69,65 @@ def judge(item: dict[str, Any], result: dict[str, Any]) -> str:
     return "right" if has_answer and has_citation else "wrong"
 
 
-def run_set(path: Path) -> list[dict[str, Any]]:
-    """Ask every question of one set over its corpora; one row per question."""
+def demo_items() -> list[dict[str, Any]]:
+    """The demo questions in this script's form (web questions are unanswerable, web off)."""
+    from prefrag.demo_corpus import demo_corpus_path, demo_questions
+
+    corpus = [json.loads(line) for line in demo_corpus_path().read_text().splitlines() if line]
+    dates = {doc["id"]: doc["date"] for doc in corpus}
+    items = []
+    for item in demo_questions():
+        supporting = list(item["supporting_ids"])
+        if item["kind"] == "conflict":
+            supporting = [max(supporting, key=lambda i: dates.get(i, ""))]
+        web = item["kind"] == "web"
+        items.append(
+            {
+                "corpus": "demo",
+                "kind": "unanswerable" if web else item["kind"],
+                "question": item["question"],
+                "answer": [] if web else [item["answer"]],
+                "documents": [] if web else supporting,
+            }
+        )
+    return items
+
+
+def ask_all(
+    items: list[dict[str, Any]], folder: Path | None, set_name: str
+) -> list[dict[str, Any]]:
+    """Ask every item (indexing each corpus folder once); one judged row per question."""
     from prefrag import ask
     from prefrag.index.ingest import index_paths
 
-    items = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     indexed: set[str] = set()
     rows = []
     for item in items:
         corpus = item["corpus"]
-        source = f"tune-{corpus}"
-        if corpus not in indexed:
-            index_paths([path.parent / corpus], source)
+        source = "demo" if folder is None else f"tune-{corpus}"
+        if folder is not None and corpus not in indexed:
+            index_paths([folder / corpus], source)
             indexed.add(corpus)
         result = ask(item["question"], preferred_source=source)
-        verdict = judge(item, result)
         rows.append(
             {
-                "set": path.stem,
+                "set": set_name,
                 "corpus": corpus,
                 "kind": item["kind"],
                 "question": item["question"],
                 "answer": result.get("answer", ""),
                 "confidence": result.get("confidence"),
                 "cited": [_file_stem(c) for c in result.get("citations", [])],
-                "verdict": verdict,
+                "verdict": judge(item, result),
             }
         )
     return rows
+
+
+def run_set(path: Path) -> list[dict[str, Any]]:
+    """Ask every question of one set over its corpora; one row per question."""
+    items = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return ask_all(items, path.parent, path.stem)
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -153,10 +185,23 @@ def main() -> None:
     parser.add_argument("sets", nargs="*", type=Path, default=DEFAULT_SETS)
     parser.add_argument("--json", type=Path, help="also write the rows, summary and curve here")
     parser.add_argument("--verbose", action="store_true", help="print every answer")
+    parser.add_argument("--demo", action="store_true", help="also ask the 25 demo questions")
+    parser.add_argument(
+        "--answer-threshold",
+        type=float,
+        help="answer down to this confidence instead of PARAMS.answer_confidence (to draw"
+        " the curve below the chosen threshold)",
+    )
     args = parser.parse_args()
     os.environ.setdefault("PREFRAG_HOME", tempfile.mkdtemp(prefix="prefrag-calibration-"))
     os.environ["PREFRAG_WEB_ENABLED"] = "false"
-    rows = [row for path in args.sets for row in run_set(path)]
+    if args.answer_threshold is not None:
+        from prefrag.reasoners._params import PARAMS
+
+        object.__setattr__(PARAMS, "answer_confidence", args.answer_threshold)
+    # The demo source is there only until a source of one's own is indexed: demo first.
+    rows = ask_all(demo_items(), None, "demo") if args.demo else []
+    rows += [row for path in args.sets for row in run_set(path)]
     if args.verbose:
         for row in rows:
             conf = row["confidence"]

@@ -25,6 +25,7 @@ from prefrag.reasoners._policy import (
     Judge,
     Judged,
     counts_asked,
+    defers,
     figure,
     is_label_line,
     negated,
@@ -134,7 +135,21 @@ def policy_answer(
         return choice_answer(shape, evidence, weights, judged, judge)
     if shape.kind == "yesno":
         return yes_no_answer(shape, evidence, weights, ranked, judged)
-    confident = [j for j in judged if j.confidence >= PARAMS.answer_confidence]
+    if defers(judged[0].scored.sentence.text):
+        # The closest sentence says its document does not cover what is asked.
+        best = judged[0]
+        return Decline(
+            f"the closest retrieved sentence says '{_quote(best.scored.sentence.text)}'",
+            0.0,
+        )
+    confident = [
+        j
+        for j in judged
+        if j.confidence >= PARAMS.answer_confidence and not defers(j.scored.sentence.text)
+    ]
+    bridged = two_documents(judge, judged)
+    if bridged is not None and (not confident or bridged[2] > confident[0].confidence):
+        return pair_answer(evidence, judged[0], *bridged)
     if not confident:
         best = judged[0]
         return Decline(
@@ -160,7 +175,7 @@ def policy_answer(
             confidence = judge.judge(used).confidence if used is not None else 0.0
             if confidence >= PARAMS.span_confidence:
                 return draft.model_copy(update={"confidence": confidence})
-    return sentences_answer(evidence, weights, judge, confident)
+    return sentences_answer(evidence, weights, confident)
 
 
 def span_answer(
@@ -201,6 +216,11 @@ def span_text(shape: QuestionShape, evidence: Evidence, candidate: Candidate) ->
     if is_label_line(candidate.text) and shape.answer_type != "name" and candidate.kind == "name":
         if span_terms and span_terms <= title_terms:
             return None
+    if candidate.text[:1].isdigit():
+        # "450 L" read as a name: a figure, whose unit is what follows in the sentence.
+        candidate = Candidate(
+            candidate.text.split()[0], candidate.score, candidate.support, "number"
+        )
     if candidate.kind == "name" and shape.answer_type not in ("name", "any"):
         return None
     if candidate.kind == "name" and span_terms and span_terms <= title_terms:
@@ -221,20 +241,11 @@ def span_text(shape: QuestionShape, evidence: Evidence, candidate: Candidate) ->
 
 
 def sentences_answer(
-    evidence: Evidence, weights: QuestionWeights, judge: Judge, confident: list[Judged]
+    evidence: Evidence, weights: QuestionWeights, confident: list[Judged]
 ) -> AnswerDraft:
     """The one to three most confident sentences, whole and cited, with a bridge's link."""
     best = confident[0]
     draft, _, _ = sentence_answer(evidence, weights, [j.scored for j in confident])
-    other = second_document(evidence, judge, best, confident)
-    if other is not None and other.scored.sentence.text not in draft.answer:
-        # Two documents: the names the best sentence's document lacks are in another one.
-        draft = draft.model_copy(
-            update={
-                "answer": f"{draft.answer} {other.scored.sentence.text}",
-                "cited_ids": unique([*draft.cited_ids, evidence.ids[other.scored.sentence.doc]]),
-            }
-        )
     link = best.scored.link
     if link is not None and link.doc != best.scored.sentence.doc and link.text not in draft.answer:
         # A two-document answer: the sentence that leads to the answering document first.
@@ -247,25 +258,47 @@ def sentences_answer(
     return draft.model_copy(update={"confidence": best.confidence})
 
 
-def second_document(
-    evidence: Evidence, judge: Judge, best: Judged, confident: list[Judged]
-) -> Judged | None:
-    """The most confident sentence of another document naming what `best`'s document lacks.
+def two_documents(judge: Judge, judged: list[Judged]) -> tuple[Judged, Judged, float] | None:
+    """The best pair of sentences of two documents that answers together, or None.
 
-    "Why can A raise the levels of B?": one note says A blocks a pump, another that B is
-    cleared by that pump; each names one of the two. None when `best`'s document (with its
-    bridge) names every name the question gives.
+    Only for a question whose names no single document holds all of: each sentence of the
+    pair names part of it, and the pair shares the term that links them.
     """
-    held = evidence.doc_terms[best.scored.sentence.doc]
-    if best.scored.link is not None:
-        held = held | evidence.doc_terms[best.scored.link.doc]
-    missing = judge.name_terms - held
-    if not missing or judge.sides:
+    if judge.sides or len(judge.name_terms) < 2:
         return None
-    for item in confident[1:]:
-        if evidence.doc_terms[item.scored.sentence.doc] & missing & item.scored.sentence.terms:
-            return item
-    return None
+    if any(j.names >= 1.0 and j.confidence >= PARAMS.answer_confidence for j in judged[:1]):
+        return None
+    best: tuple[Judged, Judged, float] | None = None
+    top = judged[: PARAMS.pair_sentences]
+    for i, first in enumerate(top):
+        for second in top[i + 1 :]:
+            if first.names >= 1.0 or second.names >= 1.0:
+                continue
+            confidence = judge.pair(first, second)
+            if confidence >= PARAMS.answer_confidence and (best is None or confidence > best[2]):
+                best = (first, second, confidence)
+    return best
+
+
+def pair_answer(
+    evidence: Evidence, best: Judged, first: Judged, second: Judged, confidence: float
+) -> AnswerDraft:
+    """Two sentences of two documents, in evidence order, citing both.
+
+    The most confident sentence of all joins them when it is of one of the two documents
+    (it says what the question asks; the pair says why or through what).
+    """
+    chosen = [first, second]
+    docs = {first.scored.sentence.doc, second.scored.sentence.doc}
+    if best.scored.sentence.doc in docs and best not in chosen:
+        chosen.append(best)
+    ordered = sorted(chosen, key=lambda j: (j.scored.sentence.doc, j.scored.sentence.position))
+    return AnswerDraft(
+        answer=" ".join(j.scored.sentence.text for j in ordered),
+        cited_ids=unique([evidence.ids[j.scored.sentence.doc] for j in ordered]),
+        rationale="Two documents, linked by what both sentences name.",
+        confidence=confidence,
+    )
 
 
 def side_sentence(evidence: Evidence, judged: list[Judged], name: str) -> Judged | None:

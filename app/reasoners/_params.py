@@ -123,21 +123,24 @@ class ExtractiveParams:
         4, "a line of at most four words without a full stop is a label, not a statement"
     )
     similarity_floor: float = _chosen(
-        0.1, "MiniLM cosine of unrelated sentences on one topic; maps to similarity 0"
+        0.2, "MiniLM cosine of unrelated sentences on one topic; maps to similarity 0"
     )
     similarity_ceiling: float = _chosen(
-        0.7, "MiniLM cosine of a question and the sentence answering it; maps to similarity 1"
+        0.8, "MiniLM cosine of a question and the sentence answering it; maps to similarity 1"
     )
-    similarity_weight: float = _chosen(0.5, CALIBRATED + " (weight of the MiniLM similarity)")
-    overlap_weight: float = _chosen(0.35, CALIBRATED + " (weight of the asked-term overlap)")
+    similarity_weight: float = _chosen(0.35, CALIBRATED + " (weight of the MiniLM similarity)")
+    overlap_weight: float = _chosen(0.5, CALIBRATED + " (weight of the asked-term overlap)")
     type_weight: float = _chosen(0.15, CALIBRATED + " (weight of holding the asked type)")
     names_weight: float = _chosen(
-        0.6, CALIBRATED + " (a sentence naming none of the question's names keeps 40%)"
+        0.4, CALIBRATED + " (a sentence naming none of the question's names keeps 60%)"
+    )
+    pair_sentences: int = _chosen(
+        6, HAND_SET + " (two-document pairs are sought among the six most confident sentences)"
     )
     span_candidates: int = _chosen(
         3, HAND_SET + " (a later candidate span may stand on a more confident sentence)"
     )
-    answer_confidence: float = _chosen(0.45, CALIBRATED + " (below it the reasoner abstains)")
+    answer_confidence: float = _chosen(0.5, CALIBRATED + " (below it the reasoner abstains)")
     span_confidence: float = _chosen(
         0.6, CALIBRATED + " (a short span needs this much; else whole sentences)"
     )

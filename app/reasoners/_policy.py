@@ -50,7 +50,8 @@ _MARKDOWN_MARK_RE = re.compile(r"(\*\*|__|`+|~~)")
 _MARKDOWN_EMPHASIS_RE = re.compile(r"(?<![\w*])\*(?=\S)([^*]+?)(?<=\S)\*(?![\w*])")
 _LINE_MARK_RE = re.compile(r"(?m)^\s*(?:#{1,6}\s+|>\s*|[-*+\u2022]\s+)")
 # A figure: a number, an optional range ("6 to 8", "135/85", "0.5-1"), then its unit.
-_RANGE_RE = re.compile(r"\d[\d,]*(?:\.\d+)?(?:\s*(?:to|-|\u2013|/|and|or)\s*\d[\d,]*(?:\.\d+)?)*")
+_NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
+_RANGE_RE = re.compile(rf"{_NUMBER}(?:\s*(?:to|-|\u2013|/|and|or)\s*{_NUMBER})*")
 _UNIT_RE = re.compile(
     r"\s*(%|percent\b|per cent\b|(?:[a-zA-Z\u00b5\u03bc]+(?:/[a-zA-Z0-9]+)?)"
     r"(?:\s+(?:once|twice|three times|four times|a|per|each|every)\s+(?:a\s+)?"
@@ -58,7 +59,15 @@ _UNIT_RE = re.compile(
 )
 _NOT_UNITS = frozenset(
     "and or to the a an at in on of for by with from as is was are were be that which who it"
-    " its this he she they his her their than then when while".split()
+    " its this he she they his her their than then when while has have had will can may"
+    " should would could".split()
+)
+# A sentence saying its document does not cover something, or that it is decided elsewhere.
+_DEFERRAL_RE = re.compile(
+    r"\b(?:does|do|did) not (?:cover|discuss|address|include|describe|give|list)\b"
+    r"|\bnot covered\b|\bout(?:side)? (?:of )?(?:the |its )?scope\b"
+    r"|\b(?:is|are) (?:decided|handled|managed|covered) (?:in|by|elsewhere)\b",
+    re.IGNORECASE,
 )
 _NEGATION_RE = re.compile(r"\b(not|no|never|none|neither|nor|without|avoid\w*)\b|n't\b", re.I)
 
@@ -97,6 +106,7 @@ class Judged:
     overlap: float
     fits: bool
     names: float
+    base: float
     confidence: float
 
 
@@ -119,8 +129,12 @@ class Judge:
         # A comparison's sentences are each about one side: one side's names suffice.
         sides = shape.candidates if shape.kind in ("choice", "yesno") else ()
         self.sides = [term_set(side) for side in sides if term_set(side)]
-        asked = {t: w for t, w in weights.weights.items() if t not in entity_terms}
-        self.asked = asked or dict(weights.weights)
+        # Idf weights, but a word no held document uses weighs no more than the rarest one
+        # that is used: it may be a synonym's place ("residents" for "population").
+        seen = [evidence.weight(t) for t in weights.weights if t in evidence.all_terms]
+        cap = max(seen, default=1.0)
+        asked = {t: min(evidence.weight(t), cap) for t in weights.weights if t not in entity_terms}
+        self.asked = asked or {t: min(evidence.weight(t), cap) for t in weights.weights}
         self._cache: dict[tuple[int, int], Judged] = {}
         self._question_vector: np.ndarray | None = None
         self._vectors: dict[str, np.ndarray] = {}
@@ -192,9 +206,36 @@ class Judge:
             + PARAMS.type_weight * float(fits)
         )
         confidence = base * (1.0 - PARAMS.names_weight * (1.0 - names))
-        judged = Judged(scored, similarity, overlap, fits, names, round(confidence, 4))
+        judged = Judged(scored, similarity, overlap, fits, names, base, round(confidence, 4))
         self._cache[key] = judged
         return judged
+
+    def pair(self, first: Judged, second: Judged) -> float:
+        """Confidence of two sentences of two documents read together (a bridge).
+
+        They must share a term the question does not give (the enzyme, the place that links
+        them); then the overlap and names count over both documents, the similarity is the
+        two sentences' mean.
+        """
+        a, b = first.scored, second.scored
+        if a.sentence.doc == b.sentence.doc:
+            return 0.0
+        question_terms = frozenset(self.weights.weights)
+        if not (a.sentence.terms & b.sentence.terms) - question_terms:
+            return 0.0
+        evidence = self.evidence
+        named = evidence.doc_terms[a.sentence.doc] | evidence.doc_terms[b.sentence.doc]
+        asked_total = sum(self.asked.values()) or 1.0
+        overlap = sum(w for t, w in self.asked.items() if t in named) / asked_total
+        names = len(self.name_terms & named) / len(self.name_terms) if self.name_terms else 1.0
+        similarity = (first.similarity + second.similarity) / 2
+        fits = first.fits or second.fits
+        base = (
+            PARAMS.similarity_weight * similarity
+            + PARAMS.overlap_weight * overlap
+            + PARAMS.type_weight * float(fits)
+        )
+        return round(base * (1.0 - PARAMS.names_weight * (1.0 - names)), 4)
 
     def _fits(self, text: str) -> bool:
         kind = self.shape.answer_type
@@ -257,6 +298,11 @@ def counts_asked(shape: QuestionShape) -> bool:
     """Whether the question itself names what a bare number counts ("how many residents")."""
     lowered = shape.text.lower()
     return bool(re.search(r"\bhow many \w+|\bpopulation\b|\bnumber of\b|\bhow old\b", lowered))
+
+
+def defers(text: str) -> bool:
+    """Whether a sentence says its document does not cover a matter, or defers it elsewhere."""
+    return bool(_DEFERRAL_RE.search(text))
 
 
 def negated(text: str) -> bool:

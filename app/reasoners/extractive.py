@@ -60,7 +60,8 @@ class ExtractiveReasoner:
         embedder: An embedder for the switcher's duplicate and relevance checks; loaded
             lazily with `get_embedder()` when omitted and `use_embeddings` is true.
         use_embeddings: Use embedding cosine in `compare` besides word overlap. When the
-            embedder cannot load, the reasoner silently keeps to word overlap.
+            embedder cannot load, the reasoner silently keeps to word overlap. Answers
+            always judge evidence sentences with the embedder when it loads.
         switcher: A trained switcher (e.g. `SmallSwitcher`) that `compare` delegates to.
     """
 
@@ -185,7 +186,9 @@ class ExtractiveReasoner:
         feedback: Feedback | None = None,
     ) -> AnswerDraft:
         """The answer in the form its confidence allows, with its sources, or an abstention."""
-        return answer_question(question, scratchpad, evidence, feedback=feedback, embed=self._embed)
+        return answer_question(
+            question, scratchpad, evidence, feedback=feedback, embed=self._vectors_of
+        )
 
     def reflect(self, question: str, answer: str, evidence: Sequence[Document]) -> Reflection:
         """CORRECT only when a sentence holding the answer supports it for what is asked."""
@@ -198,8 +201,14 @@ class ExtractiveReasoner:
         return route_question(question, sources, embedder=self._embedder)
 
     def _embed(self, texts: list[str]) -> np.ndarray | None:
-        """Unit vectors of `texts`, or None when embeddings are off or unavailable."""
-        if not self.use_embeddings or self._embedder_failed:
+        """Unit vectors of `texts` for `compare`, or None when embeddings are off there."""
+        if not self.use_embeddings:
+            return None
+        return self._vectors_of(texts)
+
+    def _vectors_of(self, texts: list[str]) -> np.ndarray | None:
+        """Unit vectors of `texts`, or None when the embedder is unavailable."""
+        if self._embedder_failed:
             return None
         if self._embedder is None:
             try:

@@ -291,9 +291,9 @@ def self_reflect(
     if context.max_reflections <= 0:
         return {"supplement_requested": False}
     run = resources.resolve(context)
-    reflection = run.reasoner.reflect(
-        state["question"], state.get("answer", ""), state.get("evidence", [])
-    )
+    # A short answer given with its deciding sentences is judged as that short answer.
+    judged = state.get("short_answer") or state.get("answer", "")
+    reflection = run.reasoner.reflect(state["question"], judged, state.get("evidence", []))
     record = {
         "answer": state.get("answer", ""),
         "label": reflection.label,
@@ -308,7 +308,7 @@ def self_reflect(
         return update
     if context.supplement_when == "evidence-missing" and not reflection.evidence_missing:
         return update | {"notes": [NO_SUPPLEMENT_NOTE]}
-    feedback = reflection.feedback(state.get("answer", ""))
+    feedback = reflection.feedback(judged)
     return update | {"supplement_requested": True, "feedback": feedback.model_dump()}
 
 

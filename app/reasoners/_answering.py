@@ -147,6 +147,13 @@ def policy_answer(
         for j in judged
         if j.confidence >= PARAMS.answer_confidence and not defers(j.scored.sentence.text)
     ]
+    if shape.answer_type in ("number", "date") and shape.form == "span":
+        if not any(j.fits for j in judged):
+            kind = "number" if shape.answer_type == "number" else "date"
+            return Decline(
+                f"no retrieved sentence gives the {kind} it asks for", judged[0].confidence
+            )
+        confident = [j for j in confident if j.fits]
     bridged = two_documents(judge, judged)
     if bridged is not None and (not confident or bridged[2] > confident[0].confidence):
         return pair_answer(evidence, judged[0], *bridged)
@@ -157,13 +164,6 @@ def policy_answer(
             f"'{_quote(best.scored.sentence.text)}', has confidence {best.confidence:.2f})",
             best.confidence,
         )
-    if shape.answer_type in ("number", "date") and shape.form == "span":
-        confident = [j for j in confident if j.fits]
-        if not confident:
-            kind = "number" if shape.answer_type == "number" else "date"
-            return Decline(
-                f"no retrieved sentence gives the {kind} it asks for", judged[0].confidence
-            )
     if shape.form == "span":
         span = span_answer(shape, evidence, ranked, judge, rejected)
         if span is not None:
@@ -175,7 +175,7 @@ def policy_answer(
             confidence = judge.judge(used).confidence if used is not None else 0.0
             if confidence >= PARAMS.span_confidence:
                 return draft.model_copy(update={"confidence": confidence})
-    return sentences_answer(evidence, weights, confident)
+    return sentences_answer(evidence, weights, ranked, confident)
 
 
 def span_answer(
@@ -216,7 +216,7 @@ def span_text(shape: QuestionShape, evidence: Evidence, candidate: Candidate) ->
     if is_label_line(candidate.text) and shape.answer_type != "name" and candidate.kind == "name":
         if span_terms and span_terms <= title_terms:
             return None
-    if candidate.text[:1].isdigit():
+    if candidate.kind == "name" and candidate.text[:1].isdigit():
         # "450 L" read as a name: a figure, whose unit is what follows in the sentence.
         candidate = Candidate(
             candidate.text.split()[0], candidate.score, candidate.support, "number"
@@ -241,11 +241,20 @@ def span_text(shape: QuestionShape, evidence: Evidence, candidate: Candidate) ->
 
 
 def sentences_answer(
-    evidence: Evidence, weights: QuestionWeights, confident: list[Judged]
+    evidence: Evidence,
+    weights: QuestionWeights,
+    ranked: list[ScoredSentence],
+    confident: list[Judged],
 ) -> AnswerDraft:
     """The one to three most confident sentences, whole and cited, with a bridge's link."""
     best = confident[0]
-    draft, _, _ = sentence_answer(evidence, weights, [j.scored for j in confident])
+    shown = [j.scored for j in confident]
+    draft, _, _ = sentence_answer(
+        evidence, weights, [*shown, *(s for s in ranked if s not in shown)]
+    )
+    if draft.answer.rstrip().endswith(":") and len(confident) > 1:
+        # A label line alone ("Allergies:") says nothing: the next sentence answers.
+        return sentences_answer(evidence, weights, ranked, confident[1:])
     link = best.scored.link
     if link is not None and link.doc != best.scored.sentence.doc and link.text not in draft.answer:
         # A two-document answer: the sentence that leads to the answering document first.
@@ -324,14 +333,18 @@ def yes_no_answer(
     if subjects and len(deciding) < len(subjects):
         missing = [s for s, side in zip(subjects, sides, strict=True) if side is None]
         return Decline(f"nothing retrieved is about {missing[0]}", 0.0)
+    draft = yes_no(shape, evidence, weights, ranked)
     confidence = min(j.confidence for j in deciding)
+    documented = len(subjects) == 2 and all(evidence.has_document(s) for s in subjects)
+    if documented and "?" not in draft.rationale and (shape.same or draft.answer == "yes"):
+        # Each subject's own document gives the compared attribute (or holds the property).
+        confidence = max(confidence, PARAMS.answer_confidence)
     if confidence < PARAMS.answer_confidence:
         return Decline(
             "no retrieved sentence says whether it is so (the closest has confidence "
             f"{confidence:.2f})",
             confidence,
         )
-    draft = yes_no(shape, evidence, weights, ranked)
     verdict = draft.answer
     if not shape.same and len(deciding) == 1:
         text = deciding[0].scored.sentence.text
@@ -368,6 +381,9 @@ def choice_answer(
         return Decline(f"nothing retrieved says anything about {missing} for this comparison", 0.0)
     chosen = [s for s in sides.values() if s is not None]
     confidence = min(s.confidence for s in chosen)
+    if " vs " in draft.rationale:
+        # Decided by a value read from each option's own document: as sure as a span.
+        confidence = max(confidence, PARAMS.span_confidence)
     if confidence < PARAMS.answer_confidence:
         return Decline(
             "the retrieved sentences do not give what the options are compared by (the "

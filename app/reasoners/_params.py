@@ -119,9 +119,6 @@ class ExtractiveParams:
     policy_sentences: int = _chosen(
         12, "the best-supported sentences judged per question; more never moved a tuning answer"
     )
-    label_words: int = _chosen(
-        4, "a line of at most four words without a full stop is a label, not a statement"
-    )
     similarity_floor: float = _chosen(
         0.2, "MiniLM cosine of unrelated sentences on one topic; maps to similarity 0"
     )
@@ -132,7 +129,7 @@ class ExtractiveParams:
     overlap_weight: float = _chosen(0.5, CALIBRATED + " (weight of the asked-term overlap)")
     type_weight: float = _chosen(0.15, CALIBRATED + " (weight of holding the asked type)")
     names_weight: float = _chosen(
-        0.4, CALIBRATED + " (a sentence naming none of the question's names keeps 60%)"
+        0.5, CALIBRATED + " (a sentence naming none of the question's names keeps half)"
     )
     pair_sentences: int = _chosen(
         6, HAND_SET + " (two-document pairs are sought among the six most confident sentences)"
@@ -140,7 +137,7 @@ class ExtractiveParams:
     span_candidates: int = _chosen(
         3, HAND_SET + " (a later candidate span may stand on a more confident sentence)"
     )
-    answer_confidence: float = _chosen(0.5, CALIBRATED + " (below it the reasoner abstains)")
+    answer_confidence: float = _chosen(0.55, CALIBRATED + " (below it the reasoner abstains)")
     span_confidence: float = _chosen(
         0.6, CALIBRATED + " (a short span needs this much; else whole sentences)"
     )

@@ -84,17 +84,14 @@ def plain(text: str) -> str:
 def is_label_line(text: str, title: str = "") -> bool:
     """Whether a line is a title, heading or label rather than a statement.
 
-    A heading ("# Gout"), a line ending in a colon ("Allergies:"), the document's own title,
-    or a short fragment with no full stop and no verb-like word all say nothing by
-    themselves.
+    A heading ("# Gout") or the document's own title says nothing by itself. (A line ending
+    in a colon, "Symptoms include:", is judged: it answers only with the lines it
+    introduces, never alone.)
     """
     stripped = text.strip()
-    if not stripped or stripped.startswith("#") or stripped.endswith(":"):
+    if not stripped or stripped.startswith("#"):
         return True
-    if title and normalize_answer(stripped) == normalize_answer(title):
-        return True
-    tokens = stripped.split()
-    return len(tokens) <= PARAMS.label_words and not stripped.endswith((".", "!", "?"))
+    return bool(title) and normalize_answer(stripped) == normalize_answer(title)
 
 
 @dataclass(frozen=True)
@@ -142,7 +139,9 @@ class Judge:
     def _context(self, scored: ScoredSentence) -> str:
         title = self.evidence.titles[scored.sentence.doc]
         text = scored.sentence.text
-        return f"{title}: {text}" if title and title.lower() not in text.lower() else text
+        text = f"{title}: {text}" if title and title.lower() not in text.lower() else text
+        # A bridged sentence is read after the sentence that leads to its document.
+        return f"{scored.link.text} {text}" if scored.link is not None else text
 
     def prepare(self, ranked: Sequence[ScoredSentence]) -> None:
         """Embed the question and these sentences in one batch (when an embedder is given)."""

@@ -9,10 +9,13 @@ lives in a module of its own; this class ties them together:
   new and relevant, then the next in order.
 - compare (here): new documents help when they are not near-duplicates of held ones (by id,
   word overlap and, optionally, embedding cosine) and are relevant to the question or its gap.
-- answer (`_answering`): the shape the question asks for - a short span for factoid
-  questions, the one to three best-supported sentences for explanations and advice, the
-  listed items for list questions, one of two named options, or yes/no - after setting
-  aside documents superseded by a newer authoritative one (`_conflicts`).
+- answer (`_answering`, `_policy`): evidence sentences are judged for the question (MiniLM
+  similarity, overlap with the asked words, the asked type) into one confidence; the
+  answer is a short span only when asked for and confident enough, else the one to three
+  most confident sentences, cited (two documents' when the question links them; each
+  side's for a comparison; the deciding one after a yes/no), else an abstention saying
+  why - after setting aside documents superseded by a newer authoritative one
+  (`_conflicts`). The answer carries its confidence.
 - reflect (`_reflection`): CORRECT only when a sentence holding the answer supports it for
   what the question asks; otherwise structured feedback (`Feedback`) with leads to search.
 

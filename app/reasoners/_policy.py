@@ -7,7 +7,9 @@ confidence in [0, 1] for the question, from three signals:
   document's title, which stands in for a pronoun subject);
 - overlap: the share of the question's *asked* terms (its terms minus the names it gives)
   that the sentence, its title or its bridge sentence covers - "the mayor of Velmora" needs
-  a sentence about a mayor, not any sentence about Velmora;
+  a sentence about a mayor, not any sentence about Velmora; for a question naming its
+  subject and one kind of thing about it ("the genetic changes related to X"), a sentence
+  holding that kind's cue words ("mutation", "gene") covers it;
 - type: whether the sentence holds what the question asks for (a number for "how many",
   a year for "when", a name for "who"); untyped questions always fit;
 
@@ -42,6 +44,7 @@ from prefrag.reasoners._text import (
     term_set,
     year_of,
 )
+from prefrag.reasoners._topics import CUES
 
 Embed = Callable[[list[str]], "np.ndarray | None"]
 
@@ -132,6 +135,9 @@ class Judge:
         cap = max(seen, default=1.0)
         asked = {t: min(evidence.weight(t), cap) for t in weights.weights if t not in entity_terms}
         self.asked = asked or {t: min(evidence.weight(t), cap) for t in weights.weights}
+        # A question naming its subject and one kind of thing about it ("the genetic changes
+        # related to X") is met by a sentence holding that kind's cue words ("mutations").
+        self.cue = CUES.get(shape.topic) if shape.subject else None
         self._cache: dict[tuple[int, int], Judged] = {}
         self._question_vector: np.ndarray | None = None
         self._vectors: dict[str, np.ndarray] = {}
@@ -180,6 +186,8 @@ class Judge:
             terms = terms | scored.link.terms | evidence.title_terms[scored.link.doc]
         asked_total = sum(self.asked.values()) or 1.0
         overlap = sum(w for t, w in self.asked.items() if t in terms) / asked_total
+        if self.cue is not None and self.cue.search(scored.sentence.text):
+            overlap = 1.0
         # Names count anywhere in the sentence's document (and its bridge's): a note names
         # its patient once, then says "she".
         named = terms | evidence.doc_terms[scored.sentence.doc]

@@ -182,8 +182,9 @@ def open_step(
         query=state.get("query", ""),
     )
     step["notes"] = rationale_note(state)
-    if state.get("query_basis"):
-        step["query_basis"] = state["query_basis"]
+    basis = state.get("query_basis")
+    if basis:
+        step["query_basis"] = basis
     planned = state.get("planned")
     if planned:
         step = planned_step(step, planned, run.sources, pending)

@@ -254,9 +254,10 @@ def main() -> None:
         f"notuseful&True={verdicts[(False, True)]} notuseful&False={verdicts[(False, False)]})"
     )
     answered = [o for o in outcomes if not o[1]]
+    share = max(1, len(answered))
     print(
-        f"answered {len(answered)}/{n}; of answers: EM={sum(o[2] for o in answered) / max(1, len(answered)):.3f}"
-        f" gold-in-answer={sum(o[3] for o in answered) / max(1, len(answered)):.3f}"
+        f"answered {len(answered)}/{n}; of answers: EM={sum(o[2] for o in answered) / share:.3f}"
+        f" gold-in-answer={sum(o[3] for o in answered) / share:.3f}"
     )
     print("coverage-accuracy (answers whose confidence >= t): t coverage EM gold-in-answer")
     for step in range(0, 11):

@@ -233,9 +233,9 @@ def span_text(shape: QuestionShape, evidence: Evidence, candidate: Candidate) ->
             if text != candidate.text:
                 return text
         span = Span(candidate.text, "number", sentence.text.find(candidate.text), -1)
-        text = figure(sentence.text, span)
-        if text is not None:
-            return text
+        with_unit = figure(sentence.text, span)
+        if with_unit is not None:
+            return with_unit
         return candidate.text if counts_asked(shape) else None
     return candidate.text
 

@@ -301,6 +301,25 @@ def test_injected_lines_in_indexed_files_never_reach_the_answer(tmp_path, paddin
         assert injected not in answer
 
 
+def test_a_document_cut_into_many_chunks_is_named_with_an_estimate(tmp_path, monkeypatch):
+    from prefrag.index import ingest
+
+    monkeypatch.setattr(ingest, "LARGE_DOCUMENT_CHUNKS", 5)  # stands for a 9.6 MB file
+    monkeypatch.setattr(ingest, "_CALIBRATION", 2)
+    path = tmp_path / "one_big_note.txt"
+    path.write_text("\n".join(f"Paragraph {i} about renal dosing. " * 12 for i in range(12)))
+    small = tmp_path / "small.txt"
+    small.write_text("A short note on renal dosing.")
+    result = runner.invoke(app, ["index", str(path), str(small), "--source", "big"])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "new chunks to embed from 2 documents" in said
+    assert "one_big_note.txt,iscutinto" in "".join(said.split())  # the path may wrap
+    assert "chunks/s" in said and "to go" in said
+    quiet = runner.invoke(app, ["index", str(small), "--source", "small"])
+    assert "is cut into" not in quiet.output
+
+
 def test_answer_span_search_is_bounded_on_a_huge_document():
     from prefrag.reasoners._text import MAX_TEXT_CHARS, split_sentences
 

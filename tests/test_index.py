@@ -167,7 +167,8 @@ def test_chunks_keep_metadata_and_parent_ids(settings, corpus, tmp_path) -> None
     path = _write_jsonl(tmp_path / "more.jsonl", [*DOCS, long_doc])
     small = settings.model_copy(update={"chunk_size": 20, "chunk_overlap": 4})
     report = index_paths(path, "meds", settings=small, authority=0.7)
-    # The long document is 50 word pieces ("word", "##0"...): windows at 0, 16 and 32.
+    # The long document is 50 word pieces ("word", "##0"...) and has no sentence start to
+    # overlap at: windows at 0, 20 and 40.
     assert report.added == 3 + 3
 
     source = LocalSource("meds", settings=small, mode="lexical")

@@ -1,9 +1,11 @@
 """Split raw documents into chunks that fit the embedder, carrying every source's metadata.
 
 Chunks are measured in the embedder's own word pieces, so each one fits the window MiniLM
-reads (256 pieces with [CLS] and [SEP]) and no tail goes unembedded; consecutive chunks
-share `overlap` pieces. Cuts fall on a line break when one is near the end of the window,
-else on a word boundary, and a chunk keeps the line breaks of its text: line-anchored
+reads (256 pieces with [CLS] and [SEP]) and no tail goes unembedded. Cuts fall on a line
+break near the end of the window, else on a sentence end, else on a word boundary; the next
+chunk starts at the earliest sentence start within the last `overlap` pieces (so answers
+taken from a chunk's first sentence are whole sentences), else where the last one ended.
+A chunk keeps the line breaks of its text: line-anchored
 filters downstream (control lines such as "Status: ..." in a document) see every line, not
 only the first. Sources built before this (`chunk_unit` "words" in their manifest) keep
 word windows, so re-indexing them adds nothing twice.
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
 ChunkUnit = Literal["tokens", "words"]
 SPECIAL_TOKENS = 2  # [CLS] and [SEP] take two places of the embedder's window
 _LINE_BREAK_SEARCH = 0.25  # look for a line break in the last quarter of a window
+_SENTENCE_SEARCH = 0.5  # else for a sentence end in its last half
 _SPACES = re.compile(r"[^\S\n]+")
 
 
@@ -75,11 +78,12 @@ def normalise_lines(text: str) -> str:
 
 
 def chunk_tokens(text: str, tokenizer: Tokenizer, size: int, overlap: int = 0) -> list[str]:
-    """Windows of at most `size` word pieces of `tokenizer`, sharing about `overlap` pieces.
+    """Windows of at most `size` word pieces of `tokenizer`, sharing up to `overlap` pieces.
 
-    Line breaks are kept. A window ends at the last line break in its final quarter when
-    there is one, else at the last word boundary; a single word longer than the window is
-    cut inside it.
+    Line breaks are kept. A window ends at the last line break in its final quarter, else
+    at the last sentence end in its final half, else at the last word boundary; a single
+    word longer than the window is cut inside it. The next window starts at the earliest
+    line or sentence start among the last `overlap` pieces, else right after this one.
 
     Raises:
         ConfigurationError: `size` < 1 or `overlap` not in [0, size).
@@ -95,31 +99,37 @@ def chunk_tokens(text: str, tokenizer: Tokenizer, size: int, overlap: int = 0) -
     # A piece starts a word when whitespace precedes it; a line when that holds a newline.
     word_start = [i == 0 or offsets[i][0] > offsets[i - 1][1] for i in range(count)]
     line_start = [i == 0 or "\n" in text[offsets[i - 1][1] : offsets[i][0]] for i in range(count)]
+    sentence_start = [
+        line_start[i] or (word_start[i] and text[offsets[i - 1][1] - 1] in ".!?")
+        for i in range(count)
+    ]
     chunks: list[str] = []
     start = 0
     while start < count:
         end = min(start + size, count)
         if end < count:
-            end = _cut(start, end, size, word_start, line_start)
+            end = _cut(start, end, size, [line_start, sentence_start, word_start])
         chunks.append(text[offsets[start][0] : offsets[end - 1][1]])
         if end >= count:
             break
-        following = max(end - overlap, start + 1)
-        while following < end and not word_start[following]:
-            following += 1
-        start = following
+        start = next(
+            (i for i in range(max(end - overlap, start + 1), end) if sentence_start[i]), end
+        )
     return chunks
 
 
-def _cut(start: int, end: int, size: int, word_start: list[bool], line_start: list[bool]) -> int:
-    """Where a full window from `start` ends: a line start near its end, else a word start."""
-    earliest_line = end - max(1, int(size * _LINE_BREAK_SEARCH))
-    for i in range(end, max(start, earliest_line), -1):
-        if line_start[i]:
-            return i
-    for i in range(end, start, -1):
-        if word_start[i]:
-            return i
+def _cut(start: int, end: int, size: int, boundaries: list[list[bool]]) -> int:
+    """Where a full window from `start` ends: the latest line, sentence or word start.
+
+    Line starts are searched in the window's last quarter, sentence starts in its last
+    half, word starts anywhere after `start`.
+    """
+    reach = (_LINE_BREAK_SEARCH, _SENTENCE_SEARCH, 1.0)
+    for kind, share in zip(boundaries, reach, strict=True):
+        earliest = end - max(1, int(size * share))
+        for i in range(end, max(start, earliest), -1):
+            if kind[i]:
+                return i
     return end
 
 

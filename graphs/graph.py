@@ -2,13 +2,17 @@
 
 Topology (routing functions below decide the branches)::
 
-    START → new_question → think ─┬→ plan_sources ─┬→ retrieve_local → mog_select ─┐
-                                  │                └→ (a plan retrieved) ─────────┴→ polyview_rerank
-                                  │                                                  → compare
-                                  └→ filter_evidence → answer → self_reflect ─┬→ END
-                                                                              └→ supplement → think
+    START → new_question → condense_question → think ─┬→ plan_sources ─┐
+                                                      └→ filter_evidence → answer → …
+    plan_sources ─┬→ retrieve_local → mog_select ─┐
+                  └→ (a plan retrieved) ──────────┴→ polyview_rerank → compare
     compare ─┬→ think               (local documents kept)
              └→ switch_to_web → think (switcher said False, or preference off)
+    answer → self_reflect ─┬→ END
+                           └→ supplement → think
+
+`condense_question` rewrites a follow-up on a thread into a standalone question from the
+thread's `history` (a first question passes unchanged); every later node works on it.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
 from prefrag.graphs import nodes
+from prefrag.graphs.condense import condense_question
 from prefrag.graphs.context import Context
 from prefrag.graphs.filtering import filter_evidence
 from prefrag.graphs.planning import plan_sources
@@ -80,6 +85,7 @@ def build_graph(
         PrefRAGState, context_schema=Context, input_schema=InputState, output_schema=OutputState
     )
     builder.add_node("new_question", bound(nodes.new_question))
+    builder.add_node("condense_question", bound(condense_question))
     builder.add_node("think", bound(nodes.think))
     builder.add_node("plan_sources", bound(plan_sources))
     builder.add_node("retrieve_local", bound(nodes.retrieve_local))
@@ -93,7 +99,8 @@ def build_graph(
     builder.add_node("supplement", bound(nodes.supplement))
 
     builder.add_edge(START, "new_question")
-    builder.add_edge("new_question", "think")
+    builder.add_edge("new_question", "condense_question")
+    builder.add_edge("condense_question", "think")
     builder.add_conditional_edges("think", after_think)
     builder.add_conditional_edges("plan_sources", after_plan)
     builder.add_edge("retrieve_local", "mog_select")

@@ -33,7 +33,14 @@ from prefrag.graphs.retrieval import (
     usage_update,
     use_documents,
 )
-from prefrag.graphs.state import PrefRAGState, Step, Turn, add_counts, empty_counters
+from prefrag.graphs.state import (
+    PrefRAGState,
+    Step,
+    Turn,
+    add_counts,
+    empty_counters,
+    question_of,
+)
 from prefrag.reasoners.base import AnswerDraft, Feedback, ScratchpadStep
 from prefrag.sources.base import Source
 
@@ -118,9 +125,14 @@ def new_question(
             "question": state.get("episode_question", "") or "",
             "answer": state.get("answer", "") or "",
             "citations": list(state.get("citations", []) or []),
+            "abstained": bool(state.get("abstained", False)),
         }
+        standalone = state.get("standalone_question")
+        if standalone and standalone != earlier["question"]:
+            earlier["standalone_question"] = standalone
         update["history"] = [earlier]
     update["episode_question"] = question
+    update["standalone_question"] = question  # condense_question rewrites a follow-up
     return update
 
 
@@ -134,7 +146,7 @@ def think(
     """
     context = context_of(runtime, state)
     run = resources.resolve(context)
-    question = state["question"]
+    question = question_of(state)
     names = [run.preferred.name, *(s.name for s in run.fallbacks)]
     forced = retrieval_steps(state.get("route", [])) >= context.max_iterations
     decision = run.reasoner.think(
@@ -173,7 +185,7 @@ def retrieve_local(
     """Search the preferred source with the sub-query (top-k; several sources balanced)."""
     context = context_of(runtime, state)
     preferred = resources.resolve(context).preferred
-    source = resources.multi_source(preferred, context, state.get("question") or state["query"])
+    source = resources.multi_source(preferred, context, question_of(state) or state["query"])
     found = search(source, state["query"], context.candidates())
     return {"pending_local": found.documents, "counters": found.counts, "notes": found.notes}
 
@@ -211,7 +223,7 @@ def compare(
     elif retrieval_steps(route) == 0 and not context.judge_first_retrieval:
         step |= {"verdict": None, "analysis": "First retrieval: preferred source, no judge."}
     else:
-        verdict = run.reasoner.compare(state["question"], state.get("evidence", []), pending)
+        verdict = run.reasoner.compare(question_of(state), state.get("evidence", []), pending)
         update |= usage_update("compare", verdict.usage)
         step |= {"verdict": verdict.status, "analysis": verdict.analysis}
         if verdict.fallback:
@@ -270,7 +282,7 @@ def answer(
         return answer_update(AnswerDraft.model_validate(forced), evidence)
     run = resources.resolve(context_of(runtime, state))
     draft = run.reasoner.answer(
-        state["question"], scratchpad(state), evidence, feedback=feedback_of(state)
+        question_of(state), scratchpad(state), evidence, feedback=feedback_of(state)
     )
     return answer_update(draft, evidence) | usage_update("answer", draft.usage)
 
@@ -288,7 +300,7 @@ def self_reflect(
         return {"supplement_requested": False}
     run = resources.resolve(context)
     reflection = run.reasoner.reflect(
-        state["question"], state.get("answer", ""), state.get("evidence", [])
+        question_of(state), state.get("answer", ""), state.get("evidence", [])
     )
     record = {
         "answer": state.get("answer", ""),
@@ -319,7 +331,7 @@ def supplement(
     """
     context = context_of(runtime, state)
     run = resources.resolve(context)
-    question = state["question"]
+    question = question_of(state)
     route = state.get("route", [])
     step = new_step(
         index=len(route),

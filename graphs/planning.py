@@ -28,7 +28,7 @@ from prefrag.documents import doc_id
 from prefrag.graphs.context import Context, context_of
 from prefrag.graphs.resources import ResourceProvider, RunResources
 from prefrag.graphs.retrieval import Search, add_search, usage_update
-from prefrag.graphs.state import PrefRAGState, Step
+from prefrag.graphs.state import PrefRAGState, Step, question_of
 from prefrag.index.fusion import reciprocal_rank_fusion
 from prefrag.reasoners.base import Reasoner
 from prefrag.reasoners.plans import PlannedQuery, SourcePlan, brief_of
@@ -170,7 +170,7 @@ def plan_sources(
     sources = plannable_sources(run.sources, exclude=[s.name for s in run.fallbacks])
     if not sources:
         return {"planned": None, "notes": ["Planning: no local source to plan for."]}
-    query = state.get("query") or state["question"]
+    query = state.get("query") or question_of(state)
     plan = plan_queries(run.reasoner, query, sources)
     update = usage_update("plan", plan.usage)
     if not plan.searched():

@@ -7,7 +7,7 @@ pins) the LangGraph server can only build Studio's input and output forms from t
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.documents import Document
 from typing_extensions import TypedDict
@@ -48,11 +48,17 @@ class Counters(TypedDict):
 
 
 class Turn(TypedDict):
-    """An earlier question on the same thread, kept readable after a new one starts."""
+    """An earlier question on the same thread, kept readable after a new one starts.
+
+    `standalone_question` is the question the turn answered when `condense_question`
+    rewrote it (a follow-up); `question` is always what was asked.
+    """
 
     question: str
     answer: str
     citations: list[dict[str, Any]]
+    standalone_question: NotRequired[str]
+    abstained: NotRequired[bool]
 
 
 def empty_counters() -> Counters:
@@ -89,6 +95,7 @@ class OutputState(TypedDict, total=False):
     """What a caller gets back."""
 
     question: str
+    standalone_question: str  # the question answered: `question`, or its rewrite (follow-up)
     answer: str
     abstained: bool  # the sources did not answer the question; `answer` says so and why
     citations: list[dict[str, Any]]
@@ -106,7 +113,9 @@ class PrefRAGState(TypedDict, total=False):
     """The full working state of one question (one retrieval episode) on a thread."""
 
     question: str
-    episode_question: str  # the question the current episode answers
+    episode_question: str  # the question the current episode was asked (for `history`)
+    # What the episode answers: `question`, or condense_question's standalone rewrite.
+    standalone_question: str
     run_context: dict[str, Any]  # the episode's run settings (`Context`), for resuming
     # Earlier turns of the thread, oldest first.
     history: Annotated[list[Turn], operator.add]
@@ -137,3 +146,8 @@ class PrefRAGState(TypedDict, total=False):
     model_calls: Annotated[dict[str, int], add_counts]
     tokens: Annotated[dict[str, int], add_counts]
     notes: Annotated[list[str], operator.add]
+
+
+def question_of(state: PrefRAGState) -> str:
+    """The question the episode answers: the standalone rewrite of a follow-up, else as asked."""
+    return state.get("standalone_question") or state.get("question") or ""

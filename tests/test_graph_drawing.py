@@ -20,6 +20,7 @@ def test_graph_has_the_papers_nodes_and_typed_edges() -> None:
     graph = build_graph(sources=SourceRegistry()).get_graph()
     assert set(graph.nodes) >= {
         "new_question",
+        "condense_question",
         "think",
         "plan_sources",
         "retrieve_local",

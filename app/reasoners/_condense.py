@@ -4,8 +4,9 @@ Without a model the rewrite is a few visible rules, applied only when the questi
 leans on an earlier turn; any other question passes through unchanged:
 
 - a referring pronoun ("it", "they", "this", "that drug", "its dose") is replaced by the
-  earlier turn's referent: its answer when that was a short name asked for by who/what/which/
-  where, else the first entity its question named ("warfarin" in "What is the dose of warfarin?");
+  earlier turn's referent: its answer when that was a short name asked for by what/which/
+  where, else the first entity its question named ("warfarin" in "What is the dose of warfarin?",
+  cut to the words the turn's cited titles share);
 - "he", "she", "his", "her" prefer a short name answered, then a capitalised name asked about;
 - a verb left without its object ("safe to take with aspirin?") gains the referent;
 - "instead" without "of" gains "of <what the earlier question was about>";
@@ -36,7 +37,7 @@ _FUNCTION = frozenset(
     much many more most less least one ones other another else also too very just only
     please tell know get got give gave take taken took use used using need needed happen
     happens mean means called name named does make made go goes safe okay ok fine right
-    best usual usually normally typically""".split()
+    best usual usually normally typically instead""".split()
 )
 # Nouns naming an aspect of a subject rather than the subject itself.
 _ASPECTS = frozenset(
@@ -70,8 +71,12 @@ _NO_OBJECT_RE = re.compile(
     r"\s+(?=(with|alongside|together|during|while|before|after|if|in)\b)",
     re.IGNORECASE,
 )
+# "What are its side effects?" -> "What are the side effects of metformin?"
+_OF_POSSESSIVE_RE = re.compile(r"\b(its|their)\s+((?:[\w-]+\s+){0,2}[\w-]+)(\s*\??\s*)$", re.I)
 _INSTEAD_RE = re.compile(r"\binstead\b(?!\s+of\b)", re.IGNORECASE)
-_ANSWER_ASKING = re.compile(r"^\s*(who|whom|what|which|where)\b", re.IGNORECASE)
+# Questions whose short answer is a thing or place ("it"), or a person ("she").
+_ASKS_THING = re.compile(r"^\s*(what|which|where)\b", re.IGNORECASE)
+_ASKS_NAME = re.compile(r"^\s*(who|whom|whose|what|which)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -87,7 +92,7 @@ def condense_follow_up(question: str, history: Sequence[PriorTurn]) -> Condensed
     if not history:
         return CondensedQuestion(question=text)
     prior = history[-1]
-    subject = _subject_phrase(prior.question)
+    subject = _subject_phrase(prior.question, prior.titles)
     if not subject:
         return CondensedQuestion(question=text)
     rewritten, why = _rewrite(text, prior, subject)
@@ -111,6 +116,7 @@ def _rewrite(text: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
     if _INSTEAD_RE.search(out):
         out = _INSTEAD_RE.sub(f"instead of {_carried(prior.question)}", out, count=1)
     out = _NO_OBJECT_RE.sub(lambda m: f"{m.group(1)} {referent} ", out)
+    out = _OF_POSSESSIVE_RE.sub(lambda m: f"the {m.group(2)} of {referent}{m.group(3)}", out)
     out = _replace_pronouns(out, referent, personal)
     return out, "pronouns and ellipses resolved from the previous turn"
 
@@ -161,12 +167,12 @@ def _has_own_subject(text: str) -> bool:
 def _referent(prior: PriorTurn, subject: str) -> str:
     """What "it" points back to: a short name the earlier turn answered, else its subject."""
     answer = _short_name(prior)
-    return answer if answer and _ANSWER_ASKING.match(prior.question) else subject
+    return answer if answer and _ASKS_THING.match(prior.question) else subject
 
 
 def _personal_referent(prior: PriorTurn) -> str:
     answer = _short_name(prior)
-    if answer and _ANSWER_ASKING.match(prior.question):
+    if answer and _ASKS_NAME.match(prior.question):
         return answer
     names = [s.text for s in _content_spans(prior.question) if s.text[:1].isupper()]
     return names[0] if names else ""
@@ -181,13 +187,19 @@ def _short_name(prior: PriorTurn) -> str:
     return answer
 
 
-def _subject_phrase(question: str) -> str:
-    """The first entity an earlier question names ("warfarin" in "the dose of warfarin")."""
+def _subject_phrase(question: str, titles: Sequence[str] = ()) -> str:
+    """The first entity an earlier question names ("warfarin" in "the dose of warfarin").
+
+    An entity the turn's cited titles name comes first; a run of several words is cut to
+    the words those titles share, when they share any ("metformin" of "Does metformin lower blood sugar?" citing "Metformin").
+    """
     spans = _content_spans(question)
     if not spans:
         return ""
-    entities = [s for s in spans if s.text.lower() not in _ASPECTS]
-    chosen = entities[0] if entities else spans[0]
+    entities = [s for s in spans if s.text.lower() not in _ASPECTS] or spans
+    title_words = {w.lower() for title in titles for w in _WORD_RE.findall(title)}
+    named = [s for s in entities if {w.lower() for w in _WORD_RE.findall(s.text)} & title_words]
+    chosen = _titled((named or entities)[0], titles)
     text = chosen.text
     # "the tallest tower in Velmark": keep a capitalised place the span is "in" or "of".
     tail = question[chosen.end :]
@@ -198,6 +210,22 @@ def _subject_phrase(question: str) -> str:
     if before.endswith(" the") and not text[:1].isupper():
         text = f"the {text}"
     return text
+
+
+def _titled(span: _Span, titles: Sequence[str]) -> _Span:
+    """The longest run of `span`'s words that the cited titles hold, or `span` itself."""
+    title_words = {w.lower() for title in titles for w in _WORD_RE.findall(title)}
+    words = list(_WORD_RE.finditer(span.text))
+    best: list[re.Match[str]] = []
+    run: list[re.Match[str]] = []
+    for word in words:
+        run = [*run, word] if word.group().lower() in title_words else []
+        if len(run) > len(best):
+            best = run
+    if len(words) < 2 or not best:
+        return span
+    start, end = span.start + best[0].start(), span.start + best[-1].end()
+    return _Span(start, end, span.text[best[0].start() : best[-1].end()])
 
 
 def _carried(question: str) -> str:

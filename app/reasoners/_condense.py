@@ -191,7 +191,8 @@ def _subject_phrase(question: str, titles: Sequence[str] = ()) -> str:
     """The first entity an earlier question names ("warfarin" in "the dose of warfarin").
 
     An entity the turn's cited titles name comes first; a run of several words is cut to
-    the words those titles share, when they share any ("metformin" of "Does metformin lower blood sugar?" citing "Metformin").
+    the words those titles share, when they share any ("metformin" of "Does metformin
+    lower blood sugar?" citing "Metformin").
     """
     spans = _content_spans(question)
     if not spans:

@@ -9,9 +9,10 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from prefrag.errors import ConfigurationError, EmptyQuestionError
+from prefrag.errors import ConfigurationError
 from prefrag.graphs.context import Context, context_from
 from prefrag.graphs.graph import PrefRAGGraph, build_graph
+from prefrag.questions import checked_question
 from prefrag.reasoners.base import Reasoner
 from prefrag.sources.base import SourceRegistry
 
@@ -48,16 +49,15 @@ def ask(
     With a checkpointer it also holds `thread_id`: the one given, or a new one to resume or
     continue the run with.
     """
-    if not question or not question.strip():
-        raise EmptyQuestionError("The question is empty; ask something.")
+    question = checked_question(question)
     run_context = make_context(**context)
     graph = graph or build_graph(reasoner=reasoner, sources=sources, checkpointer=checkpointer)
     config: RunnableConfig = {"recursion_limit": recursion_limit(run_context)}
     if checkpointer is None and graph.checkpointer is None:
-        return graph.invoke({"question": question.strip()}, config=config, context=run_context)
+        return graph.invoke({"question": question}, config=config, context=run_context)
     thread = thread_id or str(uuid.uuid4())
     config["configurable"] = {"thread_id": thread}
-    result = graph.invoke({"question": question.strip()}, config=config, context=run_context)
+    result = graph.invoke({"question": question}, config=config, context=run_context)
     return {**result, "thread_id": thread}
 
 

@@ -364,8 +364,10 @@ def _run_ask(
 
     if question is None and thread is None:
         raise EmptyQuestionError("Give a question (or --thread ID to show a stored run).")
-    if question is not None and not question.strip():
-        raise EmptyQuestionError("The question is empty; ask something.")
+    if question is not None:
+        from prefrag.questions import checked_question
+
+        question = checked_question(question)
     context = make_context(**settings)
     if thread is None:  # nothing to resume later: no checkpoint is written
         graph = _graph_for(context, sources_file=sources_file)

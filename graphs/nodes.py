@@ -18,7 +18,6 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from prefrag.documents import doc_id
-from prefrag.errors import EmptyQuestionError
 from prefrag.graphs.context import Context, context_of
 from prefrag.graphs.planning import planned_step, planned_uses
 from prefrag.graphs.rationale import rationale_note, search_query, think_options
@@ -41,6 +40,7 @@ from prefrag.graphs.state import (
     empty_counters,
     question_of,
 )
+from prefrag.questions import checked_question
 from prefrag.reasoners.base import AnswerDraft, Feedback, ScratchpadStep
 from prefrag.sources.base import Source
 
@@ -89,9 +89,7 @@ def new_question(
     answer, citations) and everything the episode accumulates starts empty, so a second
     question never inherits the first one's route, evidence, reflections or counters.
     """
-    question = (state.get("question") or "").strip()
-    if not question:
-        raise EmptyQuestionError("The question is empty; ask something.")
+    question = checked_question(state.get("question"))
     context = context_of(runtime, state)
     run = resources.resolve(context)
     update: dict[str, Any] = {

@@ -11,6 +11,7 @@ import importlib.util
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
@@ -145,7 +146,9 @@ def _studio_graph():
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return getattr(module, name).copy(update={"checkpointer": InMemorySaver()})
+    factory = getattr(module, name)
+    compiled = factory(SimpleNamespace(context=RUN))  # what the server hands a factory
+    return compiled.copy(update={"checkpointer": InMemorySaver()})
 
 
 def test_a_follow_up_through_studios_graph_and_thread(clinic):

@@ -10,8 +10,8 @@ leans on an earlier turn; any other question passes through unchanged:
 - "he", "she", "his", "her" prefer a short name answered, then a capitalised name asked about;
 - a verb left without its object ("safe to take with aspirin?") gains the referent;
 - "instead" without "of" gains "of <what the earlier question was about>";
-- an ellipsis ("What about X?", "And X?", "... too?", "anything else?") keeps the earlier
-  question and adds the new part, so retrieval sees both.
+- an ellipsis or continuation ("What about X?", "And X?", "And how long ...?", "... too?",
+  "anything else?") keeps the earlier question and adds the new part, so retrieval sees both.
 
 The rules cannot know which part of the earlier question "What about X?" replaces; a model
 behind the `condense` role (`prompts/condense.txt`) can.
@@ -37,14 +37,18 @@ _FUNCTION = frozenset(
     much many more most less least one ones other another else also too very just only
     please tell know get got give gave take taken took use used using need needed happen
     happens mean means called name named does make made go goes safe okay ok fine right
-    best usual usually normally typically instead""".split()
+    best usual usually normally typically instead long deep soon often old far tall high
+    big large wide""".split()
 )
 # Nouns naming an aspect of a subject rather than the subject itself.
 _ASPECTS = frozenset(
     """dose doses dosage dosages risk risks side effect effects use uses treatment treatments
     symptom symptoms cause causes sign signs level levels range ranges amount interaction
     interactions population capital river height age date year founder name kind type
-    part role alternative alternatives option options difference""".split()
+    part role alternative alternatives option options difference course courses""".split()
+)
+_AUXILIARIES = frozenset(
+    "does do did is are was were can could will would should may might has have had".split()
 )
 _REFERRING = frozenset({"it", "they", "them", "this", "that", "these", "those"})
 _PERSONAL = frozenset({"he", "she", "him", "his", "her", "hers"})
@@ -63,7 +67,12 @@ _EXPLETIVE_RE = re.compile(
 _WHAT_ABOUT_RE = re.compile(
     r"^\s*(?:and\s+|but\s+)?(?:what|how)\s+about\s+(?P<rest>.+?)\s*\??\s*$", re.IGNORECASE
 )
-_AND_RE = re.compile(r"^\s*(?:and|also)\s+(?P<rest>(?:for|in|with|during|if)\b.+?)\s*\??\s*$", re.I)
+_AND_RE = re.compile(r"^\s*(?:and|also)\s+(?P<rest>.+?)\s*\??\s*$", re.IGNORECASE)
+_QUESTION_START = re.compile(
+    r"^(how|what|when|where|which|who|whom|whose|why|is|are|was|were|can|could|does|do|did|"
+    r"should|will|would|may)\b",
+    re.IGNORECASE,
+)
 _TOO_RE = re.compile(r"\b(?:too|as well|else)\s*\??\s*$", re.IGNORECASE)
 # "Is it safe to take with aspirin?": a verb whose object was left out.
 _NO_OBJECT_RE = re.compile(
@@ -106,12 +115,14 @@ def _rewrite(text: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
     ellipsis = _WHAT_ABOUT_RE.match(text) or _AND_RE.match(text)
     if ellipsis:
         rest = ellipsis.group("rest").strip()
+        if _QUESTION_START.match(rest):  # "And how long is the course if ...?"
+            return f"{prior_text}, and {rest}?", "a continuation: the earlier question kept"
         return f"{prior_text}, and what about {rest}?", "an ellipsis: the earlier question kept"
     if _TOO_RE.search(text) and not _has_own_subject(text):
         core = text.rstrip("?").strip()
         return f"{core} (about {subject})?", "an ellipsis: the earlier subject carried over"
     referent = _referent(prior, subject)
-    personal = _personal_referent(prior) or referent
+    personal = _personal_referent(prior)
     out = _CATEGORY_RE.sub(referent, text)
     if _INSTEAD_RE.search(out):
         out = _INSTEAD_RE.sub(f"instead of {_carried(prior.question)}", out, count=1)
@@ -133,13 +144,15 @@ def _replace_pronouns(text: str, referent: str, personal: str) -> str:
         if word in _POSSESSIVE:
             replacement = _possessive(referent)
         elif word in ("his", "hers") or (word == "her" and following not in _FUNCTION):
-            replacement = _possessive(personal) if following else personal
+            replacement = (_possessive(personal) if following else personal) or None
         elif word in _PERSONAL:
-            replacement = personal
+            replacement = personal or None
         elif word in _REFERRING:
             if any(start <= match.start() < end for start, end in expletive_spans):
                 continue
-            if word in ("this", "that", "these", "those") and not _stands_alone(following):
+            previous = words[index - 1].group().lower() if index else ""
+            pronoun = _stands_alone(following) or previous in _AUXILIARIES
+            if word in ("this", "that", "these", "those") and not pronoun:
                 continue  # a determiner ("that year") or a conjunction ("so that")
             replacement = referent
         if replacement is None:
@@ -171,10 +184,21 @@ def _referent(prior: PriorTurn, subject: str) -> str:
 
 
 def _personal_referent(prior: PriorTurn) -> str:
+    """Who "he"/"she" is: a short name answered, else a name of two or more words asked about.
+
+    After a who-question without a short answer the names in the question are not the
+    person asked for (a work, a place), so there is no referent and the pronoun stays.
+    """
     answer = _short_name(prior)
     if answer and _ASKS_NAME.match(prior.question):
         return answer
-    names = [s.text for s in _content_spans(prior.question) if s.text[:1].isupper()]
+    if re.match(r"^\s*(who|whom|whose)\b", prior.question, re.IGNORECASE):
+        return ""
+    names = [
+        s.text
+        for s in _content_spans(prior.question)
+        if _capitalised(s.text) and len(s.text.split()) >= 2 and not s.text.isupper()
+    ]
     return names[0] if names else ""
 
 
@@ -241,6 +265,16 @@ def _content_spans(question: str) -> list[_Span]:
     spans: list[_Span] = []
     current: list[re.Match[str]] = []
     for match in _WORD_RE.finditer(question):
+        previous = current[-1].group() if current else ""
+        if (
+            previous
+            and _capitalised(previous) != _capitalised(match.group())
+            and not (
+                previous.endswith(("'s", "\u2019s"))  # "St John's wort" stays one name
+            )
+        ):
+            spans.append(_span(question, current))  # "Corin Ashgrove" | "born"
+            current = []
         if _is_function(match.group()) or match.group().lower() in _ASPECTS:
             if current:
                 spans.append(_span(question, current))
@@ -252,6 +286,10 @@ def _content_spans(question: str) -> list[_Span]:
     if current:
         spans.append(_span(question, current))
     return spans
+
+
+def _capitalised(word: str) -> bool:
+    return word[:1].isupper()
 
 
 def _span(question: str, matches: list[re.Match[str]]) -> _Span:

@@ -214,17 +214,14 @@ def _short_name(prior: PriorTurn) -> str:
 def _subject_phrase(question: str, titles: Sequence[str] = ()) -> str:
     """The first entity an earlier question names ("warfarin" in "the dose of warfarin").
 
-    An entity the turn's cited titles name comes first; a run of several words is cut to
-    the words those titles share, when they share any ("metformin" of "Does metformin
-    lower blood sugar?" citing "Metformin").
+    A run of several words is cut to the words the turn's cited titles share, when they
+    share any ("metformin" of "Does metformin lower blood sugar?" citing "Metformin").
     """
     spans = _content_spans(question)
     if not spans:
         return ""
     entities = [s for s in spans if s.text.lower() not in _ASPECTS] or spans
-    title_words = {w.lower() for title in titles for w in _WORD_RE.findall(title)}
-    named = [s for s in entities if {w.lower() for w in _WORD_RE.findall(s.text)} & title_words]
-    chosen = _titled((named or entities)[0], titles)
+    chosen = _titled(entities[0], titles)
     text = chosen.text
     # "the tallest tower in Velmark": keep a capitalised place the span is "in" or "of".
     tail = question[chosen.end :]

@@ -104,8 +104,8 @@ def test_question_through_langgraph_dev(studio_server: str) -> None:
         "new_question",
         "condense_question",
         "think",
-        "plan_sources",
         "retrieve_local",
+        "mog_select",
     ]
     assert nodes[-2:] == ["answer", "self_reflect"]
     state = client.threads.get_state(thread["thread_id"])

@@ -15,7 +15,9 @@ from prefrag.graphs.graph import after_compare
 from prefrag.reasoners.base import (
     AnswerDraft,
     CompareVerdict,
+    CondensedQuestion,
     Feedback,
+    PriorTurn,
     Reflection,
     ScratchpadStep,
     ThinkDecision,
@@ -38,6 +40,7 @@ class ScriptedReasoner:
     def __init__(self) -> None:
         self.compare_inputs: list[tuple[list[str], list[str]]] = []
         self.feedback_seen: list[Feedback | None] = []
+        self.condensed: list[tuple[str, list[str]]] = []
 
     def think(
         self,
@@ -90,6 +93,10 @@ class ScriptedReasoner:
 
     def plan(self, question: str, sources: Sequence[SourceBrief]) -> SourcePlan:
         return route_question(question, sources)
+
+    def condense(self, question: str, history: Sequence[PriorTurn]) -> CondensedQuestion:
+        self.condensed.append((question, [turn.question for turn in history]))
+        return CondensedQuestion(question=question)
 
 
 def _sources() -> tuple[ListSource, ListSource]:
@@ -255,13 +262,18 @@ def test_compare_node_alone_switches_on_false() -> None:
         "pending_local": [doc("wrong", "Carlsberg")],
         "counters": {"local_total": 2, "web_total": 0, "local_used": 1, "used": 1},
     }
-    update = run_node(graph, "compare", state)
-    assert after_compare(update) == "switch_to_web"
-    assert update["pending_step"]["verdict"] is False
+    opened = state | run_node(graph, "open_step", state)
+    update = run_node(graph, "compare", opened)
+    assert after_compare(opened | update) == "search_fallback"
+    assert update["step"]["verdict"] is False
 
-    kept = run_node(graph, "compare", state, Context(fallback_sources=[]))
-    assert after_compare(kept) == "think"
-    assert kept["counters"] == {"used": 1, "local_used": 1}  # increments for the reducer
+    alone = Context(fallback_sources=[])
+    opened = state | run_node(graph, "open_step", state, alone)
+    kept = opened | run_node(graph, "compare", opened, alone)
+    assert after_compare(kept) == "use_local"
+    assert any("No fallback source configured" in note for note in kept["step"]["notes"])
+    closed = run_node(graph, "use_local", kept, alone)
+    assert closed["counters"] == {"used": 1, "local_used": 1}  # increments for the reducer
 
 
 def test_streaming_node_updates() -> None:
@@ -271,8 +283,14 @@ def test_streaming_node_updates() -> None:
         next(iter(chunk))
         for chunk in graph.stream({"question": QUESTION}, context=Context(), stream_mode="updates")
     ]
-    assert nodes[:5] == ["new_question", "think", "plan_sources", "retrieve_local", "mog_select"]
-    assert "switch_to_web" in nodes and nodes[-1] == "self_reflect"
+    assert nodes[:5] == [
+        "new_question",
+        "condense_question",
+        "think",
+        "retrieve_local",
+        "mog_select",
+    ]
+    assert "search_fallback" in nodes and nodes[-1] == "self_reflect"
 
 
 def test_preference_off_uses_both_sources_every_step() -> None:

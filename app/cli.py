@@ -153,6 +153,13 @@ _SOURCES_FILE_HELP = (
 )
 
 
+DEMO_HELD_BACK = (
+    "`demo` (the bundled demo corpus) is searched only when asked, now that you have indexed "
+    "your own sources: `prefrag ask --source demo` asks it alone, PREFRAG_INCLUDE_DEMO=true "
+    "keeps it in `local` and the default sources, and `prefrag sources remove demo` deletes it."
+)
+
+
 @sources_app.callback()
 def sources(
     ctx: typer.Context,
@@ -188,15 +195,21 @@ def sources(
         )
     for row in graphs:
         table.add_row(*(escape(value) for value in row))
-    many = len(infos) + len(graphs) > 1
+    from prefrag.demo_corpus import DEMO_SOURCE
+    from prefrag.sources.defaults import demo_on_request
+
+    names = [*(info.name for info in infos), *(row[0] for row in graphs)]
+    held_back = demo_on_request(names)
+    members = [name for name in names if not (held_back and name == DEMO_SOURCE)]
+    many = len(members) > 1
     if many:
-        members = ", ".join([*(info.name for info in infos), *(row[0] for row in graphs)])
+        counted = [info for info in infos if info.name in members]
         table.add_row(
             "local",
-            str(sum(i.documents for i in infos)),
-            str(sum(i.chunks for i in infos)),
+            str(sum(i.documents for i in counted)),
+            str(sum(i.chunks for i in counted)),
             "",
-            escape(f"combined: {members}"),
+            escape(f"combined: {', '.join(members)}"),
         )
     console.print(table)
     if many:
@@ -206,6 +219,8 @@ def sources(
             "rankings by reciprocal rank); it is the preferred source unless `--source` names "
             "one. `web` is the fallback unless `--no-web`.[/]"
         )
+    if held_back:
+        console.print(DEMO_HELD_BACK)
 
 
 def _graph_rows() -> list[tuple[str, str, str, str, str]]:
@@ -364,17 +379,26 @@ def _run_ask(
 
     if question is None and thread is None:
         raise EmptyQuestionError("Give a question (or --thread ID to show a stored run).")
-    if question is not None and not question.strip():
-        raise EmptyQuestionError("The question is empty; ask something.")
+    if question is not None:
+        from prefrag.questions import checked_question
+
+        question = checked_question(question)
     context = make_context(**settings)
     if thread is None:  # nothing to resume later: no checkpoint is written
         graph = _graph_for(context, sources_file=sources_file)
         return ask_question(question or "", graph=graph, **_fields(context))
 
     from prefrag.checkpoints import open_checkpointer, stored_run
+    from prefrag.config import get_settings
     from prefrag.sources.base import SourceRegistry
+    from prefrag.thread_locks import thread_lock
 
-    with open_checkpointer() as checkpointer:
+    def waiting() -> None:
+        errors.print(f"Another run is using thread '{escape(thread)}'; waiting for it to end…")
+
+    # The lock spans reading the thread and the run, so a run started meanwhile waits.
+    database = get_settings().checkpoint_db
+    with open_checkpointer() as checkpointer, thread_lock(database, thread, on_wait=waiting):
         probe = build_graph_for_state(SourceRegistry(), checkpointer)
         stored = stored_run(probe, thread)
         if stored is None and question is None:
@@ -428,10 +452,14 @@ def _check_source_name(name: str) -> None:
     if name in damaged:
         raise damaged[name]
     from prefrag.index.graph_store import list_graphs
+    from prefrag.sources.defaults import demo_on_request
 
     indexed = [info.name for info in list_sources()]
     graphs = list_graphs()
-    many = len(indexed) + len(graphs) > 1
+    searched = [*indexed, *graphs]
+    if demo_on_request(searched):
+        searched.remove(DEMO_SOURCE)
+    many = len(searched) > 1
     known = [*(indexed or [DEMO_SOURCE]), *graphs, *(["local"] if many else []), "web"]
     if name not in known:
         raise UnknownSourceError(f"Unknown source '{name}' (known: {', '.join(known)}).")

@@ -69,6 +69,7 @@ class Settings(BaseSettings):
     answer_model: str | None = Field(default=None, description=MODEL_HELP["answer"])
     reflect_model: str | None = Field(default=None, description=MODEL_HELP["reflect"])
     plan_model: str | None = Field(default=None, description=MODEL_HELP["plan"])
+    condense_model: str | None = Field(default=None, description=MODEL_HELP["condense"])
     hf_compare_checkpoint: Path | None = Field(
         default=None, description="Local transformers checkpoint for the switcher (`hf`)."
     )

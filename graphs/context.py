@@ -28,6 +28,9 @@ class Context:
     answer_model: str | None = field(default=None, metadata={"description": MODEL_HELP["answer"]})
     reflect_model: str | None = field(default=None, metadata={"description": MODEL_HELP["reflect"]})
     plan_model: str | None = field(default=None, metadata={"description": MODEL_HELP["plan"]})
+    condense_model: str | None = field(
+        default=None, metadata={"description": MODEL_HELP["condense"]}
+    )
     top_k: int = field(default=5, metadata={"description": "Documents taken from each search."})
     max_iterations: int = field(
         default=3, metadata={"description": "Retrieval steps before a forced answer (paper: 3)."}

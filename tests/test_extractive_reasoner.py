@@ -85,7 +85,13 @@ def test_answers_once_the_bridge_document_is_held(reasoner):
 def test_forced_answer_answers_from_held_evidence(reasoner):
     decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, SEAL)], sources=["demo"], force_answer=True)
     assert decision.action == "answer"
-    assert decision.answer
+    # Only the seal note is held: the answer is its sentence naming the engraver, cited to it,
+    # and nothing from the unseen note (the office itself) is invented.
+    assert decision.answer == (
+        "The river seal of the Tollmere Guild was cut in 1911 by the young engraver Brannoc Vell."
+    )
+    assert decision.cited_ids == [doc_id(SEAL)]
+    assert "Keeper of Weirs" not in decision.answer
 
 
 def test_compare_false_for_duplicates_by_id_and_by_text(reasoner):

@@ -259,27 +259,6 @@ def test_mog_node_passes_through_without_flag_or_index(monkeypatch, tmp_path):
     assert "pending_local" not in out and "no granularity index" in out["notes"][0]
 
 
-def test_mog_node_selects_from_the_saved_index(monkeypatch, tmp_path, index):
-    folder = tmp_path / "demo" / "mog"
-    index.save(folder)
-    monkeypatch.setattr(
-        granularity_index, "mog_index_dir", lambda source, settings=None: tmp_path / source / "mog"
-    )
-    monkeypatch.setattr(
-        GranularityIndex, "load", classmethod(lambda cls, path, encoder=None: index)
-    )
-    state = {"question": "q", "query": "aw20 aw21", "pending_local": []}
-    out = tool_nodes.mog_select(
-        state,
-        Runtime(context=Context(use_mog=True, preferred_source="demo", top_k=2)),
-        resources=_provider(),
-    )
-    assert len(out["pending_local"]) == 2
-    assert out["pending_local"][0].metadata["granularity"] == 1
-    assert "aw20" in out["pending_local"][0].page_content
-    assert "uniform" in out["notes"][0]
-
-
 def test_mog_node_reads_the_index_a_run_points_it_to(monkeypatch, tmp_path, index):
     # The default folder (process settings) is empty; the run's own folder has the index.
     monkeypatch.setattr(
@@ -316,3 +295,38 @@ def test_source_index_is_saved_under_the_given_settings(tmp_path):
     folder = tmp_path / "home" / "sources" / "demo" / "mog"
     assert granularity_index.mog_index_dir("demo", settings) == folder
     assert GranularityIndex.load(folder, encoder=BagOfWords()).n_levels == built.n_levels
+
+
+def test_mog_node_selects_from_the_index_prefrag_index_saved(tmp_path):
+    from typer.testing import CliRunner
+
+    from prefrag.cli import app
+
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "weirs.md").write_text(
+        "# Weir keeping\n\nThe Marrow Weir on the Tollmere is lowered each spring by two keepers "
+        "who turn the oak paddles at dawn so the barges can pass the shoals.\n"
+    )
+    (notes / "hives.md").write_text(
+        "# Hive keeping\n\nThe Quillan hives are opened only in still weather; the keepers smoke "
+        "them with dried fern and take the comb from the upper boxes in late August.\n"
+    )
+    built = CliRunner().invoke(app, ["index", str(notes), "--source", "notes", "--mog"])
+    assert built.exit_code == 0, built.output
+    assert "MoG index built" in built.output
+    # A fresh provider, as a new process would have: the selector comes from the files
+    # `prefrag index --mog` wrote, and this round brought no local chunks of its own.
+    resources = _provider()
+    assert (resources.mog_folder("notes") / "index.json").is_file()
+    state = {"question": "q", "query": "When are the Quillan hives opened?", "pending_local": []}
+    out = tool_nodes.mog_select(
+        state,
+        Runtime(context=Context(use_mog=True, preferred_source="notes", top_k=1)),
+        resources=resources,
+    )
+    top = out["pending_local"][0]
+    assert "opened only in still weather" in top.page_content
+    assert "Marrow Weir" not in top.page_content
+    assert top.metadata["source"] == "notes" and top.metadata["granularity"] == 1
+    assert "MoG on 'notes'" in out["notes"][0] and "uniform" in out["notes"][0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import fields
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -18,6 +18,7 @@ from prefrag.sources.base import SourceRegistry
 __all__ = ["ask", "build_graph", "make_context", "resume"]
 
 _CONTEXT_FIELDS = {f.name for f in fields(Context)}
+ReasonerName = Literal["auto", "extractive", "llm"]
 
 
 def make_context(**overrides: Any) -> Context:
@@ -32,7 +33,7 @@ def make_context(**overrides: Any) -> Context:
 def ask(
     question: str,
     *,
-    reasoner: Reasoner | None = None,
+    reasoner: Reasoner | ReasonerName | None = None,
     sources: SourceRegistry | None = None,
     checkpointer: BaseCheckpointSaver | None = None,
     thread_id: str | None = None,
@@ -47,9 +48,19 @@ def ask(
     `model_calls`, `tokens`, `notes` and `history` (earlier questions on the same thread).
     With a checkpointer it also holds `thread_id`: the one given, or a new one to resume or
     continue the run with.
+
+    `reasoner` is who reasons: a name ("auto", "extractive" or "llm", the run setting
+    `Context.reasoner`, as `prefrag ask --reasoner` gives it) or a ready `Reasoner` object.
     """
     if not question or not question.strip():
         raise EmptyQuestionError("The question is empty; ask something.")
+    if isinstance(reasoner, str):
+        context = {**context, "reasoner": reasoner}
+        reasoner = None
+    elif reasoner is not None and not isinstance(reasoner, Reasoner):
+        raise ConfigurationError(
+            f"reasoner must be 'auto', 'extractive', 'llm' or a Reasoner (got {reasoner!r})."
+        )
     run_context = make_context(**context)
     graph = graph or build_graph(reasoner=reasoner, sources=sources, checkpointer=checkpointer)
     config: RunnableConfig = {"recursion_limit": recursion_limit(run_context)}

@@ -172,7 +172,7 @@ def plan_sources(
         return {"planned": None, "notes": ["Planning: no local source to plan for."]}
     query = state.get("query") or state["question"]
     plan = plan_queries(run.reasoner, query, sources)
-    update = usage_update("plan", plan.usage)
+    update = usage_update("plan", plan.usage, fallback=plan.fallback)
     if not plan.searched():
         note = "Planning: the plan searches no source; the preferred source gets the sub-query."
         return update | {"planned": None, "notes": [*_plan_notes(plan), note]}

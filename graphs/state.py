@@ -97,6 +97,8 @@ class OutputState(TypedDict, total=False):
     counters: Counters
     model_calls: dict[str, int]
     tokens: dict[str, int]
+    decisions: dict[str, int]  # role decisions made (think, compare, answer, reflect, plan)
+    fallbacks: dict[str, int]  # of those, safe fallbacks: the model's reply was unreadable
     notes: list[str]
     history: list[Turn]
     filtered: list[dict[str, Any]]  # snippets filter_evidence judged (dropped ones say why)
@@ -136,4 +138,6 @@ class PrefRAGState(TypedDict, total=False):
     counters: Annotated[Counters, add_counters]
     model_calls: Annotated[dict[str, int], add_counts]
     tokens: Annotated[dict[str, int], add_counts]
+    decisions: Annotated[dict[str, int], add_counts]
+    fallbacks: Annotated[dict[str, int], add_counts]
     notes: Annotated[list[str], operator.add]

@@ -255,7 +255,7 @@ def test_structured_output_is_used_when_the_model_offers_it():
     assert verdict.status is True and verdict.analysis == "adds the year"
 
 
-def test_structured_think_maps_source_and_repairs_invalid_objects():
+def test_structured_think_maps_source_and_asks_for_text_after_an_invalid_object():
     model = StructuredModel(
         messages=iter(
             [
@@ -267,7 +267,8 @@ def test_structured_think_maps_source_and_repairs_invalid_objects():
         prompts=[],
     )
     decision = reasoner_with(model).think(QUESTION, [], sources=["demo", "web"])
-    assert model.structured_calls == 2
+    # The unusable structured reply (no query) is followed by one plain text request.
+    assert model.structured_calls == 1 and len(model.prompts) == 2
     assert (decision.query, decision.source, decision.fallback) == ("pH", "web", False)
 
 

@@ -254,6 +254,7 @@ class LLMReasoner:
                 action="answer",
                 answer=draft.answer,
                 cited_ids=draft.cited_ids,
+                fallback=draft.fallback,  # a bare reply that ignored the answer format
                 usage=usage,
             )
 
@@ -575,6 +576,12 @@ class LLMReasoner:
                 error = _endpoint_error(exc, role, model)
                 if error is not None:
                     raise error from exc
+                cut = _truncated_text(exc)
+                if cut is not None:
+                    # Cut at max_tokens: the client refuses to parse it; the text may still
+                    # hold a readable verdict.
+                    usage.calls += 1
+                    return None, cut
                 if isinstance(exc, (ValidationError, *_MALFORMED_REPLY)):
                     # A reply the structured parser rejected: malformed output, not a failure.
                     logger.info("%s: malformed structured reply (%s)", role, type(exc).__name__)
@@ -587,8 +594,7 @@ class LLMReasoner:
         """After a refused `json_schema` request, try `json_object` with the schema once."""
         if self._structured_forms.get(role) != "json_schema":
             return False
-        alternative = _json_object_runnable(model, _WIRE[role])
-        if alternative is None:
+        if _json_object_runnable(model, _WIRE[role]) is None:
             return False
         logger.info(
             "%s: the server refused response_format json_schema (%s); asking for json_object "
@@ -596,17 +602,24 @@ class LLMReasoner:
             role,
             _first_sentence(exc),
         )
-        self._structured_runnables[role] = alternative
-        self._structured_forms[role] = "json_object"
+        for each in self._roles_served_by(model):  # the same server refuses it for all
+            if self._structured_forms.get(each) == "json_schema":
+                self._structured_runnables[each] = _json_object_runnable(model, _WIRE[each])
+                self._structured_forms[each] = "json_object"
         return True
 
     def _downgrade(self, role: str, exc: BaseException) -> Any:
         logger.warning(
             "%s: the model refused structured output (%s); using text from now on", role, exc
         )
-        self._structured_runnables.pop(role, None)
-        self._structured_forms.pop(role, None)
+        for each in self._roles_served_by(self.models[role]):
+            self._structured_runnables.pop(each, None)
+            self._structured_forms.pop(each, None)
         return _UNSUPPORTED
+
+    def _roles_served_by(self, model: BaseChatModel) -> list[str]:
+        """The roles with a structured form whose chat model is `model`."""
+        return [r for r in _WIRE if self.models.get(r) is model]
 
     # --- prompt pieces -----------------------------------------------------------------------
 
@@ -802,6 +815,26 @@ def _is_request_refused(exc: BaseException) -> bool:
     if openai is None:
         return False
     return isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError)
+
+
+def _truncated_text(exc: BaseException) -> str | None:
+    """The text of a reply the OpenAI client refused to parse as cut short, else None.
+
+    With a JSON-schema response format the client raises `LengthFinishReasonError` (or
+    `ContentFilterFinishReasonError`) instead of returning a reply that stopped early.
+    """
+    openai = sys.modules.get("openai")
+    kinds = tuple(
+        getattr(openai, name)
+        for name in ("LengthFinishReasonError", "ContentFilterFinishReasonError")
+        if openai is not None and hasattr(openai, name)
+    )
+    if not kinds or not isinstance(exc, kinds):
+        return None
+    try:
+        return str(exc.completion.choices[0].message.content or "")  # type: ignore[attr-defined]
+    except (AttributeError, IndexError, TypeError):
+        return ""
 
 
 # What a client raises on a 200 reply of the wrong shape (no choices, no message, ...).

@@ -71,6 +71,24 @@ def scratchpad_of(route: Sequence[Step]) -> list[ScratchpadStep]:
     ]
 
 
+def answer_scratchpad(state: PrefRAGState) -> list[ScratchpadStep]:
+    """The scratchpad the answer is written from: only documents the evidence still holds.
+
+    After `filter_evidence` dropped snippets, the earlier rounds' observations lose them
+    too, so the answer is drawn from what the filter kept and can cite it.
+    """
+    steps = scratchpad(state)
+    if not state.get("filtered"):
+        return steps
+    kept = {doc_id(document) for document in state.get("evidence", [])}
+    return [
+        step.model_copy(
+            update={"observation": [d for d in step.observation if doc_id(d) in kept]}
+        )
+        for step in steps
+    ]
+
+
 def feedback_of(state: PrefRAGState) -> Feedback | None:
     """The structured feedback of the latest negative self-reflection, if any."""
     stored = state.get("feedback")
@@ -281,7 +299,7 @@ def answer(
         return answer_update(AnswerDraft.model_validate(forced), evidence)
     run = resources.resolve(context_of(runtime, state))
     draft = run.reasoner.answer(
-        state["question"], scratchpad(state), evidence, feedback=feedback_of(state)
+        state["question"], answer_scratchpad(state), evidence, feedback=feedback_of(state)
     )
     return answer_update(draft, evidence) | usage_update(
         "answer", draft.usage, fallback=draft.fallback

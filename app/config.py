@@ -96,6 +96,12 @@ class Settings(BaseSettings):
     )
     temperature: float = 0.1
     top_p: float = 0.9
+    max_tokens: int | None = Field(
+        default=None,
+        gt=0,
+        description="Most tokens a model may write per reply; unset: the server's default "
+        "(512 for `hf` checkpoints). A reply cut here is read if it can be, else repaired.",
+    )
     request_timeout: float = Field(
         default=30.0, description="Seconds one request to a model endpoint may take."
     )

@@ -127,6 +127,7 @@ def make_chat_model(
             top_p=settings.top_p,
             timeout=settings.request_timeout,
             max_retries=settings.max_retries,
+            max_tokens=settings.max_tokens,
         )
     if backend == "hf":
         from prefrag.local_models import HFChatModel
@@ -142,6 +143,7 @@ def make_chat_model(
             top_p=settings.top_p,
             device=settings.hf_device,
             dtype=settings.hf_dtype,
+            max_new_tokens=settings.max_tokens or 512,
         )
     from prefrag.local_models import VLLMChatModel
 

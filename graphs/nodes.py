@@ -82,9 +82,7 @@ def answer_scratchpad(state: PrefRAGState) -> list[ScratchpadStep]:
         return steps
     kept = {doc_id(document) for document in state.get("evidence", [])}
     return [
-        step.model_copy(
-            update={"observation": [d for d in step.observation if doc_id(d) in kept]}
-        )
+        step.model_copy(update={"observation": [d for d in step.observation if doc_id(d) in kept]})
         for step in steps
     ]
 

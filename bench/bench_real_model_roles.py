@@ -92,8 +92,8 @@ def main() -> None:
             context=context,
         )
         record = result_record(result)
-        decisions.update(record["decisions"])
-        fallbacks.update(record["fallbacks"])
+        decisions.update(record["role_decisions"])
+        fallbacks.update(record["role_fallbacks"])
         calls.update(record["model_calls"])
         tokens.update(record["tokens"])
         abstained += record["abstained"]

@@ -47,10 +47,17 @@ class Search:
         return [doc_id(d) for d in self.documents]
 
 
-def search(source: Source, query: str, k: int) -> Search:
-    """Search one source; a failing source yields no documents and a trace note."""
+def search(source: Source, query: str, k: int, *, term: str | None = None) -> Search:
+    """Search one source; a failing source yields no documents and a trace note.
+
+    With `term`, the source's `search_term(term, query, k)` is asked instead (a graph
+    source looks the term up and searches around it with `query`).
+    """
     try:
-        documents = source.search(query, k)
+        if term is not None:
+            documents = source.search_term(term, query, k)  # type: ignore[attr-defined]
+        else:
+            documents = source.search(query, k)
     except Exception as error:
         return Search(source, [], [f"{source.name} search failed: {error}"])
     note = source.last_note if not documents else None
@@ -117,16 +124,16 @@ def use_documents(
 def usage_update(role: str, usage: Usage, *, fallback: bool | None = None) -> dict[str, Any]:
     """The `model_calls` and `tokens` increments of one reasoner call.
 
-    With `fallback` given (a role decision), also one `decisions` and, when the decision
-    is a safe fallback (its reply could not be read), one `fallbacks` for `role`.
+    With `fallback` given (a role decision), also one `role_decisions` and, when the
+    decision is a safe fallback (its reply could not be read), one `role_fallbacks`.
     """
     update: dict[str, Any] = {
         "model_calls": {role: usage.calls},
         "tokens": {role: usage.input_tokens + usage.output_tokens},
     }
     if fallback is not None:
-        update["decisions"] = {role: 1}
-        update["fallbacks"] = {role: int(fallback)}
+        update["role_decisions"] = {role: 1}
+        update["role_fallbacks"] = {role: int(fallback)}
     return update
 
 

@@ -70,7 +70,7 @@ def test_the_graph_runs_with_a_real_small_model_behind_every_role(tmp_path, monk
     )
     assert result.exit_code == 0, result.output
     record = json.loads(result.stdout)
-    decisions, fallbacks = record["decisions"], record["fallbacks"]
+    decisions, fallbacks = record["role_decisions"], record["role_fallbacks"]
     assert decisions.get("think", 0) >= 1 and record["model_calls"]["think"] >= 1
     assert all(0 <= fallbacks.get(role, 0) <= count for role, count in decisions.items())
     assert all(r["label"] != "CORRECT" for r in record["reflections"] if r["fallback"])

@@ -262,7 +262,7 @@ def test_cli_garbage_from_every_role_abstains_and_says_so(notes, monkeypatch):
     assert record["abstained"] is True
     assert record["citations"] == []
     assert all(r["label"] != "CORRECT" for r in record["reflections"])
-    assert record["fallbacks"] == record["decisions"] and record["decisions"]
+    assert record["role_fallbacks"] == record["role_decisions"] and record["role_decisions"]
     assert any("Every role's reply was unreadable" in note for note in record["notes"])
 
 
@@ -306,7 +306,7 @@ def test_cli_against_a_llama_cpp_server_answers_from_the_model(notes, monkeypatc
     assert record["abstained"] is False
     assert "celadon" in record["answer"]
     assert [c["title"] for c in record["citations"]] == ["Marrow kiln log"]
-    assert sum(record["fallbacks"].values()) == 0
+    assert sum(record["role_fallbacks"].values()) == 0
     assert record["reflections"][-1]["label"] == "CORRECT"
 
 
@@ -317,7 +317,7 @@ def test_cli_reasoner_option_is_honoured(notes, monkeypatch):
         assert server.requests == 0
         _serve(monkeypatch, server)
         llm = _ask("--reasoner", "llm")
-    assert extractive["decisions"] and sum(extractive["fallbacks"].values()) == 0
+    assert extractive["role_decisions"] and sum(extractive["role_fallbacks"].values()) == 0
     assert server.requests > 0 and llm["abstained"] is True
 
 

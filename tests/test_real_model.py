@@ -85,8 +85,8 @@ def test_the_graph_runs_with_a_real_small_model_behind_every_role(tmp_path, monk
                 for k in (
                     "answer",
                     "abstained",
-                    "decisions",
-                    "fallbacks",
+                    "role_decisions",
+                    "role_fallbacks",
                     "model_calls",
                     "tokens",
                     "counters",

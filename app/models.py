@@ -127,7 +127,7 @@ def make_chat_model(
             top_p=settings.top_p,
             timeout=settings.request_timeout,
             max_retries=settings.max_retries,
-            max_tokens=settings.max_tokens,
+            max_completion_tokens=settings.max_tokens,
         )
     if backend == "hf":
         from prefrag.local_models import HFChatModel

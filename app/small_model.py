@@ -56,6 +56,10 @@ def small_model_checkpoint(folder: Path | None = None) -> Path:
     gguf = Path(import_module(SMALL_MODEL_PACKAGE).assemble())
     tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
     model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    # The weights are de-quantized on load: save them as the plain model they now are.
+    model.hf_quantizer = None  # type: ignore[assignment]
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
     partial = target.with_name(target.name + ".partial")
     partial.mkdir(parents=True, exist_ok=True)
     tokenizer.save_pretrained(partial)

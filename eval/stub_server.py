@@ -112,7 +112,7 @@ def _handler_for(server: StubChatServer) -> type[BaseHTTPRequestHandler]:
 
         def _send(self, status: int, payload: dict[str, Any] | str) -> None:
             raw = isinstance(payload, str)
-            body = payload.encode() if raw else json.dumps(payload).encode()
+            body = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
             self.send_response(status)
             self.send_header("Content-Type", "text/html" if raw else "application/json")
             self.send_header("Content-Length", str(len(body)))

@@ -271,9 +271,9 @@ def unused_model_notes(context: Context, reasoner: Reasoner, *, injected: bool) 
         ]
     if not named or isinstance(getattr(reasoner, "models", None), Mapping):
         return []
-    given = ", ".join(f"--{role}-model {name}" for role, name in named.items())
+    options = ", ".join(f"--{role}-model {name}" for role, name in named.items())
     return [
-        f"{given}: no effect, the run's reasoner is {type(reasoner).__name__} (no chat "
+        f"{options}: no effect, the run's reasoner is {type(reasoner).__name__} (no chat "
         "model); choose the LLM reasoner with --reasoner llm (API: reasoner='llm')."
     ]
 

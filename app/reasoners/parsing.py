@@ -289,20 +289,20 @@ def _parse_compare(text: str, quoted: Sequence[str] = ()) -> CompareVerdict | No
             continue
         own.append(data)
     full = [data for data in own if _get_ci(data, "analysis") is not None]
-    chosen = (full or own or [None])[0]
+    chosen = next(iter((*full, *own)), None)
     if chosen is not None:
-        status = _as_bool(_get_ci(chosen, "status"))
         return CompareVerdict(
-            analysis=str(_get_ci(chosen, "analysis") or "").strip(), status=status
+            analysis=str(_get_ci(chosen, "analysis") or "").strip(),
+            status=bool(_as_bool(_get_ci(chosen, "status"))),
         )
     readable = [m for m in _STATUS_LINE.finditer(cleaned) if _as_bool(m.group(1)) is not None]
     own_line = [
         m for m in readable if not cleaned[: m.start()].rsplit("\n", 1)[-1].strip("{ \t*_-\"'")
     ]
-    status_match = (own_line or readable or [None])[0]
+    status_match = next(iter((*own_line, *readable)), None)
     if status_match is not None:
         return CompareVerdict(
-            analysis=_loose_analysis(text), status=_as_bool(status_match.group(1))
+            analysis=_loose_analysis(text), status=bool(_as_bool(status_match.group(1)))
         )
     bare = text.strip().strip("`*\"'.").strip().lower()
     if bare in _TRUE | _FALSE and not bare.isdigit():

@@ -258,18 +258,11 @@ def unused_model_notes(context: Context, reasoner: Reasoner, *, injected: bool) 
 
     A per-role model (`--plan-model hf:...`) only matters to an LLM reasoner; with the
     extractive one (the default when no endpoint is configured) it would be dropped
-    silently. A graph built with a ready reasoner ignores every model setting.
+    silently. A ready reasoner given to the graph (`injected`) was built by its caller,
+    who knows what its models are: no note then.
     """
     named = {role: name for role, name in models_of(context).items() if name}
-    if injected and (named or context.reasoner != "auto"):
-        given = [f"{role}_model={name}" for role, name in named.items()]
-        if context.reasoner != "auto":
-            given.insert(0, f"reasoner={context.reasoner}")
-        return [
-            f"Run setting(s) {', '.join(given)} have no effect: this graph was built with "
-            f"its own reasoner ({type(reasoner).__name__})."
-        ]
-    if not named or isinstance(getattr(reasoner, "models", None), Mapping):
+    if injected or not named or isinstance(getattr(reasoner, "models", None), Mapping):
         return []
     options = ", ".join(f"--{role}-model {name}" for role, name in named.items())
     return [

@@ -370,3 +370,9 @@ def test_required_structured_output_refused_is_an_endpoint_error():
     )
     with pytest.raises(ModelEndpointError, match="HTTP 400"):
         reasoner.compare(QUESTION, HELD, NEW)
+
+
+@pytest.mark.parametrize("reply", ["Answer:\nAnswer:\nAnswer:\nAnswer", "Final Answer:\n\n**"])
+def test_a_reply_of_only_format_labels_is_no_answer_and_abstains(reply):
+    draft = reasoner_with(scripted(reply, reply)).answer(QUESTION, [], NEW)
+    assert draft.fallback and draft.abstained and draft.answer == NO_ANSWER

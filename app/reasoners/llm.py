@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextvars
 import json
 import logging
+import re
 import sys
 import threading
 import time
@@ -756,8 +757,22 @@ def _feedback_block(feedback: Feedback | None) -> str:
 
 
 def _fallback_answer(raw: str) -> str:
+    """The raw reply as the answer, or `NO_ANSWER` when it holds nothing but format labels.
+
+    A weak model often echoes the format (`Answer:` lines, empty `Final Answer:`); that is
+    no answer, and the run abstains rather than show it.
+    """
     text = strip_citations(raw or "").strip()
-    return _trim(text, _MAX_FALLBACK_ANSWER_CHARS) if text else NO_ANSWER
+    if not _LABEL_LINE.sub("", text).strip(" \t\n*_-:.`\"'"):
+        return NO_ANSWER
+    return _trim(text, _MAX_FALLBACK_ANSWER_CHARS)
+
+
+# A line holding only a format label (`Answer:`, `Final Answer:`, `Thought:` ...), or empty.
+_LABEL_LINE = re.compile(
+    r"(?im)^[\s*_#`]*(?:final\s+answer|answer|thought|action(?:\s+input)?|observation|"
+    r"self[-\s]*evaluation|explanation|citations?)?\s*[:*_]*[ \t]*$\n?"
+)
 
 
 def _trim(text: str, limit: int) -> str:

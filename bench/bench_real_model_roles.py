@@ -102,6 +102,10 @@ def main() -> None:
         print(f"  citations: {[c['id'] for c in record['citations']]}")
         print(f"  counters: {record['counters']}")
         print(f"  reflections: {[r['label'] for r in record['reflections']]}")
+        print(f"  decisions: {record['role_decisions']}  fallbacks: {record['role_fallbacks']}")
+        print(f"  model calls: {record['model_calls']}  tokens: {record['tokens']}")
+        for node, replies in sorted(recorder.replies.items()):
+            print(f"  {node} replied: {json.dumps(replies[-1][:120])}")
         for note in record["notes"]:
             print(f"  note: {note}")
 

@@ -88,8 +88,19 @@ def index(
             "[, source, priority, url, ref]) for a knowledge-graph source.",
         ),
     ] = "text",
+    rebuild: Annotated[
+        bool,
+        typer.Option(
+            "--rebuild",
+            metavar="",
+            help="Replace the source with exactly these files (drops every other chunk).",
+        ),
+    ] = False,
 ) -> None:
-    """Index documents into a local source (idempotent: known chunks are skipped)."""
+    """Index documents into a local source (idempotent: known chunks are skipped).
+
+    A damaged source is repaired from what it still holds; no chunk is dropped.
+    """
     from prefrag.index.ingest import index_paths
 
     if kind not in ("text", "graph"):
@@ -99,13 +110,16 @@ def index(
         _index_graph(paths, source, mog=mog, authority=authority)
         return
     with _clear_errors():
-        report = index_paths(paths, source, progress=True, authority=authority)
+        report = index_paths(
+            paths, source, progress=True, authority=authority, rebuild=rebuild
+        )
     for warning in report.warnings:
         errors.print(f"[bold yellow]warning:[/] {escape(warning)}")
     if report.rebuilt:
+        done = "; ".join(report.repairs) or "nothing else was lost"
         console.print(
             f"[yellow]{escape(source)}[/]: the index was damaged ({escape(report.rebuilt)}); "
-            "rebuilt from the files given."
+            f"repaired: {escape(done)}."
         )
     console.print(
         f"[green]{escape(source)}[/]: {report.added} chunks added, "

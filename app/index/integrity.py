@@ -165,14 +165,61 @@ def _vector_shape(path: Path, check: StoreCheck) -> tuple[int, int] | None:
 
 
 def _lexical_documents(path: Path, check: StoreCheck) -> int | None:
-    try:
-        params = json.loads((path / "params.index.json").read_text(encoding="utf-8"))
-        for part in ("data", "indices", "indptr"):
-            np.load(path / f"{part}.csc.index.npy", mmap_mode="r")
-        return int(params["num_docs"])
-    except (OSError, ValueError, EOFError, KeyError, TypeError) as error:
-        check.problems.append(f"{path} cannot be read ({_short(error)})")
+    problem = lexical_problem(path)
+    if isinstance(problem, str):
+        check.problems.append(problem)
         return None
+    return problem
+
+
+LEXICAL_FILES = (
+    "params.index.json",
+    "vocab.index.json",
+    "data.csc.index.npy",
+    "indices.csc.index.npy",
+    "indptr.csc.index.npy",
+)
+
+
+def lexical_problem(path: Path) -> int | str:
+    """The documents a saved bm25s index holds, or what is wrong with one of its files.
+
+    Every file is read and the parts are checked against each other (word ids within
+    the score matrix, document numbers within `num_docs`), so an index that would fail
+    at the first query fails here instead.
+    """
+    where = path / LEXICAL_FILES[0]
+    try:
+        params = json.loads(where.read_text(encoding="utf-8"))
+        documents = params.get("num_docs") if isinstance(params, dict) else None
+        if not isinstance(documents, int) or isinstance(documents, bool) or documents < 0:
+            raise ValueError("no document count 'num_docs'")
+        where = path / LEXICAL_FILES[1]
+        vocab = json.loads(where.read_text(encoding="utf-8"))
+        if not isinstance(vocab, dict) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in vocab.values()
+        ):
+            raise ValueError("not a map of words to ids")
+        arrays = []
+        for name in LEXICAL_FILES[2:]:
+            where = path / name
+            array = np.load(where, mmap_mode="r")
+            if array.ndim != 1 or array.dtype.kind not in "iuf":
+                raise ValueError("not a flat numeric array")
+            arrays.append(array)
+        data, indices, indptr = arrays
+        where = path
+        if len(indptr) == 0 or len(data) != len(indices) or int(indptr[-1]) != len(data):
+            raise ValueError("its score matrix parts disagree in length")
+        if len(indptr) > 1 and bool(np.any(np.diff(indptr) < 0)):
+            raise ValueError("its score matrix offsets are not ordered")
+        if len(indices) and (int(indices.min()) < 0 or int(indices.max()) >= documents):
+            raise ValueError(f"it names documents outside 0..{documents - 1}")
+        if vocab and (min(vocab.values()) < 0 or max(vocab.values()) >= len(indptr)):
+            raise ValueError("its vocabulary names words outside the score matrix")
+    except (OSError, ValueError, EOFError, KeyError, TypeError) as error:
+        return f"{where} cannot be read ({_short(error)})"
+    return documents
 
 
 def _short(error: BaseException) -> str:

@@ -26,9 +26,9 @@ from prefrag.index.loaders import RawDocument, iter_input_files, load_file
 
 if TYPE_CHECKING:
     from prefrag.config import Settings
-    from prefrag.index.repair import Salvage
     from prefrag.index.dense import QdrantStore
     from prefrag.index.embeddings import Embedder
+    from prefrag.index.repair import Salvage
 
 _EMBED_STEP = 256  # texts per progress update; the embedder batches inside
 
@@ -135,9 +135,7 @@ def index_paths(
                 manifest.description = manifest.description if description is None else description
                 docstore.write_manifest(folder, manifest)
             report = _report(source, folder, files, raws, 0, skipped, manifest, started)
-            return dataclasses.replace(
-                report, rebuilt="; ".join(problems), repairs=tuple(repairs)
-            )
+            return dataclasses.replace(report, rebuilt="; ".join(problems), repairs=tuple(repairs))
 
         old_vectors, new_vectors, dimension = _vectors(
             contents, new_records, manifest, settings, progress, source

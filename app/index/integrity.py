@@ -31,6 +31,8 @@ class StoreCheck:
     name: str
     problems: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    kind: str = "text"
+    unchecked: list[str] = field(default_factory=list)  # parts that could not be looked at
 
     @property
     def sound(self) -> bool:
@@ -40,6 +42,8 @@ class StoreCheck:
     def error(self) -> DamagedStoreError:
         """The one-sentence error a user sees for this damaged source."""
         problem = "; ".join(self.problems)
+        if self.kind == "graph":
+            return DamagedStoreError(graph_damage_message(self.name, problem), problem)
         return DamagedStoreError(damage_message(self.name, problem), problem)
 
 
@@ -50,6 +54,53 @@ def damage_message(name: str, problem: str) -> str:
         f"--source {name}` (the files it was built from), or delete it with `prefrag sources "
         f"remove {name}`."
     )
+
+
+def graph_damage_message(name: str, problem: str) -> str:
+    """`Graph source 'x' is damaged (...)` plus how to rebuild or remove it."""
+    return (
+        f"Graph source '{name}' is damaged ({problem}). Delete it with `prefrag sources remove "
+        f"{name}` and index its triples again with `prefrag index --kind graph FILES --source "
+        f"{name}`."
+    )
+
+
+def read_only(error: BaseException) -> bool:
+    """Whether `error` says a file cannot be written (permissions, a read-only disk)."""
+    import errno
+
+    return isinstance(error, PermissionError) or (
+        isinstance(error, OSError) and error.errno in (errno.EACCES, errno.EPERM, errno.EROFS)
+    )
+
+
+def check_graph(name: str, settings: Settings) -> StoreCheck:
+    """Check graph source `name`: SQLite's own check, then every table the lookup reads."""
+    import sqlite3
+
+    from prefrag.index.graph_store import graph_path
+
+    check = StoreCheck(name, kind="graph")
+    path = graph_path(name, settings)
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            verdict = connection.execute("PRAGMA quick_check").fetchone()[0]
+            if verdict != "ok":
+                check.problems.append(f"{path} fails SQLite's check ({_short(verdict)})")
+            for table in ("triples", "concepts", "names", "names_fts", "definitions"):
+                rows = connection.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+                check.counts[table] = int(rows)
+            check.counts["relations"] = int(
+                connection.execute("SELECT COUNT(*) FROM relations").fetchone()[0]
+            )
+        finally:
+            connection.close()
+    except sqlite3.DatabaseError as error:
+        check.problems.append(f"{path} cannot be read ({_short(error)})")
+    if check.sound and check.counts.get("triples") and not check.counts.get("concepts"):
+        check.problems.append(f"{path} holds triples but no concepts")
+    return check
 
 
 def check_generation(folder: Path, manifest: docstore.Manifest) -> StoreCheck:
@@ -105,6 +156,13 @@ def check_source(name: str, settings: Settings, *, qdrant: bool = False) -> Stor
             with QdrantStore(name, folder / docstore.QDRANT, settings) as store:
                 points = store.count()
         except Exception as error:  # a malformed storage.sqlite, a lost server...
+            if read_only(error) and settings.qdrant_url is None:
+                # Embedded Qdrant takes a lock file: a read-only home is not damage.
+                check.unchecked.append(
+                    f"its Qdrant store was not checked ({folder / docstore.QDRANT} is not "
+                    f"writable: {getattr(error, 'strerror', None) or error})"
+                )
+                return check
             check.problems.append(f"its Qdrant store cannot be read ({_short(error)})")
         else:
             check.counts["qdrant"] = points
@@ -229,4 +287,11 @@ def _short(error: BaseException) -> str:
 
 def describe(check: StoreCheck) -> dict[str, Any]:
     """A JSON-able summary of a check (for `prefrag sources check --json` and tests)."""
-    return {"name": check.name, "sound": check.sound, "problems": check.problems, **check.counts}
+    return {
+        "name": check.name,
+        "kind": check.kind,
+        "sound": check.sound,
+        "problems": check.problems,
+        "unchecked": check.unchecked,
+        **check.counts,
+    }

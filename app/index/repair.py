@@ -72,7 +72,8 @@ class Salvage:
         """Rows of `records` whose vectors are lost (to embed again)."""
         if self.vectors is not None:
             return []
-        return [row for row, record in enumerate(self.records) if record["id"] not in self.recovered]
+        recovered = self.recovered
+        return [row for row, record in enumerate(self.records) if record["id"] not in recovered]
 
 
 def salvage(folder: Path, source: str, store: QdrantStore | None, settings: Settings) -> Salvage:
@@ -91,19 +92,14 @@ def salvage(folder: Path, source: str, store: QdrantStore | None, settings: Sett
     except DamagedStoreError as error:
         manifest = None
         problems.append(error.problem)
+    generation: Path | None = None
     if manifest is not None:
         check = check_generation(folder, manifest)
+        current = folder / manifest.generation
         if check.sound:
-            generation = folder / manifest.generation
-            return Salvage(
-                manifest,
-                docstore.load_records(generation),
-                docstore.load_vectors(generation),
-            )
+            return Salvage(manifest, docstore.load_records(current), docstore.load_vectors(current))
         problems.extend(check.problems)
-        generation: Path | None = folder / manifest.generation
-        if not generation.is_dir():
-            generation = _newest_generation(folder)
+        generation = current if current.is_dir() else _newest_generation(folder)
     else:
         generation = _newest_generation(folder)
         if generation is not None and not problems:

@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 
 from prefrag.config import Settings, get_settings
+from prefrag.errors import PrefRAGError
 from prefrag.sources.base import Source, SourceRegistry
 
 _DEMO_LOCK = threading.Lock()
@@ -27,11 +28,17 @@ def ensure_demo_index(settings: Settings | None = None) -> bool:
         return True
 
 
-def local_sources(settings: Settings | None = None, *, require: str | None = None) -> list[Source]:
+def local_sources(
+    settings: Settings | None = None,
+    *,
+    require: str | None = None,
+    unavailable: dict[str, PrefRAGError] | None = None,
+) -> list[Source]:
     """One `LocalSource` per sound indexed source under the data directory.
 
-    A damaged source is skipped with a warning, unless it is `require` (the source a run
-    asked for): then its `DamagedStoreError` is raised.
+    A damaged source is skipped with a warning (and its error put in `unavailable`),
+    unless it is `require` (the source a run asked for): then its `DamagedStoreError` is
+    raised.
     """
     from prefrag.errors import DamagedStoreError
     from prefrag.index.catalog import list_sources
@@ -47,13 +54,21 @@ def local_sources(settings: Settings | None = None, *, require: str | None = Non
                 raise
             # One damaged source never stops the others.
             logger.warning("%s", error)
+            if unavailable is not None:
+                unavailable[info.name] = error
     return sources
 
 
-def graph_sources(settings: Settings | None = None, *, require: str | None = None) -> list[Source]:
+def graph_sources(
+    settings: Settings | None = None,
+    *,
+    require: str | None = None,
+    unavailable: dict[str, PrefRAGError] | None = None,
+) -> list[Source]:
     """One `GraphSource` per indexed knowledge graph (`prefrag index --kind graph`).
 
-    A damaged graph is skipped with a warning, unless it is `require`.
+    A damaged graph is skipped with a warning (its error put in `unavailable`), unless
+    it is `require`.
     """
     from prefrag.errors import DamagedStoreError
     from prefrag.index.graph_store import list_graphs
@@ -68,6 +83,8 @@ def graph_sources(settings: Settings | None = None, *, require: str | None = Non
             if name == require:
                 raise
             logger.warning("%s", error)
+            if unavailable is not None:
+                unavailable[name] = error
     return sources
 
 
@@ -93,17 +110,25 @@ def default_sources(
     if registry_file is not None:
         from prefrag.sources.registry_file import registry_from_file
 
-        return registry_from_file(registry_file, settings, web=web)
+        return registry_from_file(registry_file, settings, web=web, require=require)
+    from prefrag.index.catalog import damaged_sources
+
     ensure_demo_index(settings)
+    # Damage stays with the damaged source: asking for it by name raises its error.
+    unavailable: dict[str, PrefRAGError] = dict(damaged_sources(settings))
+    if require in unavailable:
+        raise unavailable[require]
     members = [
-        *local_sources(settings, require=require),
-        *graph_sources(settings, require=require),
+        *local_sources(settings, require=require, unavailable=unavailable),
+        *graph_sources(settings, require=require, unavailable=unavailable),
     ]
     registry = SourceRegistry()
     if len(members) > 1:
         registry.add(CombinedSource(members))
     for source in members:
         registry.add(source)
+    for name, error in unavailable.items():
+        registry.add_unavailable(name, error)
     if web:
         registry.add(WebSource(settings))
     return registry

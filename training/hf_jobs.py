@@ -45,16 +45,34 @@ def require_base_model(model_args: Any) -> None:
     An adapter records its base by this path, so an absolute one works from any folder.
 
     Raises:
-        ConfigurationError: No base model is given.
+        ConfigurationError: No base model is given, or it is neither a folder nor a model
+            already in the local Hugging Face cache (nothing is downloaded).
     """
     if not model_args.model_name_or_path:
         raise ConfigurationError(
             "A base model is required: pass --model_name_or_path (a folder or hub name)."
         )
-    if Path(model_args.model_name_or_path).expanduser().is_dir():
-        model_args.model_name_or_path = str(
-            Path(model_args.model_name_or_path).expanduser().resolve()
+    name = str(model_args.model_name_or_path)
+    if Path(name).expanduser().is_dir():
+        model_args.model_name_or_path = str(Path(name).expanduser().resolve())
+        return
+    if not _in_local_cache(name):
+        raise ConfigurationError(
+            f"--model_name_or_path {name!r} is neither a model folder nor a model in the local "
+            "Hugging Face cache; give the folder of a saved model (e.g. one `prefrag train` "
+            "wrote)."
         )
+
+
+def _in_local_cache(name: str) -> bool:
+    """Whether hub model `name` is already in the local cache (its config is there)."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(name, "config.json")
+    except Exception:  # not a valid repo id (a path), or no hub client installed
+        return False
+    return isinstance(found, str)
 
 
 def resume_point(training: Any) -> str | bool | None:

@@ -80,6 +80,10 @@ def load_registry_file(path: str | Path) -> list[SourceSpec]:
         raise ConfigurationError(
             f"Cannot read the source registry {where}: {error.strerror or error}."
         ) from None
+    except UnicodeDecodeError as error:
+        raise ConfigurationError(
+            f"Source registry {where} is not UTF-8 text (byte {error.start}); save it as UTF-8."
+        ) from None
     except yaml.YAMLError as error:
         raise ConfigurationError(f"Source registry {where} is not valid YAML: {error}.") from None
     rows = data.get("sources") if isinstance(data, dict) else None

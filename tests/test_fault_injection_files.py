@@ -99,6 +99,7 @@ def test_a_broken_evidence_filter_folder_fails_before_retrieval(
     assert not searched  # refused at start-up, not inside filter_evidence after retrieval
 
 
+@pytest.mark.slow  # imports TRL and transformers (about 45 s on 2 cores)
 def test_dpo_with_a_missing_base_model_is_one_sentence(tmp_path):
     pytest.importorskip("trl")
     pairs = tmp_path / "pairs.jsonl"
@@ -109,6 +110,21 @@ def test_dpo_with_a_missing_base_model_is_one_sentence(tmp_path):
     )  # fmt: skip
     assert result.exit_code == 2
     assert "is neither a model folder nor a model in the local Hugging Face cache" in _words(result)
+
+
+def test_a_missing_base_model_path_is_refused_before_loading(tmp_path):
+    from types import SimpleNamespace
+
+    from prefrag.errors import ConfigurationError
+    from prefrag.training.hf_jobs import require_base_model
+
+    with pytest.raises(ConfigurationError, match="neither a model folder nor a model in the"):
+        require_base_model(SimpleNamespace(model_name_or_path=str(tmp_path / "nowhere")))
+    folder = tmp_path / "model"
+    folder.mkdir()
+    args = SimpleNamespace(model_name_or_path=str(folder))
+    require_base_model(args)
+    assert args.model_name_or_path == str(folder.resolve())
 
 
 def test_switcher_small_out_naming_a_file_is_refused_before_training(tmp_path):
@@ -137,7 +153,10 @@ def test_a_registry_file_that_is_not_utf8_is_one_sentence(notes):
     assert "is not UTF-8 text" in _words(result) and "save it as UTF-8" in _words(result)
 
 
-CSV = "subject,relation,object\nSage,definition,A herb for tisanes à boire.\nSage,treats,Sore throat\n"
+CSV = (
+    "subject,relation,object\nSage,definition,A herb for tisanes à boire.\n"
+    "Sage,treats,Sore throat\n"
+)
 
 
 @pytest.mark.parametrize("encoding", ["latin-1", "utf-16"])

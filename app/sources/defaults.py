@@ -15,14 +15,17 @@ logger = logging.getLogger(__name__)
 
 
 def ensure_demo_index(settings: Settings | None = None) -> bool:
-    """Index the bundled demo corpus when no local source exists yet; True if it did."""
+    """Index the bundled demo corpus when no local source exists yet; True if it did.
+
+    A damaged source counts as existing: the demo is not indexed beside it.
+    """
     from prefrag.demo_corpus import DEMO_SOURCE, demo_corpus_path
-    from prefrag.index.catalog import list_sources
+    from prefrag.index.catalog import damaged_sources, list_sources
     from prefrag.index.ingest import index_paths
 
     settings = settings or get_settings()
     with _DEMO_LOCK:
-        if list_sources(settings):
+        if list_sources(settings) or damaged_sources(settings):
             return False
         index_paths([demo_corpus_path()], DEMO_SOURCE, settings=settings, progress=False)
         return True

@@ -103,7 +103,12 @@ def test_a_broken_evidence_filter_folder_fails_before_retrieval(
 def test_dpo_with_a_missing_base_model_is_one_sentence(tmp_path):
     pytest.importorskip("trl")
     pairs = tmp_path / "pairs.jsonl"
-    pairs.write_text("")
+    pair = {
+        "prompt": [{"role": "user", "content": "Keep the sage note?"}],
+        "chosen": [{"role": "assistant", "content": "Status: True"}],
+        "rejected": [{"role": "assistant", "content": "Status: False"}],
+    }
+    pairs.write_text(json.dumps(pair) + "\n")
     result = _run(
         "train", "dpo", "--data", str(pairs), "--model_name_or_path", str(tmp_path / "nowhere"),
         "--output_dir", str(tmp_path / "out"),
@@ -116,15 +121,11 @@ def test_a_missing_base_model_path_is_refused_before_loading(tmp_path):
     from types import SimpleNamespace
 
     from prefrag.errors import ConfigurationError
-    from prefrag.training.hf_jobs import require_base_model
+    from prefrag.training.hf_jobs import load_tokenizer
 
+    args = SimpleNamespace(model_name_or_path=str(tmp_path / "nowhere"))
     with pytest.raises(ConfigurationError, match="neither a model folder nor a model in the"):
-        require_base_model(SimpleNamespace(model_name_or_path=str(tmp_path / "nowhere")))
-    folder = tmp_path / "model"
-    folder.mkdir()
-    args = SimpleNamespace(model_name_or_path=str(folder))
-    require_base_model(args)
-    assert args.model_name_or_path == str(folder.resolve())
+        load_tokenizer(args, SimpleNamespace())
 
 
 def test_switcher_small_out_naming_a_file_is_refused_before_training(tmp_path):

@@ -23,6 +23,7 @@ __all__ = [
     "load_tokenizer",
     "merge_adapter",
     "require_base_model",
+    "require_model_files",
     "resume_point",
     "run_settings",
     "split_held_out",
@@ -45,16 +46,28 @@ def require_base_model(model_args: Any) -> None:
     An adapter records its base by this path, so an absolute one works from any folder.
 
     Raises:
-        ConfigurationError: No base model is given, or it is neither a folder nor a model
-            already in the local Hugging Face cache (nothing is downloaded).
+        ConfigurationError: No base model is given.
     """
     if not model_args.model_name_or_path:
         raise ConfigurationError(
             "A base model is required: pass --model_name_or_path (a folder or hub name)."
         )
-    name = str(model_args.model_name_or_path)
+    if Path(model_args.model_name_or_path).expanduser().is_dir():
+        model_args.model_name_or_path = str(
+            Path(model_args.model_name_or_path).expanduser().resolve()
+        )
+
+
+def require_model_files(name: str) -> None:
+    """Refuse a base model that is neither a folder nor already in the local HF cache.
+
+    Called before the first load, so a wrong path is one sentence instead of the chained
+    tracebacks of transformers trying the hub (nothing is ever downloaded).
+
+    Raises:
+        ConfigurationError: `name` names no model this machine holds.
+    """
     if Path(name).expanduser().is_dir():
-        model_args.model_name_or_path = str(Path(name).expanduser().resolve())
         return
     if not _in_local_cache(name):
         raise ConfigurationError(
@@ -102,6 +115,7 @@ def load_tokenizer(model_args: Any, training: Any) -> Any:
     """
     from transformers import AutoTokenizer
 
+    require_model_files(str(model_args.model_name_or_path))
     tokenizer = AutoTokenizer.from_pretrained(
         model_args.model_name_or_path,
         revision=model_args.model_revision,

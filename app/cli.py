@@ -63,7 +63,9 @@ def _clear_errors() -> Iterator[None]:
     try:
         yield
     except PrefRAGError as error:
-        errors.print(f"[bold red]error:[/] {escape(str(error))}")
+        from prefrag.cli_text import plain
+
+        errors.print(f"[bold red]error:[/] {plain(error, limit=4000)}")
         raise typer.Exit(code=2) from None
 
 
@@ -111,8 +113,10 @@ def index(
         return
     with _clear_errors():
         report = index_paths(paths, source, progress=True, authority=authority, rebuild=rebuild)
+    from prefrag.cli_text import plain
+
     for warning in report.warnings:
-        errors.print(f"[bold yellow]warning:[/] {escape(warning)}")
+        errors.print(f"[bold yellow]warning:[/] {plain(warning, limit=4000)}")
     if report.rebuilt:
         done = "; ".join(report.repairs) or "nothing else was lost"
         console.print(
@@ -371,7 +375,9 @@ def ask(
 
     record = result_record(result)
     if as_json:
-        sys.stdout.write(json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+        from prefrag.cli_text import json_for_terminal
+
+        sys.stdout.write(json_for_terminal(json.dumps(record, ensure_ascii=False, indent=2)) + "\n")
         return
     _print_answer(record, trace=trace)
 

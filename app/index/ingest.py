@@ -137,9 +137,14 @@ def index_paths(
             report = _report(source, folder, files, raws, 0, skipped, manifest, started)
             return dataclasses.replace(report, rebuilt="; ".join(problems), repairs=tuple(repairs))
 
+        large = _large_documents(raws, new_records)
+        for line in large:
+            logger.warning("%s", line)
+        embedding_started = time.perf_counter()
         old_vectors, new_vectors, dimension = _vectors(
             contents, new_records, manifest, settings, progress, source
         )
+        embedding_seconds = time.perf_counter() - embedding_started
         records = [*old_records, *new_records]
         vectors = np.vstack([old_vectors, new_vectors]) if old_records else new_vectors
         if rebuild:
@@ -160,9 +165,40 @@ def index_paths(
         docstore.write_manifest(folder, manifest)
     report = _report(source, folder, files, raws, len(new_records), skipped, manifest, started)
     warnings = [*_id_clashes(raws), *([migrated] if migrated else [])]
+    if large:
+        warnings.extend(large)
+        warnings.append(
+            f"Embedding the {len(new_records):,} new chunks took {embedding_seconds:.0f} s; "
+            "split very large files into smaller documents if one big one is not what you meant."
+        )
     return dataclasses.replace(
         report, rebuilt="; ".join(problems), repairs=tuple(repairs), warnings=tuple(warnings)
     )
+
+
+LARGE_DOCUMENT_CHUNKS = 2_000  # ~400,000 words at the default chunk size
+
+
+def _large_documents(
+    raws: Sequence[RawDocument], new_records: Sequence[dict[str, Any]]
+) -> list[str]:
+    """A sentence for each input document that alone became very many new chunks."""
+    from collections import Counter
+
+    from prefrag.index.chunking import parent_id_of
+
+    chunks = Counter(record.get("parent_id") for record in new_records)
+    lines = []
+    for raw in raws:
+        count = chunks.pop(parent_id_of(raw), 0)
+        if count >= LARGE_DOCUMENT_CHUNKS:
+            name = raw.title or raw.id or raw.origin or "untitled"
+            megabytes = len(raw.text.encode("utf-8")) / 1e6
+            lines.append(
+                f"Document {name!r} ({megabytes:.1f} MB of text) alone becomes {count:,} chunks "
+                f"to embed ({count / max(1, len(new_records)):.0%} of this run)."
+            )
+    return lines
 
 
 def _vectors(

@@ -395,7 +395,7 @@ def _with_deadline(call: Callable[[], _T], timeout: float) -> _T:
     return value
 
 
-def _backoff(retry: int, error: Exception | None) -> float:
+def _backoff(retry: int, error: BaseException | None) -> float:
     # Rate limits clear slower than network blips, so they start from a longer wait.
     base = _BACKOFF_BASE_SECONDS * (2.0 if isinstance(error, RatelimitException) else 1.0)
     return float(min(base * 2**retry, _BACKOFF_CAP_SECONDS))

@@ -14,7 +14,8 @@ runner = CliRunner()
 
 
 def _run(*args: str, env: dict[str, str] | None = None):
-    result = runner.invoke(app, list(args), env=env)
+    # Wide enough that long temporary paths are never wrapped mid-word.
+    result = runner.invoke(app, list(args), env={"COLUMNS": "1000", **(env or {})})
     assert "Traceback" not in result.output, result.output
     return result
 

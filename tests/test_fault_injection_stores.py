@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from prefrag.cli import app
 
-runner = CliRunner()
+runner = CliRunner(env={"COLUMNS": "1000"})  # long temporary paths never wrap mid-word
 
 NOTES = [
     {
@@ -270,7 +270,7 @@ def test_check_covers_graphs_and_remove_deletes_them(graph):
     assert check.exit_code == 2
     assert "Graph source 'herbgraph' is damaged" in _words(check)
     assert "herbs: sound" in check.output  # the text source is unaffected
-    listing = runner.invoke(app, ["sources"], terminal_width=200)
+    listing = runner.invoke(app, ["sources"])
     assert "damaged: Graph source 'herbgraph'" in _words(listing)
     removed = runner.invoke(app, ["sources", "remove", "herbgraph"])
     assert removed.exit_code == 0 and not graph.exists()
@@ -282,7 +282,7 @@ def test_an_orphaned_folder_is_reported_and_recovered(notes):
     _drop_manifest(folder)
     check = _check()
     assert check.exit_code == 2 and "manifest.json is missing" in _words(check)
-    listing = runner.invoke(app, ["sources"], terminal_width=200)
+    listing = runner.invoke(app, ["sources"])
     assert "damaged: Source 'herbs' is damaged" in _words(listing)
     again = _index(str(tmp_path / "files"), "--source", "herbs")
     assert "0 chunks added" in _words(again) and _check().exit_code == 0
@@ -291,7 +291,7 @@ def test_an_orphaned_folder_is_reported_and_recovered(notes):
 def test_listing_shows_a_source_damaged_inside_its_generation_as_damaged(notes):
     _, folder = notes
     _cut_vectors(folder)
-    listing = runner.invoke(app, ["sources"], terminal_width=200)
+    listing = runner.invoke(app, ["sources"])
     assert listing.exit_code == 0
     assert "damaged: Source 'herbs' is damaged" in _words(listing)
     assert "No local sources yet" in listing.output  # not listed as a healthy source

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from prefrag.cli import app
 
-runner = CliRunner()
+runner = CliRunner(env={"COLUMNS": "1000"})  # long temporary paths never wrap mid-word
 
 
 def _serve(body) -> Iterator[str]:

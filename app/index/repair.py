@@ -266,5 +266,6 @@ def _rebuilt_manifest(
         authority=authority,
         chunk_size=settings.chunk_size,
         chunk_overlap=settings.chunk_overlap,
+        chunk_unit="tokens",  # what `prefrag index` builds new sources with
         collection=collection_name(source),
     )

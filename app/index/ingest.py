@@ -161,9 +161,7 @@ def index_paths(
                 repairs.append(fixed)
         if contents.damaged:
             repairs.append("rebuilt its lexical index")
-        manifest = _write(
-            folder, source, records, vectors, manifest, settings, chunking, dimension
-        )
+        manifest = _write(folder, source, records, vectors, manifest, settings, chunking, dimension)
         manifest.authority = source_authority
         if description is not None:
             manifest.description = description
@@ -179,7 +177,6 @@ def index_paths(
     return dataclasses.replace(
         report, rebuilt="; ".join(problems), repairs=tuple(repairs), warnings=tuple(warnings)
     )
-
 
 
 def _large_documents(

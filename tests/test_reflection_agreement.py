@@ -125,3 +125,20 @@ def test_explanations_carry_no_placeholder(reflect) -> None:
     for answer in ("yes", "no", "maybe", "Grapefruit juice blocks CYP3A4 in the wall of the gut."):
         explanation = reflect(question, answer, "grapefruit", "simvastatin").explanation
         assert "the subject" not in explanation and "{" not in explanation
+
+
+def test_a_title_line_or_a_heading_word_is_not_correct(reflect) -> None:
+    """A text file's title line glued to its paragraph, or a heading's first word, is layout."""
+    pasted = (
+        "Tessaly Cross Tessaly Cross is a village in the upland parish of Halvard, on the "
+        "River Venn."
+    )
+    titled = reflect("Why is the village called Tessaly Cross?", pasted, "tessaly-cross")
+    assert titled.label == "INCORRECT" and "title line" in titled.explanation
+    heading = reflect("Who should be offered allopurinol?", "Lowering", "gout")
+    assert heading.label == "INCORRECT" and "heading" in heading.explanation
+
+
+def test_a_warning_about_another_matter_does_not_decide_a_yes_no(reflect) -> None:
+    """ "Codeine must not be given to children under 12" says nothing of tramadol."""
+    assert reflect("Is tramadol safe for children under 12?", "no", "codeine").label != "CORRECT"

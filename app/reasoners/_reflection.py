@@ -93,7 +93,7 @@ def label_answer(question: str, answer: str, evidence: Sequence[Document]) -> Re
             "INCORRECT", "No evidence supports the answer.", suggest_search(shape, None)
         )
     held = Evidence(documents)
-    unfit = malformed(answer)
+    unfit = malformed(answer) or title_line(answer, documents)
     if unfit:
         return _negative(
             "INCORRECT", f"The answer {unfit}, not a statement.", suggest_search(shape, held)
@@ -234,6 +234,36 @@ def malformed(claim: str) -> str:
         return "is a label line"
     if len(split_sentences(claim)) > MAX_CLAIM_SENTENCES or len(claim.split()) > MAX_CLAIM_WORDS:
         return "pastes a document"
+    return ""
+
+
+def title_line(claim: str, documents: Sequence[Document]) -> str:
+    """Why `claim` is a document's title or heading line rather than a statement ("" if not).
+
+    A text file's first line is its title ("Tessaly Cross" then the paragraph); a claim
+    opening with that line, or made of a heading's words alone, read the layout, not the
+    text.
+    """
+    words = claim.split()
+    for document in documents:
+        lines = [line.strip().lstrip("#").strip() for line in document.page_content.splitlines()]
+        first = next((line for line in lines if line), "")
+        if first and len(words) > len(first.split()) and claim.startswith(first + " "):
+            return "opens with a document's title line"
+        headings = [
+            line.strip().lstrip("#").strip()
+            for line in document.page_content.splitlines()
+            if line.strip().startswith("#")
+        ]
+        body = "\n".join(
+            line for line in document.page_content.splitlines() if not line.strip().startswith("#")
+        )
+        if (
+            len(words) <= 3
+            and any(h.split()[: len(words)] == words for h in headings if h)
+            and claim not in body
+        ):
+            return "is the start of a heading"
     return ""
 
 
@@ -417,7 +447,19 @@ def _reflect_on_yes_no(
     def support(scored: ScoredSentence) -> float:
         return attainable_share(evidence, weights, scored.covered)
 
-    on_matter = [s for s in ranked if support(s) >= PARAMS.weak_support]
+    # A sentence is on the matter when it covers enough of the question, including its
+    # rarest word among those the evidence uses (the drug or place asked about).
+    telling = max(
+        (t for t in weights.weights if t in evidence.all_terms),
+        key=lambda t: weights.weights[t],
+        default=None,
+    )
+    on_matter = [
+        s
+        for s in ranked
+        if support(s) >= PARAMS.weak_support
+        and (telling is None or telling in s.covered or telling in s.sentence.terms)
+    ]
     refusing = [s for s in on_matter if _says_no(shape, s.sentence.text)]
     quoted = " ".join(" ".join(claim.split()[1:]).split())
     cited = [s for s in ranked if quoted and " ".join(s.sentence.text.split()) in quoted]

@@ -48,6 +48,12 @@ class Settings(BaseSettings):
         description="Texts per embedding batch; small batches keep numpy's attention in cache "
         "(measured: 4 is ~25% faster than 16 and 30% faster than 32).",
     )
+    max_question_chars: int = Field(
+        default=2000,
+        gt=0,
+        description="Longest question accepted, in characters (CLI, API and Studio); a longer "
+        "one is refused in one sentence instead of holding a worker.",
+    )
     chunk_size: int = Field(default=200, description="Chunk size in words for indexing.")
     chunk_overlap: int = Field(default=0, description="Overlap between chunks in words.")
 

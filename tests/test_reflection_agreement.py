@@ -77,7 +77,7 @@ def test_markdown_label_lines_and_sentence_start_words_are_not_correct(reflect) 
     assert label.label == "INCORRECT" and "label line" in label.explanation
     offer = reflect("Which drug lowers urate in gout?", "Offer", "gout", "allopurinol")
     assert offer.label != "CORRECT"
-    supported = reflect("Which drug lowers urate in gout?", "allopurinol", "gout", "allopurinol")
+    supported = reflect("What does CYP2D6 turn codeine into?", "morphine", "codeine")
     assert supported.label == "CORRECT"
 
 

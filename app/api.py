@@ -64,6 +64,7 @@ def ask(
             f"reasoner must be 'auto', 'extractive', 'llm' or a Reasoner (got {reasoner!r})."
         )
     run_context = make_context(**context)
+    check_run_files(run_context)
     graph = graph or build_graph(reasoner=reasoner, sources=sources, checkpointer=checkpointer)
     config: RunnableConfig = {"recursion_limit": recursion_limit(run_context)}
     if checkpointer is None and graph.checkpointer is None:
@@ -73,6 +74,23 @@ def ask(
     with thread_lock(checkpoint_file(checkpointer or graph.checkpointer), thread):
         result = graph.invoke({"question": question}, config=config, context=run_context)
     return {**result, "thread_id": thread}
+
+
+def check_run_files(context: Context) -> None:
+    """Check the model folders a run will read before it starts (not after retrieval).
+
+    Raises:
+        ConfigurationError: The evidence filter folder a run would use is unusable.
+    """
+    if not context.use_evidence_filter:
+        return
+    from prefrag.config import get_settings
+
+    folder = get_settings().evidence_filter
+    if folder is not None:
+        from prefrag.tools.evidence_filter import load_snippet_filter
+
+        load_snippet_filter(folder)  # file checks only; the model loads on first use
 
 
 def resume(thread_id: str, *, graph: PrefRAGGraph) -> dict[str, Any]:

@@ -642,7 +642,7 @@ def build_policy(config: SwitcherDataConfig, settings: Settings) -> Policy:
     from prefrag.models import make_chat_model, resolve_model
 
     backend, name = resolve_model("compare", settings, model_name=config.policy)
-    base = make_chat_model(backend, name, settings)
+    base = make_chat_model(backend, name, settings, endpoint="compare")
 
     def chat_model(temperature: float, top_p: float) -> BaseChatModel:
         return base.model_copy(update={"temperature": temperature, "top_p": top_p})
@@ -662,7 +662,8 @@ def build_teacher(config: SwitcherDataConfig, settings: Settings) -> Teacher:
     from prefrag.models import build_chat_model
     from prefrag.reasoners.llm import LLMReasoner
 
-    model = build_chat_model("compare", settings, model_name=config.teacher)
+    # The teacher may run on its own server (PREFRAG_TEACHER_BASE_URL).
+    model = build_chat_model("compare", settings, model_name=config.teacher, endpoint="teacher")
     reasoner = LLMReasoner({"default": model}, max_doc_chars=settings.prompt_doc_chars)
     return ModelTeacher(reasoner, config.teacher)
 

@@ -72,7 +72,12 @@ def test_gold_teacher_keeps_exactly_when_a_supporting_paragraph_is_new(tmp_path)
     assert teacher.verdict(item, item.question, [town], [lake]).status is False
     repeated = teacher.verdict(item, item.question, [town, region], [region])
     assert repeated.status is False and "Region0" in repeated.analysis
-    assert teacher.opposite(repeated).status is True
+    # The wrong verdict argues about this step's own documents, not a fixed sentence.
+    wrong = teacher.opposite(repeated, [town, region], [region])
+    assert wrong.status is True and "Region0" in wrong.analysis
+    right = teacher.verdict(item, item.question, [town], [region, lake])
+    wrong = teacher.opposite(right, [town], [region, lake])
+    assert wrong.status is False and "Region0" in wrong.analysis and "Lake0" in wrong.analysis
     # The gold-needed variant does not switch once nothing is missing.
     needed = GoldTeacher(needed_only=True)
     assert needed.name == "gold-needed"
@@ -96,11 +101,11 @@ def test_extractive_policy_with_gold_teacher_writes_trl_pairs(tmp_path):
         assert pair["prompt"][0]["role"] == "user" and len(pair["prompt"]) == 1
         chosen = json.loads(pair["chosen"][0]["content"])
         rejected = json.loads(pair["rejected"][0]["content"])
-        assert {chosen["status"], rejected["status"]} == {"True", "False"}
+        assert {chosen["status"], rejected["status"]} == {True, False}
         meta = pair["meta"]
         assert meta["question_id"] in item_ids
         assert meta["teacher"] == "gold" and meta["policy"] == "extractive"
-        assert meta["label"] == ("keep" if chosen["status"] == "True" else "switch")
+        assert meta["label"] == ("keep" if chosen["status"] is True else "switch")
         assert 2 <= meta["sampling"]["top_k"] <= 5
         inputs = read_compare_prompt(pair["prompt"][0]["content"])
         # The chosen verdict is the gold one: keep iff a supporting paragraph is new.
@@ -108,7 +113,7 @@ def test_extractive_policy_with_gold_teacher_writes_trl_pairs(tmp_path):
         new = {d.metadata["title"] for d in inputs.new}
         q = meta["question_id"][1:]
         adds_gold = bool({f"Town{q}", f"Region{q}"} & (new - held))
-        assert (chosen["status"] == "True") == adds_gold
+        assert chosen["status"] is adds_gold
     assert list(read_pairs(tmp_path / "pairs.jsonl")) == pairs
 
 
@@ -231,8 +236,8 @@ def test_llm_policy_samples_nine_verdicts_and_the_teacher_picks(tmp_path):
     for pair in pairs:
         # Byte-for-byte the prompt the compare role sent to the endpoint.
         assert pair["prompt"][0]["content"] in compare_prompts
-        assert json.loads(pair["chosen"][0]["content"])["status"] == "True"
-        assert json.loads(pair["rejected"][0]["content"])["status"] == "False"
+        assert json.loads(pair["chosen"][0]["content"])["status"] is True
+        assert json.loads(pair["rejected"][0]["content"])["status"] is False
         sampling = pair["meta"]["sampling"]
         assert sampling["chosen"]["temperature"] == 0.1
         assert sampling["rejected"]["temperature"] in (0.5, 0.9)

@@ -13,7 +13,8 @@ policy's chat model at temperature 0.9 while collecting). At every judged `compa
 - candidates agreeing with the teacher are chosen-candidates (the one whose analysis is
   closest to the teacher's, by word overlap, is chosen) and a random disagreeing one is
   rejected; with a deterministic policy the teacher's verdict is chosen and the rejected one
-  is the policy's disagreeing verdict, or the teacher's verdict with the status flipped;
+  is the policy's disagreeing verdict, or else the opposite claim about the same new
+  documents (`switcher_teachers.contradiction`: no fixed template sentence);
 - the trajectory continues with the chosen verdict.
 
 Per question one pair is kept after de-duplication (`--per-question`); `--keep-switch 3:1`
@@ -307,7 +308,7 @@ class CollectingReasoner:
         if deterministic:
             chosen = ({"teacher": self.teacher.name}, _plain(teacher))
             flipped_sampling: dict[str, Any] = {"teacher": self.teacher.name, "flipped": True}
-            opposite = (flipped_sampling, self.teacher.opposite(teacher))
+            opposite = (flipped_sampling, self.teacher.opposite(teacher, held, new))
             rejected = disagree[0] if disagree else opposite
         else:
             chosen = max(agree, key=lambda c: _closeness(c[1], teacher)) if agree else None

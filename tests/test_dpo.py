@@ -38,6 +38,22 @@ def test_paper_defaults_and_the_shipped_config() -> None:
     assert training.beta == 0.2  # the command line overrides the file
 
 
+def test_the_shipped_full_fine_tuning_recipe_runs_under_zero3() -> None:
+    import yaml
+
+    from prefrag.training.dpo import parse_dpo_args
+
+    script, training, model = parse_dpo_args(
+        ["--config", str(REPO / "training/configs/switcher_dpo_full.yaml")]
+    )
+    assert not model.use_peft and training.max_length == 8192 and training.learning_rate == 5e-7
+    assert training.gradient_checkpointing and script.drop_too_long is False
+    zero3 = yaml.safe_load((REPO / "training/configs/zero3.yaml").read_text())
+    assert zero3["distributed_type"] == "DEEPSPEED"
+    assert zero3["deepspeed_config"]["zero_stage"] == 3
+    assert zero3["mixed_precision"] == "bf16"
+
+
 def test_dpo_help_lists_trl_and_lora_settings() -> None:
     result = runner.invoke(app, ["train", "dpo", "--help"])
     assert result.exit_code == 0

@@ -329,3 +329,66 @@ def test_cli_builds_pairs_from_the_two_source_split_of_real_items(tmp_path, shar
     summary = json.loads(out.with_name("pairs.jsonl.summary.json").read_text())
     assert summary["questions"] == 4 and summary["pairs"] == len(pairs)
     assert "pairs" in result.output and str(summary["pairs"]) in result.output
+
+
+def test_policy_and_teacher_on_two_servers(tmp_path):
+    """One vLLM server serves one base model: the teacher runs on a second endpoint."""
+    from prefrag.config import get_settings
+    from prefrag.eval.stub_server import StubChatServer
+
+    policy_seen: list[dict] = []
+    teacher_seen: list[dict] = []
+    with (
+        StubChatServer(reply=stub_reply(policy_seen)) as policy_server,
+        StubChatServer(reply=stub_reply(teacher_seen)) as teacher_server,
+    ):
+        settings = get_settings().model_copy(
+            update={"openai_base_url": "http://127.0.0.1:9/v1", "openai_api_key": "x"}
+        )
+        config = _config(
+            tmp_path,
+            policy="openai:policy",
+            teacher="openai:teacher",
+            policy_base_url=policy_server.url,
+            teacher_base_url=teacher_server.url,
+            teacher_api_key="teacher-key",
+        )
+        result = run(config, settings=settings, sources=two_hop_sources())
+    assert result.pairs > 0 and not result.failed
+    assert {r["model"] for r in policy_seen} == {"policy"}
+    assert {r["model"] for r in teacher_seen} == {"teacher"}
+
+
+def test_hotpotqa_official_json_becomes_a_dataset_switcher_data_reads(tmp_path):
+    from prefrag.cli import app
+
+    official = [
+        {
+            "_id": f"h{q}",
+            "question": f"Which country holds the region of town{q}?",
+            "answer": f"Country{q}",
+            "context": [
+                [f"Town{q}", [f"Town{q} is a town ", f"in the region of Region{q}."]],
+                [f"Region{q}", [f"Region{q} is a region of Country{q}."]],
+                [f"Lake{q}", [f"Lake{q} is a lake."]],
+            ],
+            "supporting_facts": [[f"Town{q}", 1], [f"Region{q}", 0]],
+        }
+        for q in range(3)
+    ]
+    source = tmp_path / "hotpot.json"
+    source.write_text(json.dumps(official))
+    out = tmp_path / "train.jsonl"
+    result = CliRunner().invoke(
+        app, ["train", "hotpot-convert", "--source", str(source), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    item = load_dataset(out).items[1]
+    assert item.id == "h1" and item.answers == ("Country1",)
+    assert item.gold_titles == ["Town1", "Region1"]
+    assert item.paragraphs[0].text == "Town1 is a town in the region of Region1."
+    source.write_text(json.dumps([{"_id": "x", "question": "q"}]))
+    result = CliRunner().invoke(
+        app, ["train", "hotpot-convert", "--source", str(source), "--out", str(out)]
+    )
+    assert result.exit_code == 2 and "Question 1 of" in result.output

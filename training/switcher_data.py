@@ -101,6 +101,27 @@ class SwitcherDataConfig:
             "(also keep when every supporting paragraph is held) or a chat model name."
         },
     )
+    policy_base_url: str | None = field(
+        default=None,
+        metadata={
+            "help": "OpenAI-compatible endpoint of a chat-model policy (e.g. "
+            "http://localhost:8000/v1); default: OPENAI_BASE_URL."
+        },
+    )
+    policy_api_key: str | None = field(
+        default=None, metadata={"help": "API key of --policy_base_url (default: OPENAI_API_KEY)."}
+    )
+    teacher_base_url: str | None = field(
+        default=None,
+        metadata={
+            "help": "OpenAI-compatible endpoint of a chat-model teacher, e.g. a second server "
+            "(http://localhost:8001/v1): one vLLM server serves one base model; default: "
+            "OPENAI_BASE_URL."
+        },
+    )
+    teacher_api_key: str | None = field(
+        default=None, metadata={"help": "API key of --teacher_base_url (default: OPENAI_API_KEY)."}
+    )
     samples: int = field(
         default=9, metadata={"help": "Policy samples per judged step (temperature x top-p grid)."}
     )
@@ -642,6 +663,7 @@ def build_policy(config: SwitcherDataConfig, settings: Settings) -> Policy:
         return Policy("extractive", ExtractiveReasoner(use_embeddings=False))
     from prefrag.models import make_chat_model, resolve_model
 
+    settings = endpoint_settings(settings, config.policy_base_url, config.policy_api_key)
     backend, name = resolve_model("compare", settings, model_name=config.policy)
     base = make_chat_model(backend, name, settings)
 
@@ -656,6 +678,16 @@ def build_policy(config: SwitcherDataConfig, settings: Settings) -> Policy:
     )
 
 
+def endpoint_settings(settings: Settings, base_url: str | None, api_key: str | None) -> Settings:
+    """`settings` pointed at another OpenAI-compatible endpoint (unchanged without one)."""
+    update = {
+        key: value
+        for key, value in (("openai_base_url", base_url), ("openai_api_key", api_key))
+        if value is not None
+    }
+    return settings.model_copy(update=update) if update else settings
+
+
 def build_teacher(config: SwitcherDataConfig, settings: Settings) -> Teacher:
     """The teacher the config names: `gold` or a chat model (settings' temperature)."""
     if config.teacher in ("gold", "gold-needed"):
@@ -663,6 +695,7 @@ def build_teacher(config: SwitcherDataConfig, settings: Settings) -> Teacher:
     from prefrag.models import build_chat_model
     from prefrag.reasoners.llm import LLMReasoner
 
+    settings = endpoint_settings(settings, config.teacher_base_url, config.teacher_api_key)
     model = build_chat_model("compare", settings, model_name=config.teacher)
     reasoner = LLMReasoner({"default": model}, max_doc_chars=settings.prompt_doc_chars)
     return ModelTeacher(reasoner, config.teacher)

@@ -87,6 +87,8 @@ def resume(thread_id: str, *, graph: PrefRAGGraph) -> dict[str, Any]:
 
 def recursion_limit(context: Context) -> int:
     """A super-step bound that the iteration caps can never reach, as a backstop."""
-    per_round = 6  # think, retrieve_local, mog_select, polyview_rerank, compare, switch
+    # think, plan_sources, retrieve_local, mog_select, polyview_rerank, open_step, compare,
+    # rerank_fallback, use_*, and one search_fallback per fallback source.
+    per_round = 9 + len(context.fallback_sources)
     rounds = (context.max_iterations + 1) * (context.max_reflections + 1) + 2
     return per_round * rounds + 10

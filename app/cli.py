@@ -153,6 +153,13 @@ _SOURCES_FILE_HELP = (
 )
 
 
+DEMO_HELD_BACK = (
+    "`demo` (the bundled demo corpus) is searched only when asked, now that you have indexed "
+    "your own sources: `prefrag ask --source demo` asks it alone, PREFRAG_INCLUDE_DEMO=true "
+    "keeps it in `local` and the default sources, and `prefrag sources remove demo` deletes it."
+)
+
+
 @sources_app.callback()
 def sources(
     ctx: typer.Context,
@@ -188,15 +195,21 @@ def sources(
         )
     for row in graphs:
         table.add_row(*(escape(value) for value in row))
-    many = len(infos) + len(graphs) > 1
+    from prefrag.demo_corpus import DEMO_SOURCE
+    from prefrag.sources.defaults import demo_on_request
+
+    names = [*(info.name for info in infos), *(row[0] for row in graphs)]
+    held_back = demo_on_request(names)
+    members = [name for name in names if not (held_back and name == DEMO_SOURCE)]
+    many = len(members) > 1
     if many:
-        members = ", ".join([*(info.name for info in infos), *(row[0] for row in graphs)])
+        counted = [info for info in infos if info.name in members]
         table.add_row(
             "local",
-            str(sum(i.documents for i in infos)),
-            str(sum(i.chunks for i in infos)),
+            str(sum(i.documents for i in counted)),
+            str(sum(i.chunks for i in counted)),
             "",
-            escape(f"combined: {members}"),
+            escape(f"combined: {', '.join(members)}"),
         )
     console.print(table)
     if many:
@@ -206,6 +219,8 @@ def sources(
             "rankings by reciprocal rank); it is the preferred source unless `--source` names "
             "one. `web` is the fallback unless `--no-web`.[/]"
         )
+    if held_back:
+        console.print(DEMO_HELD_BACK)
 
 
 def _graph_rows() -> list[tuple[str, str, str, str, str]]:
@@ -428,10 +443,14 @@ def _check_source_name(name: str) -> None:
     if name in damaged:
         raise damaged[name]
     from prefrag.index.graph_store import list_graphs
+    from prefrag.sources.defaults import demo_on_request
 
     indexed = [info.name for info in list_sources()]
     graphs = list_graphs()
-    many = len(indexed) + len(graphs) > 1
+    searched = [*indexed, *graphs]
+    if demo_on_request(searched):
+        searched.remove(DEMO_SOURCE)
+    many = len(searched) > 1
     known = [*(indexed or [DEMO_SOURCE]), *graphs, *(["local"] if many else []), "web"]
     if name not in known:
         raise UnknownSourceError(f"Unknown source '{name}' (known: {', '.join(known)}).")

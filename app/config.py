@@ -105,6 +105,12 @@ class Settings(BaseSettings):
     authority_table: Path | None = Field(
         default=None, description="YAML domain-authority table; unset uses the bundled one."
     )
+    include_demo: bool = Field(
+        default=False,
+        description="Keep the bundled demo corpus in the default sources (and the combined "
+        "`local`) after you have indexed a source of your own; off, it is searched only when "
+        "a run names it (`--source demo`).",
+    )
     sources_file: Path | None = Field(
         default=None,
         description="YAML source registry (names, descriptions, query formats, kinds, "

@@ -54,7 +54,14 @@ VARIANTS: dict[str, tuple[bool, str, bool, dict[str, Any] | None]] = {
     "pv-RT": (True, "ablation-RT", False, {"views": ("R", "T"), "coverage": False}),
     "pv-RAT": (True, "ablation-RAT", False, {"views": ("R", "A", "T"), "coverage": False}),
 }
-TOOL_NODES = ("retrieve_local", "mog_select", "polyview_rerank", "switch_to_web", "supplement")
+TOOL_NODES = (
+    "retrieve_local",
+    "mog_select",
+    "polyview_rerank",
+    "search_fallback",
+    "rerank_fallback",
+    "supplement",
+)
 
 
 class LookupEmbedder:
@@ -301,7 +308,7 @@ def cmd_table(args: argparse.Namespace) -> None:
                 "latency_p50_ms": round(1000 * entry["latency_s"]["p50"], 1),
                 **{
                     f"{node}_p50_ms": _stats(nodes.get(node, [])).get("p50_ms")
-                    for node in ("mog_select", "polyview_rerank", "switch_to_web")
+                    for node in ("mog_select", "polyview_rerank", "search_fallback")
                 },
             }
         )

@@ -41,7 +41,7 @@ from prefrag.graphs.retrieval import (
     usage_update,
     use_documents,
 )
-from prefrag.graphs.state import Counters, Step, add_counters, add_counts, empty_counters
+from prefrag.graphs.state import Step, add_counts, episode_start, merge_update
 from prefrag.reasoners.base import Reasoner
 from prefrag.sources.base import Source, SourceRegistry
 
@@ -125,31 +125,28 @@ def build_method(
 
 @dataclass
 class _Run:
-    """Mutable trace of one question: the graph's output state plus node timings."""
+    """Mutable trace of one question: the graph's state (merged as the graph merges it)."""
 
     question: str
-    route: list[Step] = field(default_factory=list)
-    evidence: list[Document] = field(default_factory=list)
-    counters: Counters = field(default_factory=empty_counters)
-    model_calls: dict[str, int] = field(default_factory=dict)
-    tokens: dict[str, int] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
+    state: dict[str, Any] = field(default_factory=dict)
     timings: list[tuple[str, float]] = field(default_factory=list)
-    answer: str = ""
-    abstained: bool = False
-    citations: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        merge_update(self.state, episode_start() | {"question": self.question})
+
+    @property
+    def route(self) -> list[Step]:
+        """The steps recorded so far."""
+        return list(self.state["route"])
+
+    @property
+    def evidence(self) -> list[Document]:
+        """The evidence held so far."""
+        return list(self.state["evidence"])
 
     def apply(self, update: dict[str, Any]) -> None:
-        """Merge a kernel update as the graph's reducers would."""
-        self.route.extend(update.get("route", []))
-        self.evidence = list(update.get("evidence", self.evidence))
-        self.notes.extend(update.get("notes", []))
-        self.counters = add_counters(self.counters, update.get("counters"))
-        self.model_calls = add_counts(self.model_calls, update.get("model_calls"))
-        self.tokens = add_counts(self.tokens, update.get("tokens"))
-        self.answer = update.get("answer", self.answer)
-        self.abstained = bool(update.get("abstained", self.abstained))
-        self.citations = list(update.get("citations", self.citations))
+        """Merge a kernel update with the graph's reducers."""
+        merge_update(self.state, update)
 
     def timed(self, node: str, call: Callable[[], Any]) -> Any:
         start = time.perf_counter()
@@ -187,7 +184,7 @@ class LoopSystem:
             raise EmptyQuestionError("The question is empty; ask something.")
         run = _Run(question)
         resolved = self._resources.resolve(context)
-        run.notes.extend(resolved.notes)
+        run.apply({"notes": resolved.notes})
         fallbacks = resolved.fallbacks
         local = self._resources.multi_source(resolved.preferred, context, question)
         web = fallbacks[0] if fallbacks else None
@@ -238,7 +235,7 @@ class LoopSystem:
             if requested and requested.strip().lower().startswith(source.name.lower()):
                 return source
         # The model named no (known) source: ReAct's tool call fails over to the first tool.
-        run.notes.append(f"No source chosen ({requested!r}); searched '{local.name}'.")
+        run.apply({"notes": [f"No source chosen ({requested!r}); searched '{local.name}'."]})
         return local
 
     def _retrieve(
@@ -249,7 +246,7 @@ class LoopSystem:
         counts: dict[str, int] = {}
         uses: list[tuple[Source, list[Document]]] = []
         for source in sources:
-            node = "switch_to_web" if source.kind == "web" else "retrieve_local"
+            node = "search_fallback" if source.kind == "web" else "retrieve_local"
             found = run.timed(node, partial(search, source, query, k))
             step = add_search(step, found)
             counts = add_counts(counts, found.counts)
@@ -264,17 +261,18 @@ class LoopSystem:
         run.apply(answer_update(draft, run.evidence) | usage_update("answer", draft.usage))
 
     def _output(self, run: _Run) -> dict[str, Any]:
+        state = run.state
         return {
-            "question": run.question,
-            "answer": run.answer,
-            "abstained": run.abstained,
-            "citations": run.citations,
-            "route": run.route,
+            "question": state["question"],
+            "answer": state["answer"],
+            "abstained": state["abstained"],
+            "citations": state["citations"],
+            "route": state["route"],
             "reflections": [],
-            "counters": run.counters,
-            "model_calls": run.model_calls,
-            "tokens": run.tokens,
-            "notes": run.notes,
+            "counters": state["counters"],
+            "model_calls": state["model_calls"],
+            "tokens": state["tokens"],
+            "notes": state["notes"],
             "history": [],
             "timings": run.timings,
         }

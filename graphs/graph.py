@@ -1,14 +1,22 @@
 """The PrefRAG graph: its whole shape, every branch included, in this one file.
 
-Topology (routing functions below decide the branches)::
+Nodes do one thing each; the routing functions below decide every branch, from what the
+nodes wrote and the run's `Context`. One retrieval round::
 
-    START → new_question → think ─┬→ plan_sources ─┬→ retrieve_local → mog_select ─┐
-                                  │                └→ (a plan retrieved) ─────────┴→ polyview_rerank
-                                  │                                                  → compare
-                                  └→ filter_evidence → answer → self_reflect ─┬→ END
-                                                                              └→ supplement → think
-    compare ─┬→ think               (local documents kept)
-             └→ switch_to_web → think (switcher said False, or preference off)
+    think ─┬→ plan_sources ─┬→ retrieve_planned ──────────────────┐
+           │                └→ retrieve_local → mog_select ─────┴→ polyview_rerank → open_step
+           ├→ retrieve_local (planning off)
+           └→ filter_evidence → answer → self_reflect ─┬→ END
+                                                       └→ supplement → think
+    open_step ─┬→ compare ─┬→ use_local → think       (switcher kept the local documents)
+               │           └→ search_fallback        (switcher said False)
+               └→ search_fallback                    (preference off: every source used)
+    search_fallback ─┬→ rerank_fallback → use_fallback → think   (documents, polyview on)
+                     ├→ use_fallback → think                     (documents)
+                     ├→ search_fallback                          (nothing: the next fallback)
+                     └→ use_local → think                        (every fallback empty)
+
+The Mermaid drawing (`tests/snapshots/graph.mmd`) is generated from this file.
 """
 
 from __future__ import annotations
@@ -19,14 +27,15 @@ from typing import Any, Literal
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.runtime import Runtime
 
 from prefrag.graphs import nodes
-from prefrag.graphs.context import Context
+from prefrag.graphs.context import Context, context_of
 from prefrag.graphs.filtering import filter_evidence
-from prefrag.graphs.planning import plan_sources
+from prefrag.graphs.planning import plan_sources, retrieve_planned
 from prefrag.graphs.resources import ResourceProvider
 from prefrag.graphs.state import InputState, OutputState, PrefRAGState
-from prefrag.graphs.tool_nodes import mog_select, polyview_rerank
+from prefrag.graphs.tool_nodes import mog_select, polyview_rerank, rerank_fallback
 from prefrag.reasoners.base import Reasoner
 from prefrag.sources.base import SourceRegistry
 
@@ -35,19 +44,45 @@ GRAPH_NAME = "prefrag"
 PrefRAGGraph = CompiledStateGraph[PrefRAGState, Context, InputState, OutputState]
 
 
-def after_think(state: PrefRAGState) -> Literal["plan_sources", "filter_evidence"]:
-    """Search with the sub-query `think` chose, or answer (also when the budget is spent)."""
-    return "filter_evidence" if state.get("action") == "answer" else "plan_sources"
+def after_think(
+    state: PrefRAGState, runtime: Runtime[Context]
+) -> Literal["plan_sources", "retrieve_local", "filter_evidence"]:
+    """Answer (also when the budget is spent), or search: planned first when planning is on."""
+    if state.get("action") == "answer":
+        return "filter_evidence"
+    return "plan_sources" if context_of(runtime, state).use_planning else "retrieve_local"
 
 
-def after_plan(state: PrefRAGState) -> Literal["retrieve_local", "polyview_rerank"]:
-    """A plan that retrieved documents goes on to reranking; else the preferred source."""
-    return "polyview_rerank" if state.get("planned") else "retrieve_local"
+def after_plan(state: PrefRAGState) -> Literal["retrieve_planned", "retrieve_local"]:
+    """A plan that searches some source is run; otherwise the preferred source is searched."""
+    return "retrieve_planned" if state.get("plan") else "retrieve_local"
 
 
-def after_compare(state: PrefRAGState) -> Literal["switch_to_web", "think"]:
-    """The switcher's verdict: a step handed to the fallback sources, or back to thinking."""
-    return "switch_to_web" if state.get("pending_step") else "think"
+def after_open_step(
+    state: PrefRAGState, runtime: Runtime[Context]
+) -> Literal["compare", "search_fallback"]:
+    """Preference-driven retrieval asks the switcher; off, every round also searches a fallback."""
+    every_source = not context_of(runtime, state).preference_driven
+    return "search_fallback" if every_source and state.get("fallbacks_left") else "compare"
+
+
+def after_compare(state: PrefRAGState) -> Literal["search_fallback", "use_local"]:
+    """The switcher's verdict: False hands the step to the fallback sources (if any)."""
+    verdict = (state.get("step") or {}).get("verdict")
+    return "search_fallback" if verdict is False and state.get("fallbacks_left") else "use_local"
+
+
+def after_fallback_search(
+    state: PrefRAGState, runtime: Runtime[Context]
+) -> Literal["rerank_fallback", "use_fallback", "search_fallback", "use_local"]:
+    """Documents found are used (reranked first with polyview on); else the next fallback.
+
+    When every fallback source returned nothing, the round keeps its local documents.
+    """
+    if state.get("fallback"):
+        polyview = context_of(runtime, state).use_polyview
+        return "rerank_fallback" if polyview else "use_fallback"
+    return "search_fallback" if state.get("fallbacks_left") else "use_local"
 
 
 def after_reflection(state: PrefRAGState) -> Literal["supplement", "__end__"]:
@@ -82,11 +117,16 @@ def build_graph(
     builder.add_node("new_question", bound(nodes.new_question))
     builder.add_node("think", bound(nodes.think))
     builder.add_node("plan_sources", bound(plan_sources))
+    builder.add_node("retrieve_planned", bound(retrieve_planned))
     builder.add_node("retrieve_local", bound(nodes.retrieve_local))
     builder.add_node("mog_select", bound(mog_select))
     builder.add_node("polyview_rerank", bound(polyview_rerank))
+    builder.add_node("open_step", bound(nodes.open_step))
     builder.add_node("compare", bound(nodes.compare))
-    builder.add_node("switch_to_web", bound(nodes.switch_to_web))
+    builder.add_node("use_local", bound(nodes.use_local))
+    builder.add_node("search_fallback", bound(nodes.search_fallback))
+    builder.add_node("rerank_fallback", bound(rerank_fallback))
+    builder.add_node("use_fallback", bound(nodes.use_fallback))
     builder.add_node("filter_evidence", bound(filter_evidence))
     builder.add_node("answer", bound(nodes.answer))
     builder.add_node("self_reflect", bound(nodes.self_reflect))
@@ -96,11 +136,16 @@ def build_graph(
     builder.add_edge("new_question", "think")
     builder.add_conditional_edges("think", after_think)
     builder.add_conditional_edges("plan_sources", after_plan)
+    builder.add_edge("retrieve_planned", "polyview_rerank")
     builder.add_edge("retrieve_local", "mog_select")
     builder.add_edge("mog_select", "polyview_rerank")
-    builder.add_edge("polyview_rerank", "compare")
+    builder.add_edge("polyview_rerank", "open_step")
+    builder.add_conditional_edges("open_step", after_open_step)
     builder.add_conditional_edges("compare", after_compare)
-    builder.add_edge("switch_to_web", "think")
+    builder.add_conditional_edges("search_fallback", after_fallback_search)
+    builder.add_edge("rerank_fallback", "use_fallback")
+    builder.add_edge("use_local", "think")
+    builder.add_edge("use_fallback", "think")
     builder.add_edge("filter_evidence", "answer")
     builder.add_edge("answer", "self_reflect")
     builder.add_conditional_edges("self_reflect", after_reflection)

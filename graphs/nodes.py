@@ -3,8 +3,9 @@
 Every node is a module-level function `(state, runtime, *, resources)`: `runtime.context`
 is the run's `Context`, `resources` the graph's `ResourceProvider` (bound once by
 `build_graph`). Nodes return state updates only; where the graph goes next is decided by
-the routing functions in `graphs/graph.py`, from what a node wrote (`action`,
-`pending_step`, `supplement_requested`).
+the routing functions in `graphs/graph.py`, from what a node wrote (`action`, `plan`,
+the step's `verdict`, `fallbacks_left`, `fallback`, `supplement_requested`) and the run's
+`Context`.
 """
 
 from __future__ import annotations
@@ -28,12 +29,18 @@ from prefrag.graphs.retrieval import (
     add_search,
     answer_update,
     new_step,
-    polyview_usage,
     search,
     usage_update,
     use_documents,
 )
-from prefrag.graphs.state import PrefRAGState, Step, Turn, add_counts, empty_counters
+from prefrag.graphs.state import (
+    FallbackSearch,
+    PrefRAGState,
+    Step,
+    Turn,
+    add_counts,
+    episode_start,
+)
 from prefrag.reasoners.base import AnswerDraft, Feedback, ScratchpadStep
 from prefrag.sources.base import Source
 
@@ -87,30 +94,9 @@ def new_question(
         raise EmptyQuestionError("The question is empty; ask something.")
     context = context_of(runtime, state)
     run = resources.resolve(context)
-    update: dict[str, Any] = {
+    update = episode_start() | {
         "question": question,
         "run_context": asdict(context),
-        "thought": "",
-        "action": "search",
-        "query": "",
-        "planned": None,
-        "filtered": [],
-        "requested_source": None,
-        "forced_answer": None,
-        "pending_local": [],
-        "pending_step": None,
-        "route": Overwrite([]),
-        "evidence": [],
-        "answer": "",
-        "abstained": False,
-        "cited_ids": [],
-        "citations": [],
-        "reflections": Overwrite([]),
-        "feedback": None,
-        "supplement_requested": False,
-        "counters": Overwrite(empty_counters()),
-        "model_calls": Overwrite({}),
-        "tokens": Overwrite({}),
         "notes": Overwrite(list(run.notes)),
     }
     if state.get("route") or state.get("answer"):
@@ -178,83 +164,141 @@ def retrieve_local(
     return {"pending_local": found.documents, "counters": found.counts, "notes": found.notes}
 
 
-def compare(
+def open_step(
     state: PrefRAGState, runtime: Runtime[Context], *, resources: ResourceProvider
 ) -> dict[str, Any]:
-    """The switcher: keep the new local documents, or hand the step to the fallback sources.
+    """Record this round's local retrieval as a new step, and line up its fallback sources.
 
-    Writes `pending_step` when the fallback sources are to be searched (the switcher said
-    False, or preference-driven retrieval is off); otherwise closes the step with the local
-    documents.
+    The step holds the thought, query and this round's local documents (the preferred
+    source's, or every planned source's). `fallbacks_left` lists the fallback sources in
+    the order they will be tried, a source the model asked for (appendix E) first.
     """
     context = context_of(runtime, state)
     run = resources.resolve(context)
     pending = list(state.get("pending_local") or [])
-    route = state.get("route", [])
     step = new_step(
-        index=len(route), thought=state.get("thought", ""), query=state.get("query", "")
+        index=len(state.get("route", [])),
+        thought=state.get("thought", ""),
+        query=state.get("query", ""),
     )
     step["notes"] = rationale_note(state)
-    if state.get("query_basis"):
-        step["query_basis"] = state["query_basis"]
+    basis = state.get("query_basis")
+    if basis:
+        step["query_basis"] = basis
     planned = state.get("planned")
     if planned:
         step = planned_step(step, planned, run.sources, pending)
     else:
         step = add_search(step, Search(run.preferred, pending))
-    update: dict[str, Any] = {"pending_local": [], "pending_step": None, "use_both": False}
-    if not context.preference_driven and run.fallbacks:
+    fallbacks = _requested_first(run.fallbacks, state.get("requested_source"))
+    if not context.preference_driven and fallbacks:
         step |= {"verdict": None, "analysis": "Preference off: every source is used."}
-        return update | {"pending_step": step, "pending_local": pending, "use_both": True}
-    if not pending:
-        step |= {"verdict": False, "analysis": "The preferred source returned nothing."}
-    elif retrieval_steps(route) == 0 and not context.judge_first_retrieval:
-        step |= {"verdict": None, "analysis": "First retrieval: preferred source, no judge."}
-    else:
-        verdict = run.reasoner.compare(state["question"], state.get("evidence", []), pending)
-        update |= usage_update("compare", verdict.usage)
-        step |= {"verdict": verdict.status, "analysis": verdict.analysis}
-        if verdict.fallback:
-            step["notes"] = [*step["notes"], "Switcher output unparseable; kept local (fallback)."]
-    if step["verdict"] is False and run.fallbacks:
-        return update | {"pending_step": step, "pending_local": pending}
-    if step["verdict"] is False:
-        step["notes"] = [*step["notes"], "No fallback source configured; kept local documents."]
-    uses = planned_uses(run, planned, pending)
-    return update | use_documents(step, uses, state.get("evidence", []))
+    return {"step": step, "fallbacks_left": [source.name for source in fallbacks]}
 
 
-def switch_to_web(
+def compare(
     state: PrefRAGState, runtime: Runtime[Context], *, resources: ResourceProvider
 ) -> dict[str, Any]:
-    """Search the fallback sources in order; only their documents enter the step.
+    """The switcher: judge whether this round's local documents answer the sub-query.
 
-    The first fallback that returns documents ends the search; when every one fails, the
-    step degrades to the local documents and says so. With preference off (`use_both`),
-    the local documents are used together with the fallback's.
+    Writes the verdict into the step (False: hand the step to the fallback sources).
     """
     context = context_of(runtime, state)
     run = resources.resolve(context)
-    step: Step = {**(state.get("pending_step") or new_step(index=len(state.get("route", []))))}
+    pending = list(state.get("pending_local") or [])
+    step: Step = {**_open(state)}
+    update: dict[str, Any] = {}
+    if not pending:
+        step |= {"verdict": False, "analysis": "The preferred source returned nothing."}
+    elif retrieval_steps(state.get("route", [])) == 0 and not context.judge_first_retrieval:
+        step |= {"verdict": None, "analysis": "First retrieval: preferred source, no judge."}
+    else:
+        verdict = run.reasoner.compare(state["question"], state.get("evidence", []), pending)
+        update = usage_update("compare", verdict.usage)
+        step |= {"verdict": verdict.status, "analysis": verdict.analysis}
+        if verdict.fallback:
+            step["notes"] = [*step["notes"], "Switcher output unparseable; kept local (fallback)."]
+    if step["verdict"] is False and not state.get("fallbacks_left"):
+        step["notes"] = [*step["notes"], "No fallback source configured; kept local documents."]
+    return update | {"step": step}
+
+
+def use_local(
+    state: PrefRAGState, runtime: Runtime[Context], *, resources: ResourceProvider
+) -> dict[str, Any]:
+    """Close the step with this round's local documents as its observation."""
+    run = resources.resolve(context_of(runtime, state))
     local = list(state.get("pending_local") or [])
-    evidence = state.get("evidence", [])
-    counts: dict[str, int] = {}
-    done: dict[str, Any] = {"pending_step": None, "pending_local": [], "use_both": False}
-    for source in _requested_first(run.fallbacks, state.get("requested_source")):
-        found = search(source, state["query"], context.candidates())
-        counts = add_counts(counts, found.counts)
-        if found.documents and context.use_polyview:
-            reranked = resources.rerank(state["query"], found.documents, context)
-            found = Search(source, reranked.documents, [*found.notes, *reranked.notes])
-            done |= polyview_usage(reranked)
-        step = add_search(step, found)
-        if found.documents:
-            uses = planned_uses(run, state.get("planned"), local) if state.get("use_both") else []
-            uses.append((source, found.documents))
-            return done | use_documents(step, uses, evidence, counts=counts)
-    step["notes"] = [*step["notes"], "Fallback sources returned nothing; using local documents."]
     uses = planned_uses(run, state.get("planned"), local)
-    return done | use_documents(step, uses, evidence, counts=counts)
+    return _closed() | use_documents(_open(state), uses, state.get("evidence", []))
+
+
+def search_fallback(
+    state: PrefRAGState, runtime: Runtime[Context], *, resources: ResourceProvider
+) -> dict[str, Any]:
+    """Search the next fallback source with the sub-query.
+
+    What it returns waits in `fallback` (for reranking and use); a search that returns
+    nothing is recorded in the step at once, and when it was the last fallback source the
+    step notes that the round goes on with the local documents.
+    """
+    context = context_of(runtime, state)
+    run = resources.resolve(context)
+    name, *rest = state.get("fallbacks_left") or []
+    found = search(run.sources.get(name), state["query"], context.candidates())
+    update: dict[str, Any] = {"fallbacks_left": rest, "counters": found.counts}
+    if found.documents:
+        waiting: FallbackSearch = {
+            "source": name,
+            "documents": found.documents,
+            "notes": found.notes,
+        }
+        return update | {"fallback": waiting}
+    step = add_search(_open(state), found)
+    if not rest:
+        step["notes"] = [
+            *step["notes"],
+            "Fallback sources returned nothing; using local documents.",
+        ]
+    return update | {"fallback": None, "step": step}
+
+
+def use_fallback(
+    state: PrefRAGState, runtime: Runtime[Context], *, resources: ResourceProvider
+) -> dict[str, Any]:
+    """Close the step with the fallback's documents as its observation.
+
+    With preference-driven retrieval off, this round's local documents are used too.
+    """
+    context = context_of(runtime, state)
+    run = resources.resolve(context)
+    waiting = state.get("fallback")
+    if waiting is None:
+        raise RuntimeError("use_fallback runs only after a fallback search returned documents.")
+    source = run.sources.get(waiting["source"])
+    step = add_search(_open(state), Search(source, waiting["documents"], waiting["notes"]))
+    uses: list[tuple[Source, list[Document]]] = []
+    if not context.preference_driven:
+        uses = planned_uses(run, state.get("planned"), state.get("pending_local") or [])
+    uses.append((source, waiting["documents"]))
+    return _closed() | use_documents(step, uses, state.get("evidence", []))
+
+
+def _open(state: PrefRAGState) -> Step:
+    """The step under way (a fresh one if, out of the graph, none was opened)."""
+    return state.get("step") or new_step(index=len(state.get("route", [])))
+
+
+def _closed() -> dict[str, Any]:
+    """The update that ends a round: nothing pending any more."""
+    return {
+        "step": None,
+        "pending_local": [],
+        "fallbacks_left": [],
+        "fallback": None,
+        "plan": None,
+        "planned": None,
+    }
 
 
 def answer(

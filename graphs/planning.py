@@ -1,14 +1,15 @@
-"""SPO source planning as a tool node: plan per-source queries, run them, merge the results.
+"""SPO source planning as two tool nodes: plan per-source queries, then run and fuse them.
 
-`plan_sources` sits between `think` and retrieval. With `Context.use_planning` on, the
-run's `plan` role writes zero to three queries per plannable source (every non-web source;
-a combined source is represented by its members) for this round's sub-query; each planned
-query retrieves the top `PLANNED_SEARCH_K` documents of its source, and all rankings are
-fused by reciprocal rank into the top `PLANNED_KEEP` (Omni-RAG §5.1.2: top-20 retrieved,
-top-10 kept). Those documents are this round's local documents: the graph goes on to
-polyview reranking (when on) and the switcher, skipping the preferred-source search and
-MoG (whose granularity index belongs to one source). A plan that searches nothing leaves
-the round to `retrieve_local`, and the trace says so.
+With `Context.use_planning` on, the graph goes from `think` to `plan_sources`: the run's
+`plan` role writes zero to three queries per plannable source (every non-web source; a
+combined source is represented by its members) for this round's sub-query. A plan that
+searches something goes to `retrieve_planned`: each planned query retrieves the top
+`PLANNED_SEARCH_K` documents of its source (through the kernel's `search`), and all
+rankings are fused by reciprocal rank into the top `PLANNED_KEEP` (Omni-RAG §5.1.2:
+top-20 retrieved, top-10 kept). Those are this round's local documents; the graph goes on
+to polyview reranking and the switcher, not through the preferred-source search and MoG
+(whose granularity index belongs to one source). A plan that searches nothing leaves the
+round to `retrieve_local`, and the trace says so.
 
 `plan_queries` and `run_plan` are usable outside the graph (e.g. by an evaluation's
 "planned" arm).
@@ -27,8 +28,8 @@ from langgraph.runtime import Runtime
 from prefrag.documents import doc_id
 from prefrag.graphs.context import Context, context_of
 from prefrag.graphs.resources import ResourceProvider, RunResources
-from prefrag.graphs.retrieval import Search, add_search, usage_update
-from prefrag.graphs.state import PrefRAGState, Step
+from prefrag.graphs.retrieval import Search, add_search, search, usage_update
+from prefrag.graphs.state import PrefRAGState, Step, add_counts
 from prefrag.index.fusion import reciprocal_rank_fusion
 from prefrag.reasoners.base import Reasoner
 from prefrag.reasoners.plans import PlannedQuery, SourcePlan, brief_of
@@ -42,8 +43,10 @@ __all__ = [
     "plan_queries",
     "plan_sources",
     "plannable_sources",
+    "planned_search",
     "planned_step",
     "planned_uses",
+    "retrieve_planned",
     "routing_planner",
     "run_plan",
     "settings_planner",
@@ -55,16 +58,30 @@ PLANNED_KEEP = 10
 
 @dataclass
 class PlannedRetrieval:
-    """What a plan's queries retrieved: the merged documents and one search per source."""
+    """What a plan's queries retrieved: the fused documents and every query's search."""
 
     documents: list[Document]
-    searches: list[Search] = field(default_factory=list)
-    queries_run: int = 0
+    queries: list[Search] = field(default_factory=list)
+
+    @property
+    def searches(self) -> list[Search]:
+        """One search per planned source: its queries' documents (first seen kept) and notes."""
+        merged: dict[str, Search] = {}
+        for found in self.queries:
+            held = merged.setdefault(found.source.name, Search(found.source, []))
+            held.documents.extend(found.documents)
+            held.notes.extend(found.notes)
+        for held in merged.values():
+            held.documents = list({doc_id(d): d for d in held.documents}.values())
+        return list(merged.values())
 
     @property
     def counts(self) -> dict[str, int]:
-        """Counter increments: one per query searched (appendix A.6)."""
-        return {"local_total": self.queries_run} if self.queries_run else {}
+        """Counter increments: every query's search counted as `Search.counts` counts it."""
+        total: dict[str, int] = {}
+        for found in self.queries:
+            total = add_counts(total, found.counts)
+        return total
 
 
 def plannable_sources(registry: SourceRegistry, *, exclude: Iterable[str] = ()) -> list[Source]:
@@ -131,65 +148,68 @@ def run_plan(
     by_id: dict[str, Document] = {}
     rankings: list[list[str]] = []
     searches: list[Search] = []
-    queries_run = 0
     for source in sources:
-        queries = plan.queries.get(source.name, [])
-        if not queries:
-            continue
-        documents: list[Document] = []
-        notes: list[str] = []
-        for query in queries:
-            found, note = _search_planned(source, query, search_k)
-            queries_run += 1
-            if note:
-                notes.append(note)
-            ranking = []
-            for document in found:
-                key = doc_id(document)
-                by_id.setdefault(key, document)
-                ranking.append(key)
-                documents.append(document)
-            rankings.append(ranking)
-        unique = list({doc_id(d): d for d in documents}.values())
-        searches.append(Search(source, unique, notes))
+        for query in plan.queries.get(source.name, []):
+            found = planned_search(source, query, search_k)
+            searches.append(found)
+            for document in found.documents:
+                by_id.setdefault(doc_id(document), document)
+            rankings.append(found.ids)
     fused = reciprocal_rank_fusion(rankings, limit=keep)
-    return PlannedRetrieval([by_id[key] for key, _ in fused], searches, queries_run)
+    return PlannedRetrieval([by_id[key] for key, _ in fused], searches)
+
+
+def planned_search(source: Source, query: PlannedQuery, k: int) -> Search:
+    """One planned query through the kernel's `search`: a term query to `search_term`."""
+    if query.term and callable(getattr(source, "search_term", None)):
+        return search(source, query.text, k, term=query.term)
+    return search(source, query.render(), k)
 
 
 def plan_sources(
     state: PrefRAGState, runtime: Runtime[Context], *, resources: ResourceProvider
 ) -> dict[str, Any]:
-    """Plan this round's per-source queries and retrieve with them (`use_planning`).
+    """Plan this round's per-source queries (`use_planning`); the graph routes on the plan.
 
-    Off, it clears the round's plan and the graph searches the preferred source as usual.
+    `plan` holds a plan that searches at least one source (then `retrieve_planned` runs
+    it); otherwise it is None and the preferred source gets the sub-query, as without
+    planning.
     """
     context = context_of(runtime, state)
-    if not context.use_planning:
-        return {"planned": None}
     run = resources.resolve(context)
     sources = plannable_sources(run.sources, exclude=[s.name for s in run.fallbacks])
     if not sources:
-        return {"planned": None, "notes": ["Planning: no local source to plan for."]}
-    query = state.get("query") or state["question"]
-    plan = plan_queries(run.reasoner, query, sources)
+        return {"plan": None, "notes": ["Planning: no local source to plan for."]}
+    plan = plan_queries(run.reasoner, state.get("query") or state["question"], sources)
     update = usage_update("plan", plan.usage)
     if not plan.searched():
         note = "Planning: the plan searches no source; the preferred source gets the sub-query."
-        return update | {"planned": None, "notes": [*_plan_notes(plan), note]}
+        return update | {"plan": None, "notes": [*_plan_notes(plan), note]}
+    return update | {"plan": plan.model_dump(exclude={"usage"})}
+
+
+def retrieve_planned(
+    state: PrefRAGState, runtime: Runtime[Context], *, resources: ResourceProvider
+) -> dict[str, Any]:
+    """Run the round's plan: every planned query searched, all rankings fused (top 10).
+
+    The fused documents are this round's local documents; `planned` records the plan,
+    each source's results and what was kept, for the step.
+    """
+    run = resources.resolve(context_of(runtime, state))
+    plan = SourcePlan.model_validate(state.get("plan") or {})
+    sources = plannable_sources(run.sources, exclude=[s.name for s in run.fallbacks])
     retrieval = run_plan(plan, sources)
+    searches = retrieval.searches
     planned = {
-        "query": query,
+        "query": state.get("query") or state["question"],
         "plan": plan.trace(),
-        "searched": [search.source.name for search in retrieval.searches],
-        "results": {search.source.name: search.ids for search in retrieval.searches},
+        "searched": [found.source.name for found in searches],
+        "results": {found.source.name: found.ids for found in searches},
         "kept": [doc_id(d) for d in retrieval.documents],
-        "notes": [*_plan_notes(plan), *(n for s in retrieval.searches for n in s.notes)],
+        "notes": [*_plan_notes(plan), *(n for found in searches for n in found.notes)],
     }
-    return update | {
-        "planned": planned,
-        "pending_local": retrieval.documents,
-        "counters": retrieval.counts,
-    }
+    return {"planned": planned, "pending_local": retrieval.documents, "counters": retrieval.counts}
 
 
 def planned_step(
@@ -225,18 +245,6 @@ def planned_uses(
         name = owner.get(doc_id(document), run.preferred.name)
         grouped.setdefault(name, []).append(document)
     return [(_named(run.sources, name), docs) for name, docs in grouped.items()]
-
-
-def _search_planned(source: Source, query: PlannedQuery, k: int) -> tuple[list[Document], str]:
-    try:
-        lookup = getattr(source, "search_term", None)
-        if query.term and callable(lookup):
-            found = list(lookup(query.term, query.text, k))
-        else:
-            found = list(source.search(query.render(), k))
-    except Exception as error:
-        return [], f"{source.name} search failed: {error}"
-    return found, (source.last_note or "") if not found else ""
 
 
 def _plan_notes(plan: SourcePlan) -> list[str]:

@@ -192,8 +192,8 @@ class ResourceProvider:
     def rerank(self, query: str, documents: list[Document], context: Context) -> PolyviewResult:
         """Top `context.top_k` of `documents` by polyview score, with notes and model usage.
 
-        Used by the `polyview_rerank` node for local documents and by `switch_to_web` for
-        the fallback's documents, so both sources are ranked by the same views.
+        Used by the `polyview_rerank` node for local documents and by `rerank_fallback` for
+        a fallback's documents, so both sources are ranked by the same views.
         """
         if not documents:
             from prefrag.tools.polyview import PolyviewResult

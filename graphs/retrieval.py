@@ -47,10 +47,17 @@ class Search:
         return [doc_id(d) for d in self.documents]
 
 
-def search(source: Source, query: str, k: int) -> Search:
-    """Search one source; a failing source yields no documents and a trace note."""
+def search(source: Source, query: str, k: int, *, term: str | None = None) -> Search:
+    """Search one source; a failing source yields no documents and a trace note.
+
+    With `term`, the source's `search_term(term, query, k)` is asked instead (a graph
+    source looks the term up and searches around it with `query`).
+    """
     try:
-        documents = source.search(query, k)
+        if term is not None:
+            documents = source.search_term(term, query, k)  # type: ignore[attr-defined]
+        else:
+            documents = source.search(query, k)
     except Exception as error:
         return Search(source, [], [f"{source.name} search failed: {error}"])
     note = source.last_note if not documents else None

@@ -7,9 +7,11 @@ pins) the LangGraph server can only build Studio's input and output forms from t
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
 
 from langchain_core.documents import Document
+from langgraph.types import Overwrite
 from typing_extensions import TypedDict
 
 StepKind = Literal["retrieve", "supplement"]
@@ -102,26 +104,43 @@ class OutputState(TypedDict, total=False):
     filtered: list[dict[str, Any]]  # snippets filter_evidence judged (dropped ones say why)
 
 
-class PrefRAGState(TypedDict, total=False):
-    """The full working state of one question (one retrieval episode) on a thread."""
+class FallbackSearch(TypedDict):
+    """What the latest fallback search of a round returned (before it enters the step)."""
+
+    source: str
+    documents: list[Document]
+    notes: list[str]
+
+
+class ThreadState(TypedDict, total=False):
+    """What a thread keeps from one question (episode) to the next."""
 
     question: str
     episode_question: str  # the question the current episode answers
     run_context: dict[str, Any]  # the episode's run settings (`Context`), for resuming
     # Earlier turns of the thread, oldest first.
     history: Annotated[list[Turn], operator.add]
+
+
+class EpisodeState(TypedDict, total=False):
+    """What one question's episode accumulates; `new_question` empties every key of it."""
+
     # Decision made by `think` and consumed by the routing and retrieval nodes.
     thought: str
-    action: Literal["search", "answer"]
+    action: Literal["search", "answer"] | None
     query: str
-    query_basis: Literal["sub-query", "rationale"]  # rationale_queries: think's thought
+    query_basis: Literal["sub-query", "rationale"] | None  # rationale_queries: think's thought
     sub_query: str  # the sub-query think wrote (kept when the rationale is searched)
+    plan: dict[str, Any] | None  # this round's SPO plan (`SourcePlan`), when it searches
     planned: dict[str, Any] | None  # this round's SPO plan and what it retrieved
     requested_source: str | None
     forced_answer: dict[str, Any] | None  # think's answer when the budget was spent
+    # The round under way: its local documents, its step record, the fallback sources
+    # not yet searched (in order) and what the latest fallback search returned.
     pending_local: list[Document]
-    pending_step: Step | None  # a step the switcher sent to the fallback sources
-    use_both: bool  # preference off: the pending step uses local and fallback documents
+    step: Step | None
+    fallbacks_left: list[str]
+    fallback: FallbackSearch | None
     # Accumulated trace.
     route: Annotated[list[Step], operator.add]
     evidence: list[Document]
@@ -137,3 +156,62 @@ class PrefRAGState(TypedDict, total=False):
     model_calls: Annotated[dict[str, int], add_counts]
     tokens: Annotated[dict[str, int], add_counts]
     notes: Annotated[list[str], operator.add]
+
+
+class PrefRAGState(ThreadState, EpisodeState, total=False):
+    """The full working state of one question (one retrieval episode) on a thread."""
+
+
+def episode_start() -> dict[str, Any]:
+    """The update that empties every `EpisodeState` key, derived from its annotations.
+
+    A key with a reducer is replaced (`Overwrite`) rather than merged; the empty value
+    follows the type: None for optional values, else an empty list, mapping, string, zero
+    counters or False.
+    """
+    update: dict[str, Any] = {}
+    for key, hint in get_type_hints(EpisodeState, include_extras=True).items():
+        if get_origin(hint) is Annotated:
+            update[key] = Overwrite(_empty(get_args(hint)[0]))
+        else:
+            update[key] = _empty(hint)
+    return update
+
+
+def merge_update(state: dict[str, Any], update: Mapping[str, Any]) -> None:
+    """Apply a node's `update` to `state` in place, with the graph's reducers.
+
+    A key annotated with a reducer in `PrefRAGState` is merged by it (an `Overwrite`
+    replaces); any other key is replaced. Code that runs nodes' kernels outside the graph
+    (the loop baselines) keeps its state exactly as the graph would.
+    """
+    for key, value in update.items():
+        reducer = _REDUCERS.get(key)
+        if isinstance(value, Overwrite) or reducer is None:
+            state[key] = value.value if isinstance(value, Overwrite) else value
+        else:
+            state[key] = reducer(state[key], value) if key in state else value
+
+
+def _empty(hint: Any) -> Any:
+    if hint is Counters:
+        return empty_counters()
+    origin = get_origin(hint)
+    if type(None) in get_args(hint):
+        return None
+    if origin is list:
+        return []
+    if origin is dict:
+        return {}
+    if hint is str:
+        return ""
+    if hint is bool:
+        return False
+    raise TypeError(f"No empty value for an episode key of type {hint!r}.")
+
+
+_REDUCERS: dict[str, Callable[[Any, Any], Any]] = {
+    key: get_args(hint)[1]
+    for key, hint in get_type_hints(PrefRAGState, include_extras=True).items()
+    if get_origin(hint) is Annotated
+}

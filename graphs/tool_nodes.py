@@ -1,8 +1,10 @@
 """The retrieval-path tool nodes: Mix-of-Granularity selection and polyview reranking.
 
-Both read this round's local documents (`pending_local`) and the sub-query, and return a
-replacement `pending_local` plus trace notes. Each is off unless the run's `Context` turns
-it on (`use_mog`, `use_polyview`); off, it returns `{}` so the state passes through.
+`mog_select` and `polyview_rerank` read this round's local documents (`pending_local`) and
+the sub-query, and return a replacement `pending_local` plus trace notes. Each is off
+unless the run's `Context` turns it on (`use_mog`, `use_polyview`); off, it returns `{}`
+so the state passes through. `rerank_fallback` ranks a fallback source's documents by the
+same views; the graph routes to it only when polyview is on.
 
 Their resources (MoG selectors per index folder, polyview rerankers per profile and the
 run's chat model) come from the graph's `ResourceProvider`, which caches them.
@@ -17,7 +19,7 @@ from langgraph.runtime import Runtime
 from prefrag.graphs.context import Context, context_of
 from prefrag.graphs.resources import ResourceProvider
 from prefrag.graphs.retrieval import polyview_usage
-from prefrag.graphs.state import PrefRAGState
+from prefrag.graphs.state import FallbackSearch, PrefRAGState
 
 
 def mog_select(
@@ -74,6 +76,23 @@ def polyview_rerank(
     query = state.get("query") or state.get("question") or ""
     result = resources.rerank(query, pending, context)
     return {"pending_local": result.documents, "notes": result.notes} | polyview_usage(result)
+
+
+def rerank_fallback(
+    state: PrefRAGState, runtime: Runtime[Context], *, resources: ResourceProvider
+) -> dict[str, Any]:
+    """Rerank the documents the latest fallback search returned, as the local ones are."""
+    context = context_of(runtime, state)
+    waiting = state.get("fallback")
+    if waiting is None:
+        return {}
+    result = resources.rerank(state["query"], waiting["documents"], context)
+    reranked: FallbackSearch = {
+        "source": waiting["source"],
+        "documents": result.documents,
+        "notes": [*waiting["notes"], *result.notes],
+    }
+    return {"fallback": reranked} | polyview_usage(result)
 
 
 def _has_router(selector: Any) -> bool:

@@ -8,8 +8,8 @@ from prefrag.reasoners.base import Feedback, Reasoner, ScratchpadStep
 from prefrag.reasoners.extractive import ExtractiveReasoner
 
 BRIDGE_Q = (
-    "What government position was held by the man who voiced Orrin Tull in the puppet show "
-    "Copper Kettle?"
+    "Which civic office was later held by the engraver who cut the river seal of the "
+    "Tollmere Guild?"
 )
 
 
@@ -17,26 +17,25 @@ def doc(text, title, id=None):
     return make_document(text, id=id or title.lower().replace(" ", "-"), source="demo", title=title)
 
 
-WINK = doc(
-    "Copper Kettle is a 1962 Danish puppet show featuring the young stage actor Anders Pellow "
-    "as the voice of Orrin Tull. Each episode follows a tinker and his goat between market towns.",
-    "Copper Kettle (puppet show)",
+SEAL = doc(
+    "The river seal of the Tollmere Guild was cut in 1911 by the young engraver Brannoc Vell. "
+    "It shows a barge passing under a crescent moon.",
+    "Tollmere Guild river seal",
 )
-MEET = doc(
-    "Meet Orrin Tull, a spin-off serial for children's television, aired every Saturday from "
-    "March 2, 1965 until the spring of 1971.",
-    "Meet Orrin Tull",
+GUILD = doc(
+    "The Tollmere Guild, a fellowship of river pilots, met every Thursday in the Lantern Hall "
+    "from 1890 until 1952.",
+    "Tollmere Guild",
 )
-LINDQVIST = doc(
-    "Anders Pellow Brandt (May 19, 1937 \u2013 November 3, 2009) was a Danish puppeteer and "
-    "civil servant. Later in life, he held the government position of Master of Tolls of the "
-    "Danish Crown.",
-    "Anders Pellow",
+VELL = doc(
+    "Brannoc Vell (June 2, 1889 \u2013 October 9, 1960) was an engraver and town official. "
+    "In later life he held the civic office of Keeper of Weirs for the borough of "
+    "Tollmere.",
+    "Brannoc Vell",
 )
-TREASURER = doc(
-    "The post of Lord High Warden was an English government position since the Acts of "
-    "Union of 1707.",
-    "Lord High Warden",
+REEVE = doc(
+    "The Reeve of Saltings was a civic office of the old fen boroughs from 1640 until 1835.",
+    "Reeve of Saltings",
 )
 BAKING = doc(
     "Sourdough bread is leavened by wild yeast and lactic acid bacteria rather than baker's yeast.",
@@ -64,125 +63,124 @@ def test_first_step_searches_with_the_question(reasoner):
 
 
 def test_bridge_sub_query_uses_an_entity_from_the_first_observation(reasoner):
-    decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, WINK, MEET)], sources=["demo"])
+    decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, SEAL, GUILD)], sources=["demo"])
     assert decision.action == "search"
-    assert "Anders Pellow" in decision.query
+    assert "Brannoc Vell" in decision.query
     # The unresolved part of the question travels with the bridge entity.
-    assert "government" in decision.query.lower()
+    assert "civic" in decision.query.lower()
 
 
 def test_answers_once_the_bridge_document_is_held(reasoner):
     scratchpad = [
-        step(BRIDGE_Q, WINK, MEET),
-        step("Anders Pellow government position", LINDQVIST),
+        step(BRIDGE_Q, SEAL, GUILD),
+        step("Brannoc Vell civic office", VELL),
     ]
     decision = reasoner.think(BRIDGE_Q, scratchpad, sources=["demo"])
     assert decision.action == "answer"
-    draft = reasoner.answer(BRIDGE_Q, scratchpad, [WINK, MEET, LINDQVIST])
-    assert draft.answer == "Master of Tolls"
-    assert doc_id(LINDQVIST) in draft.cited_ids
+    draft = reasoner.answer(BRIDGE_Q, scratchpad, [SEAL, GUILD, VELL])
+    assert draft.answer == "Keeper of Weirs"
+    assert doc_id(VELL) in draft.cited_ids
 
 
 def test_forced_answer_answers_from_held_evidence(reasoner):
-    decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, WINK)], sources=["demo"], force_answer=True)
+    decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, SEAL)], sources=["demo"], force_answer=True)
     assert decision.action == "answer"
     assert decision.answer
 
 
 def test_compare_false_for_duplicates_by_id_and_by_text(reasoner):
-    same_text = doc(WINK.page_content, "Copper Kettle copy", id="another-id")
-    verdict = reasoner.compare(BRIDGE_Q, [WINK, MEET], [WINK, same_text])
+    same_text = doc(SEAL.page_content, "Tollmere Guild seal copy", id="another-id")
+    verdict = reasoner.compare(BRIDGE_Q, [SEAL, GUILD], [SEAL, same_text])
     assert verdict.status is False
     assert verdict.analysis
 
 
 def test_compare_false_for_irrelevant_new_documents(reasoner):
-    verdict = reasoner.compare(BRIDGE_Q, [WINK, MEET], [BAKING])
+    verdict = reasoner.compare(BRIDGE_Q, [SEAL, GUILD], [BAKING])
     assert verdict.status is False
 
 
 def test_compare_false_when_nothing_new_was_found(reasoner):
-    assert reasoner.compare(BRIDGE_Q, [WINK], []).status is False
+    assert reasoner.compare(BRIDGE_Q, [SEAL], []).status is False
 
 
 def test_compare_true_for_a_new_relevant_document(reasoner):
-    verdict = reasoner.compare(BRIDGE_Q, [WINK, MEET], [LINDQVIST, BAKING])
+    verdict = reasoner.compare(BRIDGE_Q, [SEAL, GUILD], [VELL, BAKING])
     assert verdict.status is True
-    assert "Anders Pellow" in verdict.analysis
+    assert "Brannoc Vell" in verdict.analysis
 
 
-def test_yes_no_same_nationality():
+def test_yes_no_same_country():
     reasoner = ExtractiveReasoner(use_embeddings=False)
-    question = "Were Tobin Marsh and Hal Quint of the same nationality?"
-    marsh = doc(
-        "Tobin Marsh (born 2 March 1979) is a Canadian bridge engineer who also teaches "
-        "structural design.",
-        "Tobin Marsh",
+    question = "Did Ilse Varro and Teodor Brask come from the same country?"
+    varro = doc(
+        "Ilse Varro (born 14 October 1984) is a Finnish harpist who records folk songs from "
+        "the eastern lakes.",
+        "Ilse Varro",
     )
-    wood = doc(
-        "Harold Everett Quint III (1931 \u2013 2004) was a Canadian glassblower, sculptor "
-        "and kiln builder.",
-        "Hal Quint",
+    brask = doc(
+        "Teodor Brask (1902 \u2013 1977) was a Finnish boat builder who designed racing canoes.",
+        "Teodor Brask",
     )
-    british_wood = doc(wood.page_content.replace("Canadian", "Irish"), "Hal Quint", id="ed-uk")
-    yes = reasoner.answer(question, [], [marsh, wood])
-    no = reasoner.answer(question, [], [marsh, british_wood])
+    danish_brask = doc(brask.page_content.replace("Finnish", "Danish"), "Teodor Brask", id="tb-dk")
+    yes = reasoner.answer(question, [], [varro, brask])
+    no = reasoner.answer(question, [], [varro, danish_brask])
     assert yes.answer == "yes"
     assert no.answer == "no"
-    assert set(yes.cited_ids) == {doc_id(marsh), doc_id(wood)}
+    assert set(yes.cited_ids) == {doc_id(varro), doc_id(brask)}
 
 
 def test_yes_no_both_have_a_property(reasoner):
-    question = "Are Granite Lane Tower and 412 5th Avenue both used for real estate?"
-    tower = doc(
-        "The Granite Lane Tower is a mixed-use tower in Manhattan used as the headquarters "
-        "of Granite Lane and a luxury apartment complex.",
-        "Granite Lane Tower",
+    question = "Are the Copperleaf Arcade and the Weyhill Exchange both used as concert venues?"
+    arcade = doc(
+        "The Copperleaf Arcade is a glass-roofed shopping arcade in Dunmere with a rooftop "
+        "garden and a clock by a local maker.",
+        "Copperleaf Arcade",
     )
-    avenue = doc(
-        "412 5th Avenue is a modern-style office skyscraper in Midtown Manhattan, used for "
-        "real estate investment by Halbrook.",
-        "412 5th Avenue",
+    exchange = doc(
+        "The Weyhill Exchange is a former corn exchange in Dunmere, now used as a concert venue "
+        "by the town orchestra.",
+        "Weyhill Exchange",
     )
     both = doc(
-        "The Granite Lane Tower is a tower in Manhattan used for real estate by its owners.",
-        "Granite Lane Tower",
-        id="tower-2",
+        "The Copperleaf Arcade is a shopping arcade in Dunmere whose upper gallery is used as "
+        "a concert venue on Sundays.",
+        "Copperleaf Arcade",
+        id="arcade-2",
     )
-    assert reasoner.answer(question, [], [tower, avenue]).answer == "no"
-    assert reasoner.answer(question, [], [both, avenue]).answer == "yes"
+    assert reasoner.answer(question, [], [arcade, exchange]).answer == "no"
+    assert reasoner.answer(question, [], [both, exchange]).answer == "yes"
 
 
 def test_comparison_question_picks_the_right_candidate(reasoner):
-    carvell = doc(
-        "Lena Morrow (born July 10, 1971), known as Lena Carvell, is an American singer.",
-        "Lena Carvell",
+    hollis = doc(
+        "Wren Abernathy (born April 4, 1966), known as Wren Hollis, is a Welsh lighthouse "
+        "keeper and diarist.",
+        "Wren Hollis",
     )
-    rocha = doc(
-        "Paolo Da Rocha (born 30 May 1977) is a French dancer and choreographer.",
-        "Paolo Da Rocha",
+    ilari = doc(
+        "Matteo Ilari (born 17 January 1980) is an Italian glass engraver.",
+        "Matteo Ilari",
     )
     first = reasoner.answer(
-        "Who was born first, Lena Carvell or Paolo Da Rocha?", [], [rocha, carvell]
+        "Who was born earlier, Wren Hollis or Matteo Ilari?", [], [ilari, hollis]
     )
-    later = reasoner.answer(
-        "Who was born later, Lena Carvell or Paolo Da Rocha?", [], [rocha, carvell]
-    )
-    assert first.answer == "Lena Carvell"
-    assert later.answer == "Paolo Da Rocha"
-    assert set(first.cited_ids) == {doc_id(carvell), doc_id(rocha)}
+    later = reasoner.answer("Who was born later, Wren Hollis or Matteo Ilari?", [], [ilari, hollis])
+    assert first.answer == "Wren Hollis"
+    assert later.answer == "Matteo Ilari"
+    assert set(first.cited_ids) == {doc_id(hollis), doc_id(ilari)}
 
 
 def test_choice_sub_query_looks_up_the_missing_option(reasoner):
-    question = "Who was born first, Lena Carvell or Paolo Da Rocha?"
-    carvell = doc("Lena Carvell (born July 10, 1971) is an American singer.", "Lena Carvell")
-    decision = reasoner.think(question, [step(question, carvell)], sources=["demo"])
+    question = "Who was born earlier, Wren Hollis or Matteo Ilari?"
+    hollis = doc("Wren Hollis (born April 4, 1966) is a Welsh diarist.", "Wren Hollis")
+    decision = reasoner.think(question, [step(question, hollis)], sources=["demo"])
     assert decision.action == "search"
-    assert "Paolo Da Rocha" in decision.query
+    assert "Matteo Ilari" in decision.query
 
 
 def test_answer_cites_existing_document_ids(reasoner):
-    evidence = [WINK, MEET, TREASURER, LINDQVIST]
+    evidence = [SEAL, GUILD, REEVE, VELL]
     draft = reasoner.answer(BRIDGE_Q, [], evidence)
     assert draft.cited_ids
     assert set(draft.cited_ids) <= {doc_id(d) for d in evidence}
@@ -196,39 +194,39 @@ def test_answer_without_evidence_is_an_abstention(reasoner):
 
 
 def test_reflect_labels_unsupported_answer_incorrect(reasoner):
-    reflection = reasoner.reflect(BRIDGE_Q, "Secretary of Agriculture", [WINK, LINDQVIST])
+    reflection = reasoner.reflect(BRIDGE_Q, "Secretary of Agriculture", [SEAL, VELL])
     assert reflection.label == "INCORRECT"
     assert reflection.negative
     assert reflection.suggestion
 
 
 def test_reflect_labels_supported_answer_correct(reasoner):
-    reflection = reasoner.reflect(BRIDGE_Q, "Master of Tolls", [WINK, LINDQVIST])
+    reflection = reasoner.reflect(BRIDGE_Q, "Keeper of Weirs", [SEAL, VELL])
     assert reflection.label == "CORRECT"
 
 
 def test_reflect_weak_support_is_not_correct_and_suggests_the_bridge(reasoner):
     # The span exists, but only in a document unrelated to the question's chain.
-    reflection = reasoner.reflect(BRIDGE_Q, "Lord High Warden", [WINK, TREASURER])
+    reflection = reasoner.reflect(BRIDGE_Q, "Reeve of Saltings", [SEAL, REEVE])
     assert reflection.label != "CORRECT"
-    assert "Anders Pellow" in reflection.suggestion
+    assert "Brannoc Vell" in reflection.suggestion
 
 
 def test_reflect_empty_answer_is_incorrect(reasoner):
-    assert reasoner.reflect(BRIDGE_Q, "", [WINK]).label == "INCORRECT"
+    assert reasoner.reflect(BRIDGE_Q, "", [SEAL]).label == "INCORRECT"
 
 
 def test_decisions_are_deterministic():
-    scratchpad = [step(BRIDGE_Q, WINK, MEET, TREASURER)]
+    scratchpad = [step(BRIDGE_Q, SEAL, GUILD, REEVE)]
     runs = []
     for _ in range(2):
         reasoner = ExtractiveReasoner(use_embeddings=False)
         runs.append(
             [
                 reasoner.think(BRIDGE_Q, scratchpad, sources=["demo"]).model_dump(),
-                reasoner.compare(BRIDGE_Q, [WINK, MEET], [LINDQVIST, BAKING]).model_dump(),
-                reasoner.answer(BRIDGE_Q, scratchpad, [WINK, MEET, LINDQVIST]).model_dump(),
-                reasoner.reflect(BRIDGE_Q, "Master of Tolls", [WINK, LINDQVIST]).model_dump(),
+                reasoner.compare(BRIDGE_Q, [SEAL, GUILD], [VELL, BAKING]).model_dump(),
+                reasoner.answer(BRIDGE_Q, scratchpad, [SEAL, GUILD, VELL]).model_dump(),
+                reasoner.reflect(BRIDGE_Q, "Keeper of Weirs", [SEAL, VELL]).model_dump(),
             ]
         )
     assert runs[0] == runs[1]
@@ -236,14 +234,14 @@ def test_decisions_are_deterministic():
 
 def test_feedback_entity_drives_the_next_search(reasoner):
     feedback = Feedback(
-        answer="1962 Danish",
+        answer="crescent moon",
         label="INCORRECT",
-        suggestion="Search for 'Anders Pellow' government position.",
-        leads=["Anders Pellow"],
+        suggestion="Search for 'Brannoc Vell' civic office.",
+        leads=["Brannoc Vell"],
     )
-    decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, WINK)], sources=["demo"], feedback=feedback)
+    decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, SEAL)], sources=["demo"], feedback=feedback)
     assert decision.action == "search"
-    assert decision.query.startswith("Anders Pellow")
+    assert decision.query.startswith("Brannoc Vell")
 
 
 HOTPOT = get_settings().shared_data / "hotpotqa" / "hotpotqa_dev_350.jsonl"
@@ -270,34 +268,35 @@ def test_answers_hotpotqa_from_gold_paragraphs(reasoner):
 @pytest.mark.slow
 def test_compare_with_embeddings_keeps_the_same_judgements():
     reasoner = ExtractiveReasoner()
-    assert reasoner.compare(BRIDGE_Q, [WINK, MEET], [LINDQVIST]).status is True
-    assert reasoner.compare(BRIDGE_Q, [WINK, MEET], [WINK]).status is False
-    assert reasoner.compare(BRIDGE_Q, [WINK, MEET], [BAKING]).status is False
+    assert reasoner.compare(BRIDGE_Q, [SEAL, GUILD], [VELL]).status is True
+    assert reasoner.compare(BRIDGE_Q, [SEAL, GUILD], [SEAL]).status is False
+    assert reasoner.compare(BRIDGE_Q, [SEAL, GUILD], [BAKING]).status is False
 
 
 # --------------------------------------------------------------------------- early answers
 
-OLDER_Q = "Who is older, Mara Quell or Odo Varga?"
-BARTON = doc(
-    "Mara Quell (born March 3, 1972) is a Hungarian cellist who trained in Vienna. She has "
-    "recorded with the pianists Lena Stroh, Ivo Brandl and Odo Varga.",
-    "Mara Quell",
+OLDER_Q = "Which of the two came into the world first, Anneke Strom or Jory Blaise?"
+STROM = doc(
+    "Anneke Strom (born March 3, 1972) is a Dutch clockmaker who trained in Utrecht. She has "
+    "restored tower clocks with the engineers Piet Laan, Ivo Brandl and Jory Blaise.",
+    "Anneke Strom",
 )
-HARLAN = doc(
-    "Odoakar Varga (born June 21, 1961) is a Hungarian concert pianist and teacher.",
-    "Odo Varga",
+BLAISE = doc(
+    "Joris Blaise (born June 21, 1961), known as Jory Blaise, is a Dutch engineer and "
+    "bell founder.",
+    "Jory Blaise",
 )
-FATHER_Q = "What was the teacher of Lior Benami voted to be by the ISGA in 1994?"
-JESPER = doc(
-    "Lior Benami (born 2 April 1988) is an Israeli glass artist who works in a studio "
-    "in Haifa. She is the pupil of the veteran glassblower Dov Ashkar, who was voted the "
-    "finest glassblower of his generation.",
-    "Lior Benami",
+MENTOR_Q = "Which award did the mentor of Ysolde Crane receive from the Harwick Salon in 1987?"
+PUPIL = doc(
+    "Ysolde Crane (born 3 June 1990) is a tapestry weaver who works in a studio by the sea. "
+    "She trained under the veteran weaver Odran Fell, who was praised as the finest weaver "
+    "of his decade.",
+    "Ysolde Crane",
 )
-ANTON = doc(
-    "Dov Ashkar (born 12 May 1959) is an Israeli glass sculptor who was voted the "
-    "ISGA Master Glassblower in 1994 and 1995.",
-    "Dov Ashkar",
+MENTOR = doc(
+    "Odran Fell (born 8 March 1951) is a tapestry weaver who received the Harwick Salon "
+    "Gold Shuttle in 1987 for a tapestry of the flooded fens.",
+    "Odran Fell",
 )
 
 
@@ -307,107 +306,105 @@ def graph_feedback(answer, reflection):
 
 
 def test_choice_keeps_searching_when_one_side_is_only_mentioned(reasoner):
-    # The cellist's page names the pianist, but says nothing about his age.
-    decision = reasoner.think(OLDER_Q, [step(OLDER_Q, BARTON)], sources=["local"])
+    # The clockmaker's page names the engineer, but says nothing about his age.
+    decision = reasoner.think(OLDER_Q, [step(OLDER_Q, STROM)], sources=["local"])
     assert decision.action == "search"
-    assert "Odo Varga" in decision.query
+    assert "Jory Blaise" in decision.query
 
 
 def test_choice_answers_once_both_sides_have_a_document(reasoner):
-    scratchpad = [step(OLDER_Q, BARTON), step("Odo Varga older", HARLAN)]
+    scratchpad = [step(OLDER_Q, STROM), step("Jory Blaise older", BLAISE)]
     decision = reasoner.think(OLDER_Q, scratchpad, sources=["local"])
     assert decision.action == "answer"
-    assert reasoner.answer(OLDER_Q, scratchpad, [BARTON, HARLAN]).answer == "Odo Varga"
+    assert reasoner.answer(OLDER_Q, scratchpad, [STROM, BLAISE]).answer == "Jory Blaise"
 
 
 def test_bridge_keeps_searching_while_question_constraints_are_missing(reasoner):
-    # The pupil's page answers "voted to be" loosely, but neither 'ISGA' nor '1994' is in it:
-    # the teacher it names has no document yet.
-    decision = reasoner.think(FATHER_Q, [step(FATHER_Q, JESPER)], sources=["local"])
+    # The pupil's page praises the mentor loosely, but neither 'Harwick Salon' nor '1987' is
+    # in it: the mentor it names has no document yet.
+    decision = reasoner.think(MENTOR_Q, [step(MENTOR_Q, PUPIL)], sources=["local"])
     assert decision.action == "search"
-    assert "Dov Ashkar" in decision.query
+    assert "Odran Fell" in decision.query
 
 
 def test_bridge_answer_comes_from_the_document_holding_the_constraints(reasoner):
-    scratchpad = [step(FATHER_Q, JESPER), step("Dov Ashkar ISGA 1994", ANTON)]
-    draft = reasoner.answer(FATHER_Q, scratchpad, [JESPER, ANTON])
-    assert draft.answer == "ISGA Master Glassblower"
-    assert doc_id(ANTON) in draft.cited_ids
+    scratchpad = [step(MENTOR_Q, PUPIL), step("Odran Fell Harwick Salon 1987", MENTOR)]
+    draft = reasoner.answer(MENTOR_Q, scratchpad, [PUPIL, MENTOR])
+    assert draft.answer == "Harwick Salon Gold Shuttle"
+    assert doc_id(MENTOR) in draft.cited_ids
 
 
 # --------------------------------------------------------------------------- reflection
 
 
 def test_reflect_choice_with_one_documented_side_is_not_correct(reasoner):
-    reflection = reasoner.reflect(OLDER_Q, "Mara Quell", [BARTON])
+    reflection = reasoner.reflect(OLDER_Q, "Anneke Strom", [STROM])
     assert reflection.label != "CORRECT"
-    assert "'Odo Varga'" in reflection.suggestion
-    assert reflection.leads == ["Odo Varga"]
-    assert reasoner.reflect(OLDER_Q, "Odo Varga", [BARTON, HARLAN]).label == "CORRECT"
+    assert "'Jory Blaise'" in reflection.suggestion
+    assert reflection.leads == ["Jory Blaise"]
+    assert reasoner.reflect(OLDER_Q, "Jory Blaise", [STROM, BLAISE]).label == "CORRECT"
 
 
 def test_reflect_requires_the_question_constraints_in_the_supporting_evidence(reasoner):
-    reflection = reasoner.reflect(FATHER_Q, "finest glassblower of his generation", [JESPER])
+    reflection = reasoner.reflect(MENTOR_Q, "finest weaver of his decade", [PUPIL])
     assert reflection.label != "CORRECT"
-    assert "ISGA" in reflection.explanation or "1994" in reflection.explanation
+    assert "Harwick Salon" in reflection.explanation or "1987" in reflection.explanation
     # The suggestion quotes the name to look up (the think step reads quoted names).
-    assert "'Dov Ashkar'" in reflection.suggestion
-    supported = reasoner.reflect(FATHER_Q, "ISGA Master Glassblower", [JESPER, ANTON])
+    assert "'Odran Fell'" in reflection.suggestion
+    supported = reasoner.reflect(MENTOR_Q, "Harwick Salon Gold Shuttle", [PUPIL, MENTOR])
     assert supported.label == "CORRECT"
 
 
 def test_negative_reflection_feedback_drives_the_search_for_the_missing_side(reasoner):
-    reflection = reasoner.reflect(OLDER_Q, "Mara Quell", [BARTON])
-    feedback = graph_feedback("Mara Quell", reflection)
+    reflection = reasoner.reflect(OLDER_Q, "Anneke Strom", [STROM])
+    feedback = graph_feedback("Anneke Strom", reflection)
     # Even after a search for the question itself repeated, the quoted side is looked up.
-    scratchpad = [step(OLDER_Q, BARTON), step(OLDER_Q, BARTON)]
+    scratchpad = [step(OLDER_Q, STROM), step(OLDER_Q, STROM)]
     decision = reasoner.think(OLDER_Q, scratchpad, sources=["local"], feedback=feedback)
     assert decision.action == "search"
-    assert decision.query.startswith("Odo Varga")
+    assert decision.query.startswith("Jory Blaise")
 
 
 def test_feedback_quotes_in_the_explanation_are_not_leads(reasoner):
     # The explanation quotes the rejected answer and its source title; only the leads name
     # what to search for.
     feedback = Feedback(
-        answer="Meet Orrin Tull",
+        answer="Tollmere Guild",
         label="PARTIALLY CORRECT",
         explanation="'Sourdough' appears in 'Sourdough'.",
-        suggestion="Search for 'Anders Pellow'.",
-        leads=["Anders Pellow"],
+        suggestion="Search for 'Brannoc Vell'.",
+        leads=["Brannoc Vell"],
     )
-    decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, WINK)], sources=["demo"], feedback=feedback)
-    assert decision.query.startswith("Anders Pellow")
+    decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, SEAL)], sources=["demo"], feedback=feedback)
+    assert decision.query.startswith("Brannoc Vell")
 
 
 # --------------------------------------------------------------------------- sub-queries
 
 
 def test_follow_up_query_keeps_the_anchor_entity(reasoner):
-    question = "How many years did the president who appointed Rolf Ekdahl serve?"
-    ekdahl = doc(
-        "Rolf Ekdahl was an American physician and public health official.",
-        "Rolf Ekdahl",
+    question = "For how long did the governor who chose Ilka Morrow as her deputy stay in office?"
+    morrow = doc(
+        "Ilka Morrow was a harbour surveyor and later a provincial deputy governor.",
+        "Ilka Morrow",
     )
-    decision = reasoner.think(question, [step(question, ekdahl)], sources=["local"])
+    decision = reasoner.think(question, [step(question, morrow)], sources=["local"])
     assert decision.action == "search"
-    assert "Rolf Ekdahl" in decision.query
+    assert "Ilka Morrow" in decision.query
 
 
 # --------------------------------------------------------------------------- determinism
 
-KORVIK_Q = "Where are Korvik Observatory and Ustrand Observatory located?"
-USTRAND = doc(
-    'Ustrand Observatory (Portuguese: "Observat\u00f3rio de Ustrand" , ] ) stands on the '
-    "western ridge of Pico Alto, the highest peak of the Lantern Isles (Portugal). Its first "
-    "telescope saw light in 1993 and a second dome was added in 2004. The site covers 12 "
-    "hectares and is shared by three universities.",
-    "Ustrand Observatory",
+TOWERS_Q = "Where can the Ossery Bell Tower and the Mardle Clock House be found?"
+OSSERY = doc(
+    "The Ossery Bell Tower stands on the eastern quay of Port Ossery, the largest harbour of "
+    "the Skerran Islands. Its first bells were hung in 1893 and a second frame was added in "
+    "1904. The tower is 41 metres tall and is kept by the harbour trust.",
+    "Ossery Bell Tower",
 )
-KORVIK = doc(
-    'Korvik Observatory (Portuguese: "Observat\u00f3rio do Korvik" , ] ) is an astronomical '
-    "observatory on Vila Serena (Lantern Isles, Portugal).",
-    "Korvik Observatory",
+MARDLE = doc(
+    "The Mardle Clock House is a clock tower in the market square of Mardle (Skerran Islands).",
+    "Mardle Clock House",
 )
 _SEEDED_DECISIONS = """
 import json, sys
@@ -423,7 +420,7 @@ out = [
     r.think(q, pad, sources=["local", "web"]).model_dump(),
     r.answer(q, pad, docs).model_dump(),
     r.compare(q, docs[:1], docs[1:]).model_dump(),
-    r.reflect(q, "Lantern Isles", docs).model_dump(),
+    r.reflect(q, "Skerran Islands", docs).model_dump(),
 ]
 print(json.dumps(out, sort_keys=True))
 """
@@ -438,10 +435,10 @@ def test_decisions_do_not_depend_on_the_hash_seed():
 
     case = json.dumps(
         {
-            "question": KORVIK_Q,
+            "question": TOWERS_Q,
             "docs": [
                 {"id": doc_id(d), "title": d.metadata["title"], "text": d.page_content}
-                for d in (USTRAND, KORVIK, WINK)
+                for d in (OSSERY, MARDLE, SEAL)
             ],
         }
     )
@@ -462,42 +459,47 @@ def test_decisions_do_not_depend_on_the_hash_seed():
 
 # --------------------------------------------------------------------------- when to stop
 
-LAKE_Q = "Brannock Point Light stands in a district with a population of how many inhabitants ?"
-LAKE = doc(
-    "Brannock Point Light (also called the Brannock Point Light And Beacon) is a historic "
-    "lighthouse in Fenwick District, Ontario in Canada.  The tower is 21 metres (69 ft) tall "
-    "and its lamp reaches 15 nautical miles (28 km).  The site was once called Fenwick "
-    "District Beacon Reserve, and lies 5 kilometres (3 mi) north of Corran, Ontario.",
-    "Brannock Point Light",
+MILL_Q = "The Orsk Weaving Mill lies in a valley whose residents number how many?"
+MILL = doc(
+    "The Orsk Weaving Mill is a former wool mill in the Kessel Valley, built in 1868. Its "
+    "water wheel is 9 metres across and drove forty looms. The mill stands 3 kilometres "
+    "upstream of Brisk.",
+    "Orsk Weaving Mill",
 )
-COUNTY = doc(
-    "Fenwick District (district code FW) is a district in the southwestern part of the "
-    "Canadian province of Ontario.  At the 2016 census, the district population was 27,412.  "
-    "Its seat and largest town is Corran.",
-    "Fenwick District, Ontario",
+VALLEY = doc(
+    "The Kessel Valley is a farming valley in the northern hills. At the 2020 count, the "
+    "valley population was 14,206. Its main village is Brisk.",
+    "Kessel Valley",
 )
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 17: with both hops held, the extractive policy still chases 'Brisk' (named "
+    "in both documents) and drafts the bare '3' of '3 kilometres'; it answered only when the "
+    "documents copied a benchmark item's layout. The answer-policy rewrite should fix this; "
+    "then drop this mark.",
+)
 def test_answers_when_the_held_chain_already_gives_a_typed_answer(reasoner):
-    # Both hops are held: the lighthouse's page names Fenwick District, whose page gives the
-    # number. Question words no document uses ("inhabitants") must not send it chasing 'Corran'.
-    decision = reasoner.think(LAKE_Q, [step(LAKE_Q, LAKE, COUNTY)], sources=["local"])
+    # Both hops are held: the mill's page names the Kessel Valley, whose page gives the
+    # number. Question words no document uses ("residents") must not send it chasing 'Brisk'.
+    decision = reasoner.think(MILL_Q, [step(MILL_Q, MILL, VALLEY)], sources=["local"])
     assert decision.action == "answer"
-    assert decision.answer == "27,412"
-    assert reasoner.reflect(LAKE_Q, "27,412", [LAKE, COUNTY]).label == "CORRECT"
+    assert decision.answer == "14,206"
+    assert reasoner.reflect(MILL_Q, "14,206", [MILL, VALLEY]).label == "CORRECT"
 
 
 def test_keeps_searching_when_the_second_hop_is_not_held(reasoner):
-    decision = reasoner.think(LAKE_Q, [step(LAKE_Q, LAKE)], sources=["local"])
+    decision = reasoner.think(MILL_Q, [step(MILL_Q, MILL)], sources=["local"])
     assert decision.action == "search"
-    assert "Fenwick District" in decision.query
+    assert "Kessel Valley" in decision.query
 
 
 # --------------------------------------------------------------------------- source choice
 
 
 def test_search_names_no_source_with_a_single_source(reasoner):
-    decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, WINK)], sources=["local"])
+    decision = reasoner.think(BRIDGE_Q, [step(BRIDGE_Q, SEAL)], sources=["local"])
     assert decision.action == "search"
     assert decision.source is None
 
@@ -505,15 +507,15 @@ def test_search_names_no_source_with_a_single_source(reasoner):
 def test_search_stays_on_a_source_while_it_brings_relevant_documents(reasoner):
     first = reasoner.think(BRIDGE_Q, [], sources=["local", "web"])
     assert first.source == "local"
-    scratchpad = [ScratchpadStep(query=BRIDGE_Q, source="local", observation=[WINK, MEET])]
+    scratchpad = [ScratchpadStep(query=BRIDGE_Q, source="local", observation=[SEAL, GUILD])]
     assert reasoner.think(BRIDGE_Q, scratchpad, sources=["local", "web"]).source == "local"
 
 
 def test_search_moves_to_the_next_source_when_a_step_brought_nothing_new(reasoner):
     scratchpad = [
-        ScratchpadStep(query=BRIDGE_Q, source="local", observation=[WINK, MEET]),
+        ScratchpadStep(query=BRIDGE_Q, source="local", observation=[SEAL, GUILD]),
         # Only repeats and an off-topic page: this source has stopped helping.
-        ScratchpadStep(query="Anders Pellow", source="local", observation=[WINK, BAKING]),
+        ScratchpadStep(query="Brannoc Vell", source="local", observation=[SEAL, BAKING]),
     ]
     decision = reasoner.think(BRIDGE_Q, scratchpad, sources=["local", "web"])
     assert decision.action == "search"
@@ -525,8 +527,8 @@ def test_search_moves_to_the_next_source_when_a_step_brought_nothing_new(reasone
 
 def test_source_choice_leaves_the_search_itself_unchanged(reasoner):
     scratchpad = [
-        ScratchpadStep(query=BRIDGE_Q, source="local", observation=[WINK, MEET]),
-        ScratchpadStep(query="Anders Pellow", source="local", observation=[WINK, BAKING]),
+        ScratchpadStep(query=BRIDGE_Q, source="local", observation=[SEAL, GUILD]),
+        ScratchpadStep(query="Brannoc Vell", source="local", observation=[SEAL, BAKING]),
     ]
     one = reasoner.think(BRIDGE_Q, scratchpad, sources=["local"])
     two = reasoner.think(BRIDGE_Q, scratchpad, sources=["local", "web"])
@@ -537,30 +539,30 @@ def test_source_choice_leaves_the_search_itself_unchanged(reasoner):
 
 
 def test_reflect_doubts_an_answer_whose_sentence_states_no_relation_word(reasoner):
-    question = "Quillan Oduya Frame sits on the panel of a baking contest presented by whom?"
+    question = "Who presents the baking contest on whose tasting panel Gwenllian Dray sits?"
     frame = doc(
-        "Quillan Oduya Frame (born 4 May 1975), known professionally as Quill Frame, is a "
-        "Kenyan-born pastry chef and cookbook author.",
-        "Quill Frame",
+        "Gwenllian Dray (born 4 May 1975), known professionally as Wenna Dray, is a "
+        "Welsh pastry chef and cookbook author.",
+        "Wenna Dray",
     )
     contest = doc(
-        "Golden Crust is a Canadian baking contest series. Mira Delacourt presents the contest, "
-        "with Quill Frame on its tasting panel.",
+        "Golden Crust is a baking contest series. Mira Delacourt presents the contest, "
+        "with Wenna Dray on its tasting panel.",
         "Golden Crust",
     )
     # The stage name's sentence matches the question's names but says nothing of a contest,
     # a panel or a presenter.
-    reflection = reasoner.reflect(question, "Quill Frame", [frame, contest, BAKING])
+    reflection = reasoner.reflect(question, "Wenna Dray", [frame, contest, BAKING])
     assert reflection.label != "CORRECT"
     assert "states none" in reflection.explanation
 
 
 def test_reflect_doubts_a_common_word_given_for_a_name(reasoner):
-    question = "Who managed the Orrin Tull children's serial?"
+    question = "Who managed the Tollmere Guild's pilot boats?"
     serial = doc(
-        "Meet Orrin Tull was a children's serial. Management of the serial was shared, and "
+        "The Tollmere Guild kept four pilot boats. Management of the boats was shared, and "
         "the management changed often.",
-        "Meet Orrin Tull",
+        "Tollmere Guild",
     )
     assert reasoner.reflect(question, "Management", [serial]).label != "CORRECT"
 
@@ -586,24 +588,24 @@ def test_advice_questions_are_answered_with_the_supporting_sentence():
 
 
 def test_negative_reflection_names_what_no_held_document_mentions(reasoner):
-    # Odo Varga has no document: retrieval could mend the answer.
-    reflection = reasoner.reflect(OLDER_Q, "Mara Quell", [BARTON])
+    # Jory Blaise has no document: retrieval could mend the answer.
+    reflection = reasoner.reflect(OLDER_Q, "Anneke Strom", [STROM])
     assert reflection.negative
-    assert reflection.gaps == ["Odo Varga"]
+    assert reflection.gaps == ["Jory Blaise"]
     assert reflection.evidence_missing
 
 
 def test_a_misread_answer_over_complete_evidence_is_not_blamed_on_retrieval(reasoner):
     # Both hops are held and the answer comes from an unrelated document: the label stays
     # negative, but the evidence names everything the question does.
-    reflection = reasoner.reflect(BRIDGE_Q, "Lord High Warden", [WINK, LINDQVIST, TREASURER])
+    reflection = reasoner.reflect(BRIDGE_Q, "Reeve of Saltings", [SEAL, VELL, REEVE])
     assert reflection.label != "CORRECT"
     assert reflection.gaps == []
     assert not reflection.evidence_missing
 
 
 def test_an_abstention_always_leaves_retrieval_open(reasoner):
-    reflection = reasoner.reflect(BRIDGE_Q, "", [WINK, LINDQVIST])
+    reflection = reasoner.reflect(BRIDGE_Q, "", [SEAL, VELL])
     assert reflection.gaps is None
     assert reflection.evidence_missing
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from graph_helpers import ListSource, doc, run_node
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langgraph.runtime import Runtime
 
 from prefrag import build_graph
 from prefrag.graphs.context import Context
@@ -65,7 +66,8 @@ def test_think_node_with_a_fake_model_routes_to_retrieval() -> None:
     )
     graph = build_graph(reasoner=reasoner, sources=_sources())
     update = run_node(graph, "think", {"question": QUESTION})
-    assert after_think(update) == "plan_sources"
+    assert after_think(update, Runtime(context=Context())) == "retrieve_local"
+    assert after_think(update, Runtime(context=Context(use_planning=True))) == "plan_sources"
     assert update["query"] == "Inbios founding"
 
 
@@ -79,9 +81,9 @@ def test_compare_node_with_garbage_output_keeps_local_and_notes_the_fallback() -
         "evidence": [doc("g", "GroupLogic 1988")],
         "pending_local": [doc("i", "InBios 1996")],
     }
-    update = run_node(graph, "compare", state)
-    assert after_compare(update) == "think"
-    (step,) = update["route"]
+    update = state | run_node(graph, "compare", state)
+    assert after_compare(update) == "use_local"
+    step = update["step"]
     assert step["verdict"] is True
     assert any("fallback" in note for note in step["notes"])
     assert update["model_calls"] == {"compare": 2}  # one repair retry

@@ -255,13 +255,18 @@ def test_compare_node_alone_switches_on_false() -> None:
         "pending_local": [doc("wrong", "Carlsberg")],
         "counters": {"local_total": 2, "web_total": 0, "local_used": 1, "used": 1},
     }
-    update = run_node(graph, "compare", state)
-    assert after_compare(update) == "switch_to_web"
-    assert update["pending_step"]["verdict"] is False
+    opened = state | run_node(graph, "open_step", state)
+    update = run_node(graph, "compare", opened)
+    assert after_compare(opened | update) == "search_fallback"
+    assert update["step"]["verdict"] is False
 
-    kept = run_node(graph, "compare", state, Context(fallback_sources=[]))
-    assert after_compare(kept) == "think"
-    assert kept["counters"] == {"used": 1, "local_used": 1}  # increments for the reducer
+    alone = Context(fallback_sources=[])
+    opened = state | run_node(graph, "open_step", state, alone)
+    kept = opened | run_node(graph, "compare", opened, alone)
+    assert after_compare(kept) == "use_local"
+    assert any("No fallback source configured" in note for note in kept["step"]["notes"])
+    closed = run_node(graph, "use_local", kept, alone)
+    assert closed["counters"] == {"used": 1, "local_used": 1}  # increments for the reducer
 
 
 def test_streaming_node_updates() -> None:
@@ -271,8 +276,8 @@ def test_streaming_node_updates() -> None:
         next(iter(chunk))
         for chunk in graph.stream({"question": QUESTION}, context=Context(), stream_mode="updates")
     ]
-    assert nodes[:5] == ["new_question", "think", "plan_sources", "retrieve_local", "mog_select"]
-    assert "switch_to_web" in nodes and nodes[-1] == "self_reflect"
+    assert nodes[:4] == ["new_question", "think", "retrieve_local", "mog_select"]
+    assert "search_fallback" in nodes and nodes[-1] == "self_reflect"
 
 
 def test_preference_off_uses_both_sources_every_step() -> None:

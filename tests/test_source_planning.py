@@ -8,10 +8,12 @@ from pathlib import Path
 import pytest
 from graph_helpers import ListSource, doc, run_node
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langgraph.runtime import Runtime
 from test_graph_flow import ScriptedReasoner
 
 from prefrag import ask, build_graph
 from prefrag.graphs.context import Context
+from prefrag.graphs.graph import after_plan, after_think
 from prefrag.graphs.planning import plan_queries, plannable_sources, run_plan
 from prefrag.reasoners.extractive import ExtractiveReasoner
 from prefrag.reasoners.llm import LLMReasoner
@@ -206,14 +208,15 @@ def test_plan_sources_node_records_an_unreadable_plan_and_searches_the_preferred
     registry = _kidney_registry()[3]
     reasoner = _llm("", "")
     graph = build_graph(reasoner=reasoner, sources=registry)
-    update = run_node(
-        graph, "plan_sources", {"question": "q", "query": "q"}, Context(use_planning=True)
-    )
+    state = {"question": "q", "query": "q"}
+    planning = Context(use_planning=True)
+    planned = state | run_node(graph, "plan_sources", state, planning)
+    assert after_plan(planned) == "retrieve_planned"
+    update = run_node(graph, "retrieve_planned", planned, planning)
     assert update["planned"]["plan"]["fallback"] is True
     assert update["planned"]["searched"] == ["cancer", "kidney"]
     assert any("could not be read" in note for note in update["planned"]["notes"])
-    off = run_node(graph, "plan_sources", {"question": "q", "query": "q"}, Context())
-    assert off == {"planned": None}
+    assert after_think(state, Runtime(context=Context())) == "retrieve_local"
 
 
 def test_an_all_empty_plan_hands_the_round_to_the_preferred_source() -> None:
@@ -223,7 +226,7 @@ def test_an_all_empty_plan_hands_the_round_to_the_preferred_source() -> None:
     update = run_node(
         graph, "plan_sources", {"question": "q", "query": "q"}, Context(use_planning=True)
     )
-    assert update["planned"] is None
+    assert update["plan"] is None and after_plan(update) == "retrieve_local"
     assert any("searches no source" in note for note in update["notes"])
 
 

@@ -97,7 +97,7 @@ def test_question_through_langgraph_dev(studio_server: str) -> None:
     ):
         if part.event == "updates" and isinstance(part.data, dict):
             nodes.extend(part.data)
-    assert nodes[:4] == ["new_question", "think", "plan_sources", "retrieve_local"]
+    assert nodes[:4] == ["new_question", "think", "retrieve_local", "mog_select"]
     assert nodes[-2:] == ["answer", "self_reflect"]
     state = client.threads.get_state(thread["thread_id"])
     values = state["values"]

@@ -41,27 +41,39 @@ class Source(Protocol):
 
 
 class SourceRegistry:
-    """Named sources, in the order they were added."""
+    """Named sources, in the order they were added.
+
+    A source added `on_request` (the demo corpus once a user has sources of their own) is
+    found by name (`get`, `in`) but left out of iteration, `names` and `first_of_kind`: a
+    run searches it only when it names it.
+    """
 
     def __init__(self, sources: Iterable[Source] = ()) -> None:
         self._sources: dict[str, Source] = {}
+        self._on_request: dict[str, Source] = {}
         for source in sources:
             self.add(source)
 
-    def add(self, source: Source) -> None:
+    def add(self, source: Source, *, on_request: bool = False) -> None:
         """Register `source` under its name (replacing one of the same name)."""
-        self._sources[source.name] = source
+        self._sources.pop(source.name, None)
+        self._on_request.pop(source.name, None)
+        (self._on_request if on_request else self._sources)[source.name] = source
 
     def get(self, name: str) -> Source:
         """The source called `name`; `UnknownSourceError` lists the known ones."""
-        try:
-            return self._sources[name]
-        except KeyError:
-            known = ", ".join(self._sources) or "none"
-            raise UnknownSourceError(f"Unknown source '{name}' (known: {known}).") from None
+        found = self._sources.get(name) or self._on_request.get(name)
+        if found is None:
+            known = ", ".join([*self._sources, *self._on_request]) or "none"
+            raise UnknownSourceError(f"Unknown source '{name}' (known: {known}).")
+        return found
+
+    def on_request_names(self) -> list[str]:
+        """Sources searched only when a run names them."""
+        return list(self._on_request)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._sources
+        return name in self._sources or name in self._on_request
 
     def __iter__(self) -> Iterator[Source]:
         return iter(self._sources.values())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 from prefrag.config import Settings, get_settings
@@ -25,6 +26,21 @@ def ensure_demo_index(settings: Settings | None = None) -> bool:
             return False
         index_paths([demo_corpus_path()], DEMO_SOURCE, settings=settings, progress=False)
         return True
+
+
+def demo_on_request(names: Iterable[str], settings: Settings | None = None) -> bool:
+    """Whether the demo corpus is left out of the default sources, searched only when named.
+
+    It is once the data directory holds a source of the user's own beside it, unless
+    `Settings.include_demo` keeps it in: the demo is for the demo, and mixed into the
+    combined `local` source it would change the answers about the user's own notes.
+    """
+    from prefrag.demo_corpus import DEMO_SOURCE
+
+    settings = settings or get_settings()
+    names = list(names)
+    own = [name for name in names if name != DEMO_SOURCE]
+    return DEMO_SOURCE in names and bool(own) and not settings.include_demo
 
 
 def local_sources(settings: Settings | None = None, *, require: str | None = None) -> list[Source]:
@@ -81,9 +97,12 @@ def default_sources(
     """Every local and graph source, a combined `local` first when there are several, and `web`.
 
     On a fresh data directory the demo corpus is indexed first, so a run always has a
-    preferred source (the first local one, unless the run's context names another).
-    With a registry file (`sources_file`, else `Settings.sources_file`) the sources are
-    the file's instead (see `prefrag.sources.registry_file`).
+    preferred source (the first local one, unless the run's context names another). Once
+    the user has indexed a source of their own, the demo is registered on request only
+    (`demo_on_request`): not in `local`, not preferred, not planned over, but still
+    searched when a run names it. With a registry file (`sources_file`, else
+    `Settings.sources_file`) the sources are the file's instead (see
+    `prefrag.sources.registry_file`).
     """
     from prefrag.sources.combined import CombinedSource
     from prefrag.sources.web import WebSource
@@ -94,16 +113,23 @@ def default_sources(
         from prefrag.sources.registry_file import registry_from_file
 
         return registry_from_file(registry_file, settings, web=web)
+    from prefrag.demo_corpus import DEMO_SOURCE
+
     ensure_demo_index(settings)
     members = [
         *local_sources(settings, require=require),
         *graph_sources(settings, require=require),
     ]
+    held_back = demo_on_request([m.name for m in members], settings)
+    searched = [m for m in members if not (held_back and m.name == DEMO_SOURCE)]
     registry = SourceRegistry()
-    if len(members) > 1:
-        registry.add(CombinedSource(members))
-    for source in members:
+    if len(searched) > 1:
+        registry.add(CombinedSource(searched))
+    for source in searched:
         registry.add(source)
     if web:
         registry.add(WebSource(settings))
+    for source in members:
+        if source not in searched:
+            registry.add(source, on_request=True)
     return registry

@@ -1,0 +1,147 @@
+"""Our own tuning set (bench/tuning/) is consistent, and its scorer judges answers as documented."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from collections import Counter
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+TUNING = REPO_ROOT / "bench" / "tuning"
+
+
+def _scorer() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "tuning_set", REPO_ROOT / "bench" / "tuning_set.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+scorer = _scorer()
+
+
+def _documents(corpus: str) -> dict[str, str]:
+    """Document id -> text for one corpus, ids as the scorer reports them."""
+    texts = {}
+    for path in sorted((TUNING / corpus / "docs").iterdir()):
+        if path.suffix == ".jsonl":
+            for line in path.read_text().splitlines():
+                record = json.loads(line)
+                texts[record["id"]] = record["text"]
+        else:
+            texts[path.stem] = path.read_text()
+    return texts
+
+
+ITEMS = scorer.load_questions("all", None)
+
+
+def test_every_answerable_item_is_answered_by_its_gold_documents() -> None:
+    """Gold ids exist, and a gold alias (each group of a list) is in the gold documents' text."""
+    for item in ITEMS:
+        if item["docs"] == scorer.UNANSWERABLE:
+            continue
+        documents = _documents(item["corpus"])
+        missing = [doc for doc in item["docs"] if doc not in documents]
+        assert not missing, f"{item['id']}: unknown gold documents {missing}"
+        text = scorer.normalize(" ".join(documents[doc] for doc in item["docs"]))
+        groups = item.get("all_of") or [item["answers"]]
+        for group in groups:
+            assert any(scorer.contains(text, alias) for alias in group), (item["id"], group)
+
+
+def test_the_set_has_the_promised_shape() -> None:
+    """Ids unique; a fifth unanswerable; both splits hold every corpus and kind."""
+    assert len({item["id"] for item in ITEMS}) == len(ITEMS) >= 100
+    unanswerable = sum(item["docs"] == scorer.UNANSWERABLE for item in ITEMS)
+    assert 0.15 <= unanswerable / len(ITEMS) <= 0.3
+    for split in ("tune", "heldout"):
+        half = [item for item in ITEMS if item["split"] == split]
+        assert {i["corpus"] for i in half} == {"clinic", "interactions", "encyclopedia"}
+        kinds = Counter(i["kind"] for i in half)
+        for kind in ("bridge", "followup", "unanswerable", "comparison", "yesno", "list"):
+            assert kinds[kind] >= 4, (split, kind)
+    assert all(item.get("context") for item in ITEMS if item["kind"] == "followup")
+
+
+def _item(**fields: object) -> dict[str, object]:
+    return {"docs": ["x"], "answers": [], **fields}
+
+
+def test_a_fragment_without_the_figure_is_wrong_and_the_figure_in_a_sentence_is_right() -> None:
+    """Containment on normalized text: thousands separators and case do not matter."""
+    item = _item(answers=["48,300"])
+    assert not scorer.is_right(item, "Wednesday")
+    assert scorer.is_right(item, "The population was 48300 at the 2021 census.")
+    figure = _item(answers=["6 to 8 weeks"])
+    assert scorer.is_right(figure, "Check the TSH 6 to 8 weeks after a change of dose.")
+    assert not scorer.is_right(figure, "8")
+
+
+def test_yes_no_items_need_the_right_polarity_or_the_deciding_phrase() -> None:
+    """A bare opposite answer is wrong even when it quotes the note."""
+    item = _item(polarity="no", answers=["must not be combined"])
+    assert scorer.is_right(item, "No. They must not be combined.")
+    assert scorer.is_right(item, "Methotrexate must not be combined with trimethoprim.")
+    assert not scorer.is_right(item, "Yes, but they must not be combined for long.")
+    assert not scorer.is_right(item, "Methotrexate is taken once weekly.")
+
+
+def test_list_items_need_every_group() -> None:
+    """One item of a list is not the list."""
+    item = _item(all_of=[["coal"], ["hemp"], ["grain"]])
+    assert not scorer.is_right(item, "It carried coal.")
+    assert scorer.is_right(item, "It carried coal, hemp and grain until 1958.")
+
+
+def test_unanswerable_items_are_never_right_and_citations_map_to_tuning_ids() -> None:
+    """Any answer to an unanswerable item counts against; file citations become file stems."""
+    assert not scorer.is_right({"docs": scorer.UNANSWERABLE, "answers": []}, "Edderton")
+    result = {
+        "citations": [
+            {"url": "file:///tmp/x/clinic/docs/gout.md", "document": "a1b2"},
+            {"url": "", "document": "fluconazole"},
+        ]
+    }
+    assert scorer.cited_documents(result) == ["gout", "fluconazole"]
+    row = scorer.judge(
+        {
+            **_item(answers=["Sallow"]),
+            "id": "t",
+            "corpus": "c",
+            "kind": "k",
+            "split": "tune",
+            "question": "q",
+        },
+        {"answer": "Venn"},
+        f1=0.5,
+    )
+    assert row["confidently_wrong"] and not row["right"]
+
+
+@pytest.mark.slow
+def test_the_scorer_indexes_a_corpus_and_asks_through_the_api(tmp_path: Path) -> None:
+    """`prefrag index` into a fresh home, then `prefrag.ask`: one question gets an answer."""
+    items = [i for i in ITEMS if i["corpus"] == "encyclopedia"][:1]
+    scorer.index_corpus("encyclopedia", tmp_path)
+    assert (tmp_path / "sources" / "encyclopedia").is_dir()
+    (result,) = scorer.ask_corpus("encyclopedia", items, tmp_path)
+    assert result["answer"]
+
+
+def test_a_pasted_document_or_a_bare_number_is_not_an_answer() -> None:
+    """Markdown syntax, a 100-word dump, or a number without its unit is not right."""
+    item = _item(answers=["severe bronchospasm"])
+    assert not scorer.is_right(item, "# Asthma: clinic notes ## Avoid: severe bronchospasm")
+    assert not scorer.is_right(item, "word " * 101 + "severe bronchospasm")
+    assert scorer.is_right(item, "Propranolol can cause severe bronchospasm in asthma.")
+    dose = _item(answers=["6 mg"])
+    assert not scorer.is_right(dose, "6")
+    assert scorer.is_right(dose, "No more than 6 mg of colchicine in one course.")

@@ -119,10 +119,10 @@ def test_quantized_loading_is_refused_in_one_sentence_where_it_cannot_run(
 
     data = write_pairs(tmp_path / "p.jsonl", switcher_pairs(keep_per_question=1)[:2])
     common = ["--model_name_or_path", str(tiny_causal_lm), "--data", str(data)]
-    with pytest.raises(ConfigurationError, match="QLoRA.*add --use_peft"):
+    with pytest.raises(ConfigurationError, match=r"QLoRA.*add --use_peft"):
         main([*common, "--load_in_4bit", "true"])
     if not torch.cuda.is_available():
-        with pytest.raises(ConfigurationError, match="--load_in_8bit .*needs a CUDA GPU"):
+        with pytest.raises(ConfigurationError, match=r"--load_in_8bit .*needs a CUDA GPU"):
             main([*common, "--load_in_8bit", "true", "--use_peft"])
 
 

@@ -296,7 +296,8 @@ def read_pair_file(path: Path, *, limit: int | None = None) -> PairFile:
         labels=[str(meta.get("label", "unlabelled")) for meta in metas],
         questions=questions,
         names=[
-            f"Pair {i} of '{path}'" + (f" (question {meta['question_id']})" if "question_id" in meta else "")
+            f"Pair {i} of '{path}'"
+            + (f" (question {meta['question_id']})" if "question_id" in meta else "")
             for i, meta in enumerate(metas, 1)
         ],
     )
@@ -314,8 +315,11 @@ def load_pairs(path: Path, *, limit: int | None = None) -> tuple[list[dict[str, 
 
 
 def pair_lengths(pairs: Sequence[dict[str, Any]], tokenizer: Any) -> list[int]:
-    """Each pair's token count as the DPO trainer sees it: the longer of prompt + chosen
-    and prompt + rejected, rendered with the tokenizer's chat template."""
+    """Each pair's token count as the DPO trainer sees it.
+
+    That is the longer of prompt + chosen and prompt + rejected, rendered with the
+    tokenizer's chat template.
+    """
 
     def count(messages: list[dict[str, str]]) -> int:
         text = tokenizer.apply_chat_template(messages, tokenize=False)

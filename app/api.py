@@ -9,11 +9,13 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
 
-from prefrag.errors import ConfigurationError, EmptyQuestionError
+from prefrag.errors import ConfigurationError
 from prefrag.graphs.context import Context, context_from
 from prefrag.graphs.graph import PrefRAGGraph, build_graph
+from prefrag.questions import checked_question
 from prefrag.reasoners.base import Reasoner
 from prefrag.sources.base import SourceRegistry
+from prefrag.thread_locks import checkpoint_file, thread_lock
 
 __all__ = ["ask", "build_graph", "make_context", "resume"]
 
@@ -46,18 +48,19 @@ def ask(
     `citations`, `route` (one record per retrieval step), `reflections`, `counters`,
     `model_calls`, `tokens`, `notes` and `history` (earlier questions on the same thread).
     With a checkpointer it also holds `thread_id`: the one given, or a new one to resume or
-    continue the run with.
+    continue the run with. Runs on one thread take turns (`prefrag.thread_locks`): a second
+    one waits for the first, then builds on its turn, so no turn is lost from `history`.
     """
-    if not question or not question.strip():
-        raise EmptyQuestionError("The question is empty; ask something.")
+    question = checked_question(question)
     run_context = make_context(**context)
     graph = graph or build_graph(reasoner=reasoner, sources=sources, checkpointer=checkpointer)
     config: RunnableConfig = {"recursion_limit": recursion_limit(run_context)}
     if checkpointer is None and graph.checkpointer is None:
-        return graph.invoke({"question": question.strip()}, config=config, context=run_context)
+        return graph.invoke({"question": question}, config=config, context=run_context)
     thread = thread_id or str(uuid.uuid4())
     config["configurable"] = {"thread_id": thread}
-    result = graph.invoke({"question": question.strip()}, config=config, context=run_context)
+    with thread_lock(checkpoint_file(checkpointer or graph.checkpointer), thread):
+        result = graph.invoke({"question": question}, config=config, context=run_context)
     return {**result, "thread_id": thread}
 
 
@@ -75,14 +78,15 @@ def resume(thread_id: str, *, graph: PrefRAGGraph) -> dict[str, Any]:
     if graph.checkpointer is None:
         raise ConfigurationError("Resuming needs a graph compiled with a checkpointer.")
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
-    snapshot = graph.get_state(config)
-    if not snapshot.values:
-        raise ConfigurationError(f"No stored run for thread '{thread_id}'.")
-    if not snapshot.next:
-        return dict(snapshot.values)
-    context = context_from(snapshot.values.get("run_context") or {})
-    config["recursion_limit"] = recursion_limit(context)
-    return graph.invoke(None, config=config, context=context)
+    with thread_lock(checkpoint_file(graph.checkpointer), thread_id):
+        snapshot = graph.get_state(config)
+        if not snapshot.values:
+            raise ConfigurationError(f"No stored run for thread '{thread_id}'.")
+        if not snapshot.next:
+            return dict(snapshot.values)
+        context = context_from(snapshot.values.get("run_context") or {})
+        config["recursion_limit"] = recursion_limit(context)
+        return graph.invoke(None, config=config, context=context)
 
 
 def recursion_limit(context: Context) -> int:

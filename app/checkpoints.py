@@ -6,13 +6,16 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from langgraph.graph.state import CompiledStateGraph
+from pydantic import TypeAdapter, ValidationError
 
 from prefrag.config import get_settings
-from prefrag.errors import CheckpointStoreError
+from prefrag.errors import CheckpointStoreError, PrefRAGError
 from prefrag.graphs.context import Context, context_from
+from prefrag.graphs.state import PrefRAGState
 
 
 @dataclass
@@ -49,6 +52,21 @@ def open_checkpointer() -> Iterator[Any]:
         connection.close()
 
 
+@cache
+def _state_shape() -> TypeAdapter[PrefRAGState]:
+    return TypeAdapter(PrefRAGState)
+
+
+def _damaged_thread(thread_id: str, error: BaseException | str) -> CheckpointStoreError:
+    path = get_settings().checkpoint_db
+    detail = error if isinstance(error, str) else " ".join(str(error).split())
+    return CheckpointStoreError(
+        f"The checkpoint store {path} holds a damaged record for thread '{thread_id}' "
+        f"({detail or type(error).__name__}); move the file away to start afresh (its "
+        "threads are lost), or use another --thread id; asks without --thread do not need it."
+    )
+
+
 def _store_error(path: Any, error: BaseException) -> CheckpointStoreError:
     detail = " ".join(str(error).split()) or type(error).__name__
     return CheckpointStoreError(
@@ -58,11 +76,27 @@ def _store_error(path: Any, error: BaseException) -> CheckpointStoreError:
 
 
 def stored_run(graph: CompiledStateGraph, thread_id: str) -> StoredRun | None:
-    """The stored run of `thread_id`, or None when the thread is unknown."""
-    snapshot = graph.get_state({"configurable": {"thread_id": thread_id}})
+    """The stored run of `thread_id`, or None when the thread is unknown.
+
+    Raises:
+        CheckpointStoreError: The thread's latest checkpoint cannot be decoded, or decodes
+            to values that are not a PrefRAG state (damaged pages of a file whose header
+            is intact); SQLite itself does not notice either.
+    """
+    try:
+        snapshot = graph.get_state({"configurable": {"thread_id": thread_id}})
+    except (sqlite3.Error, PrefRAGError):
+        raise
+    except Exception as error:  # msgpack, UTF-8 or type errors from a damaged record
+        raise _damaged_thread(thread_id, error) from None
     if not snapshot.values:
         return None
     values = dict(snapshot.values)
+    try:
+        _state_shape().validate_python(values, strict=True)
+    except ValidationError as error:
+        where = ".".join(str(part) for part in error.errors()[0]["loc"])
+        raise _damaged_thread(thread_id, f"'{where}' holds the wrong kind of value") from None
     return StoredRun(
         str(values.get("question", "")),
         values,

@@ -379,17 +379,26 @@ def _run_ask(
 
     if question is None and thread is None:
         raise EmptyQuestionError("Give a question (or --thread ID to show a stored run).")
-    if question is not None and not question.strip():
-        raise EmptyQuestionError("The question is empty; ask something.")
+    if question is not None:
+        from prefrag.questions import checked_question
+
+        question = checked_question(question)
     context = make_context(**settings)
     if thread is None:  # nothing to resume later: no checkpoint is written
         graph = _graph_for(context, sources_file=sources_file)
         return ask_question(question or "", graph=graph, **_fields(context))
 
     from prefrag.checkpoints import open_checkpointer, stored_run
+    from prefrag.config import get_settings
     from prefrag.sources.base import SourceRegistry
+    from prefrag.thread_locks import thread_lock
 
-    with open_checkpointer() as checkpointer:
+    def waiting() -> None:
+        errors.print(f"Another run is using thread '{escape(thread)}'; waiting for it to end…")
+
+    # The lock spans reading the thread and the run, so a run started meanwhile waits.
+    database = get_settings().checkpoint_db
+    with open_checkpointer() as checkpointer, thread_lock(database, thread, on_wait=waiting):
         probe = build_graph_for_state(SourceRegistry(), checkpointer)
         stored = stored_run(probe, thread)
         if stored is None and question is None:

@@ -48,8 +48,25 @@ class Settings(BaseSettings):
         description="Texts per embedding batch; small batches keep numpy's attention in cache "
         "(measured: 4 is ~25% faster than 16 and 30% faster than 32).",
     )
-    chunk_size: int = Field(default=200, description="Chunk size in words for indexing.")
-    chunk_overlap: int = Field(default=0, description="Overlap between chunks in words.")
+    max_question_chars: int = Field(
+        default=2000,
+        gt=0,
+        description="Longest question accepted, in characters (CLI, API and Studio); a longer "
+        "one is refused in one sentence instead of holding a worker.",
+    )
+    embedding_runtime: Literal["auto", "onnxruntime", "numpy"] = Field(
+        default="auto",
+        description="What computes the MiniLM vectors: 'onnxruntime' (the faster, chosen by "
+        "'auto' when installed) or the numpy forward pass; both give the same vectors.",
+    )
+    chunk_size: int = Field(
+        default=254,
+        description="Chunk size for new sources in word pieces of the embedder's tokenizer "
+        "(at most its 256-piece window less [CLS] and [SEP]).",
+    )
+    chunk_overlap: int = Field(
+        default=32, description="Word pieces shared by consecutive chunks of a document."
+    )
 
     backend: Backend = Field(
         default="extractive", description="Reasoner backend when no per-role model is set."

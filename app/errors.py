@@ -7,7 +7,11 @@ class PrefRAGError(Exception):
     """Base class of every error PrefRAG raises on purpose."""
 
 
-class EmptyQuestionError(PrefRAGError, ValueError):
+class InvalidQuestionError(PrefRAGError, ValueError):
+    """The question is not text, or longer than `PREFRAG_MAX_QUESTION_CHARS`."""
+
+
+class EmptyQuestionError(InvalidQuestionError):
     """The question is empty or only whitespace."""
 
 

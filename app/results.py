@@ -31,6 +31,7 @@ def result_record(result: dict[str, Any]) -> dict[str, Any]:
     """`{"answer", "citations", "route", "counters", ..., "history"}` as `ask --json` prints."""
     return {
         "question": result.get("question", ""),
+        "standalone_question": result.get("standalone_question") or result.get("question", ""),
         "answer": result.get("answer", ""),
         "abstained": bool(result.get("abstained", False)),
         "citations": list(result.get("citations", [])),

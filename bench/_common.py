@@ -9,7 +9,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+# ../shared/data beside a clone; beside the repository's parent for a worktree under wt/.
+SHARED_DATA = next(
+    (
+        folder / "shared" / "data"
+        for folder in (REPO_ROOT.parent, REPO_ROOT.parents[1])
+        if (folder / "shared" / "data").is_dir()
+    ),
+    REPO_ROOT.parent / "shared" / "data",
+)
 HOTPOT = SHARED_DATA / "hotpotqa" / "hotpotqa_dev_350.jsonl"
 
 

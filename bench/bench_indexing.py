@@ -16,9 +16,9 @@ from pathlib import Path
 from _common import hotpot_corpus_rows, write_jsonl
 
 from prefrag.config import Settings
-from prefrag.index.chunking import chunk_words
+from prefrag.index.chunking import chunk_texts
 from prefrag.index.embeddings import get_embedder
-from prefrag.index.ingest import index_paths
+from prefrag.index.ingest import index_paths, source_chunking
 
 
 def main() -> None:
@@ -32,8 +32,8 @@ def main() -> None:
         embedder = get_embedder(settings)
         embedder.encode(["warm up the model", "and the torch path"] * 8)
 
-        size, overlap = settings.chunk_size, settings.chunk_overlap
-        texts = [chunk for row in rows for chunk in chunk_words(row["text"], size, overlap)]
+        chunking = source_chunking(None, settings)
+        texts = [chunk for row in rows for chunk in chunk_texts(row["text"], chunking, settings)]
         start = time.perf_counter()
         embedder.encode(texts)
         encode_seconds = time.perf_counter() - start

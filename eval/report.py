@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections import defaultdict
 from collections.abc import Sequence
@@ -393,11 +394,15 @@ def plot_web_exposure(summary: dict[str, Any], path: Path) -> Path:
 def write_report(
     summary: dict[str, Any], out: Path, *, config: dict[str, Any] | None = None
 ) -> list[Path]:
-    """Write `report.md` and the plots into `out`; returns the files written."""
+    """Write `report.md` and the plots into `out`; returns the files written.
+
+    The plots need matplotlib (`pip install 'prefrag[plots]'`); without it only the report
+    is written.
+    """
     out = Path(out)
     written = [out / "report.md"]
     written[0].write_text(render_markdown(summary, config=config))
-    if _plotted(summary):
+    if _plotted(summary) and importlib.util.find_spec("matplotlib") is not None:
         written.append(plot_accuracy_vs_retrievals(summary, out / "accuracy_vs_retrievals.png"))
         written.append(plot_web_exposure(summary, out / "web_exposure.png"))
     return written

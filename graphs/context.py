@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from prefrag.reasoners.roles import declare_model_fields
 
+POLYVIEW_VIEWS = ("R", "U", "S", "A", "T")
+
 
 @dataclass(kw_only=True)
 class Context:
@@ -140,9 +142,14 @@ class Context:
                 "multi_source_mode must be 'balanced' or 'stacked' "
                 f"(got {self.multi_source_mode!r})"
             )
-        unknown = [view for view in self.polyview_views if view not in "RUSAT"]
-        if unknown:
-            problems.append(f"polyview_views takes R, U, S, A, T (got {unknown})")
+        views = self.polyview_views
+        unknown = [v for v in views if v not in POLYVIEW_VIEWS] if isinstance(views, list) else []
+        if not isinstance(views, list) or unknown or not views:
+            got = unknown if isinstance(views, list) else views
+            problems.append(
+                "polyview_views takes one or more of the letters R, U, S, A, T, one per view "
+                f"(got {got!r}; polyview itself is turned off with use_polyview)"
+            )
         if problems:
             raise ConfigurationError("Bad run setting: " + "; ".join(problems) + ".")
 

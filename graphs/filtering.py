@@ -17,7 +17,7 @@ from langgraph.runtime import Runtime
 
 from prefrag.graphs.context import Context, context_of
 from prefrag.graphs.resources import ResourceProvider
-from prefrag.graphs.state import PrefRAGState
+from prefrag.graphs.state import PrefRAGState, question_of
 from prefrag.tools.evidence_filter import filter_snippets
 
 __all__ = ["filter_evidence"]
@@ -35,7 +35,7 @@ def filter_evidence(
         return {"notes": ["Evidence filter: skipped; the forced answer is kept as written."]}
     if not evidence:
         return {"filtered": [], "notes": ["Evidence filter: no evidence to judge."]}
-    outcome = filter_snippets(resources.snippet_filter(), state["question"], evidence)
+    outcome = filter_snippets(resources.snippet_filter(), question_of(state), evidence)
     kept = len(outcome.kept)
     summary = f"Evidence filter: kept {kept} of {len(evidence)} snippets."
     return {

@@ -3,6 +3,7 @@
 Nodes do one thing each; the routing functions below decide every branch, from what the
 nodes wrote and the run's `Context`. One retrieval round::
 
+    START → new_question → condense_question → think
     think ─┬→ plan_sources ─┬→ retrieve_planned ──────────────────┐
            │                └→ retrieve_local → mog_select ─────┴→ polyview_rerank → open_step
            ├→ retrieve_local (planning off)
@@ -16,6 +17,8 @@ nodes wrote and the run's `Context`. One retrieval round::
                      ├→ search_fallback                          (nothing: the next fallback)
                      └→ use_local → think                        (every fallback empty)
 
+`condense_question` rewrites a follow-up on a thread into a standalone question from the
+thread's `history` (a first question passes unchanged); every later node works on it.
 The Mermaid drawing (`tests/snapshots/graph.mmd`) is generated from this file.
 """
 
@@ -30,6 +33,7 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from prefrag.graphs import nodes
+from prefrag.graphs.condense import condense_question
 from prefrag.graphs.context import Context, context_of
 from prefrag.graphs.filtering import filter_evidence
 from prefrag.graphs.planning import plan_sources, retrieve_planned
@@ -115,6 +119,7 @@ def build_graph(
         PrefRAGState, context_schema=Context, input_schema=InputState, output_schema=OutputState
     )
     builder.add_node("new_question", bound(nodes.new_question))
+    builder.add_node("condense_question", bound(condense_question))
     builder.add_node("think", bound(nodes.think))
     builder.add_node("plan_sources", bound(plan_sources))
     builder.add_node("retrieve_planned", bound(retrieve_planned))
@@ -133,7 +138,8 @@ def build_graph(
     builder.add_node("supplement", bound(nodes.supplement))
 
     builder.add_edge(START, "new_question")
-    builder.add_edge("new_question", "think")
+    builder.add_edge("new_question", "condense_question")
+    builder.add_edge("condense_question", "think")
     builder.add_conditional_edges("think", after_think)
     builder.add_conditional_edges("plan_sources", after_plan)
     builder.add_edge("retrieve_planned", "polyview_rerank")

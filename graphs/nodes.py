@@ -19,7 +19,6 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from prefrag.documents import doc_id
-from prefrag.errors import EmptyQuestionError
 from prefrag.graphs.context import Context, context_of
 from prefrag.graphs.planning import planned_step, planned_uses
 from prefrag.graphs.rationale import rationale_note, search_query, think_options
@@ -40,7 +39,9 @@ from prefrag.graphs.state import (
     Turn,
     add_counts,
     episode_start,
+    question_of,
 )
+from prefrag.questions import checked_question
 from prefrag.reasoners.base import AnswerDraft, Feedback, ScratchpadStep
 from prefrag.sources.base import Source
 
@@ -89,9 +90,7 @@ def new_question(
     answer, citations) and everything the episode accumulates starts empty, so a second
     question never inherits the first one's route, evidence, reflections or counters.
     """
-    question = (state.get("question") or "").strip()
-    if not question:
-        raise EmptyQuestionError("The question is empty; ask something.")
+    question = checked_question(state.get("question"))
     context = context_of(runtime, state)
     run = resources.resolve(context)
     update = episode_start() | {
@@ -104,7 +103,11 @@ def new_question(
             "question": state.get("episode_question", "") or "",
             "answer": state.get("answer", "") or "",
             "citations": list(state.get("citations", []) or []),
+            "abstained": bool(state.get("abstained", False)),
         }
+        standalone = state.get("standalone_question")
+        if standalone and standalone != earlier["question"]:
+            earlier["standalone_question"] = standalone
         update["history"] = [earlier]
     update["episode_question"] = question
     return update
@@ -120,7 +123,7 @@ def think(
     """
     context = context_of(runtime, state)
     run = resources.resolve(context)
-    question = state["question"]
+    question = question_of(state)
     names = [run.preferred.name, *(s.name for s in run.fallbacks)]
     forced = retrieval_steps(state.get("route", [])) >= context.max_iterations
     decision = run.reasoner.think(
@@ -159,7 +162,7 @@ def retrieve_local(
     """Search the preferred source with the sub-query (top-k; several sources balanced)."""
     context = context_of(runtime, state)
     preferred = resources.resolve(context).preferred
-    source = resources.multi_source(preferred, context, state.get("question") or state["query"])
+    source = resources.multi_source(preferred, context, question_of(state) or state["query"])
     found = search(source, state["query"], context.candidates())
     return {"pending_local": found.documents, "counters": found.counts, "notes": found.notes}
 
@@ -213,7 +216,7 @@ def compare(
     elif retrieval_steps(state.get("route", [])) == 0 and not context.judge_first_retrieval:
         step |= {"verdict": None, "analysis": "First retrieval: preferred source, no judge."}
     else:
-        verdict = run.reasoner.compare(state["question"], state.get("evidence", []), pending)
+        verdict = run.reasoner.compare(question_of(state), state.get("evidence", []), pending)
         update = usage_update("compare", verdict.usage)
         step |= {"verdict": verdict.status, "analysis": verdict.analysis}
         if verdict.fallback:
@@ -314,7 +317,7 @@ def answer(
         return answer_update(AnswerDraft.model_validate(forced), evidence)
     run = resources.resolve(context_of(runtime, state))
     draft = run.reasoner.answer(
-        state["question"], scratchpad(state), evidence, feedback=feedback_of(state)
+        question_of(state), scratchpad(state), evidence, feedback=feedback_of(state)
     )
     return answer_update(draft, evidence) | usage_update("answer", draft.usage)
 
@@ -332,7 +335,7 @@ def self_reflect(
         return {"supplement_requested": False}
     run = resources.resolve(context)
     reflection = run.reasoner.reflect(
-        state["question"], state.get("answer", ""), state.get("evidence", [])
+        question_of(state), state.get("answer", ""), state.get("evidence", [])
     )
     record = {
         "answer": state.get("answer", ""),
@@ -363,7 +366,7 @@ def supplement(
     """
     context = context_of(runtime, state)
     run = resources.resolve(context)
-    question = state["question"]
+    question = question_of(state)
     route = state.get("route", [])
     step = new_step(
         index=len(route),

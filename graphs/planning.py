@@ -29,7 +29,7 @@ from prefrag.documents import doc_id
 from prefrag.graphs.context import Context, context_of
 from prefrag.graphs.resources import ResourceProvider, RunResources
 from prefrag.graphs.retrieval import Search, add_search, search, usage_update
-from prefrag.graphs.state import PrefRAGState, Step, add_counts
+from prefrag.graphs.state import PrefRAGState, Step, add_counts, question_of
 from prefrag.index.fusion import reciprocal_rank_fusion
 from prefrag.reasoners.base import Reasoner
 from prefrag.reasoners.plans import PlannedQuery, SourcePlan, brief_of
@@ -180,7 +180,7 @@ def plan_sources(
     sources = plannable_sources(run.sources, exclude=[s.name for s in run.fallbacks])
     if not sources:
         return {"plan": None, "notes": ["Planning: no local source to plan for."]}
-    plan = plan_queries(run.reasoner, state.get("query") or state["question"], sources)
+    plan = plan_queries(run.reasoner, state.get("query") or question_of(state), sources)
     update = usage_update("plan", plan.usage)
     if not plan.searched():
         note = "Planning: the plan searches no source; the preferred source gets the sub-query."
@@ -202,7 +202,7 @@ def retrieve_planned(
     retrieval = run_plan(plan, sources)
     searches = retrieval.searches
     planned = {
-        "query": state.get("query") or state["question"],
+        "query": state.get("query") or question_of(state),
         "plan": plan.trace(),
         "searched": [found.source.name for found in searches],
         "results": {found.source.name: found.ids for found in searches},

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal, NotRequired, get_args, get_origin, get_type_hints
 
 from langchain_core.documents import Document
 from langgraph.types import Overwrite
@@ -50,11 +50,17 @@ class Counters(TypedDict):
 
 
 class Turn(TypedDict):
-    """An earlier question on the same thread, kept readable after a new one starts."""
+    """An earlier question on the same thread, kept readable after a new one starts.
+
+    `standalone_question` is the question the turn answered when `condense_question`
+    rewrote it (a follow-up); `question` is always what was asked.
+    """
 
     question: str
     answer: str
     citations: list[dict[str, Any]]
+    standalone_question: NotRequired[str]
+    abstained: NotRequired[bool]
 
 
 def empty_counters() -> Counters:
@@ -91,6 +97,7 @@ class OutputState(TypedDict, total=False):
     """What a caller gets back."""
 
     question: str
+    standalone_question: str  # the question answered: `question`, or its rewrite (follow-up)
     answer: str
     abstained: bool  # the sources did not answer the question; `answer` says so and why
     citations: list[dict[str, Any]]
@@ -116,7 +123,7 @@ class ThreadState(TypedDict, total=False):
     """What a thread keeps from one question (episode) to the next."""
 
     question: str
-    episode_question: str  # the question the current episode answers
+    episode_question: str  # the question the current episode was asked (for `history`)
     run_context: dict[str, Any]  # the episode's run settings (`Context`), for resuming
     # Earlier turns of the thread, oldest first.
     history: Annotated[list[Turn], operator.add]
@@ -125,6 +132,8 @@ class ThreadState(TypedDict, total=False):
 class EpisodeState(TypedDict, total=False):
     """What one question's episode accumulates; `new_question` empties every key of it."""
 
+    # What the episode answers: `question`, or condense_question's standalone rewrite.
+    standalone_question: str
     # Decision made by `think` and consumed by the routing and retrieval nodes.
     thought: str
     action: Literal["search", "answer"] | None
@@ -160,6 +169,11 @@ class EpisodeState(TypedDict, total=False):
 
 class PrefRAGState(ThreadState, EpisodeState, total=False):
     """The full working state of one question (one retrieval episode) on a thread."""
+
+
+def question_of(state: PrefRAGState) -> str:
+    """The question the episode answers: the standalone rewrite of a follow-up, else as asked."""
+    return state.get("standalone_question") or state.get("question") or ""
 
 
 def episode_start() -> dict[str, Any]:

@@ -19,7 +19,7 @@ from langgraph.runtime import Runtime
 from prefrag.graphs.context import Context, context_of
 from prefrag.graphs.resources import ResourceProvider
 from prefrag.graphs.retrieval import polyview_usage
-from prefrag.graphs.state import FallbackSearch, PrefRAGState
+from prefrag.graphs.state import FallbackSearch, PrefRAGState, question_of
 
 
 def mog_select(
@@ -33,7 +33,7 @@ def mog_select(
     context = context_of(runtime, state)
     if not context.use_mog:
         return {}
-    query = state.get("query") or state.get("question") or ""
+    query = state.get("query") or question_of(state)
     pending = state.get("pending_local") or []
     source = context.preferred_source or (pending[0].metadata.get("source") if pending else None)
     if not source:
@@ -73,7 +73,7 @@ def polyview_rerank(
     pending = state.get("pending_local") or []
     if not pending:
         return {}
-    query = state.get("query") or state.get("question") or ""
+    query = state.get("query") or question_of(state)
     result = resources.rerank(query, pending, context)
     return {"pending_local": result.documents, "notes": result.notes} | polyview_usage(result)
 

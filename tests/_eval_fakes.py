@@ -6,6 +6,7 @@ from prefrag.documents import make_document
 from prefrag.reasoners.base import (
     AnswerDraft,
     CompareVerdict,
+    CondensedQuestion,
     Reflection,
     ThinkDecision,
     Usage,
@@ -93,6 +94,9 @@ class ScriptedReasoner:
 
     def reflect(self, question, answer, evidence):
         return Reflection(label=self.reflect_label, usage=Usage(calls=1))
+
+    def condense(self, question, history):
+        return CondensedQuestion(question=question)
 
     def plan(self, question, sources):
         from prefrag.reasoners.source_planner import route_question

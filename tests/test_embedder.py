@@ -1,4 +1,4 @@
-"""The numpy MiniLM forward pass gives sentence-transformers' vectors, in bulk and one by one."""
+"""Both MiniLM runtimes (ONNX Runtime and numpy) give sentence-transformers' vectors."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from prefrag.index.embeddings import get_embedder, resolve_model_dir
+from prefrag.index.embeddings import Embedder, get_embedder, resolve_model_dir
 
 TEXTS = [
     "Warfarin interacts with many antibiotics.",
@@ -19,16 +19,54 @@ TEXTS = [
 ] * 8  # several batches, so the worker threads share the work
 
 
+def _runtime(name: str) -> Embedder:
+    if name == "onnxruntime":
+        pytest.importorskip("onnxruntime")
+    return Embedder(resolve_model_dir("bundled:all-MiniLM-L6-v2"), runtime=name)  # type: ignore[arg-type]
+
+
 @pytest.mark.slow
-def test_vectors_match_sentence_transformers_within_1e_5():
+@pytest.mark.parametrize("runtime", ["onnxruntime", "numpy"])
+def test_vectors_match_sentence_transformers_within_1e_5(runtime):
     sentence_transformers = pytest.importorskip("sentence_transformers")
     reference_model = sentence_transformers.SentenceTransformer(
         str(resolve_model_dir("bundled:all-MiniLM-L6-v2")), device="cpu"
     )
     reference = reference_model.encode(TEXTS, normalize_embeddings=True)
-    ours = get_embedder().encode(TEXTS)
+    ours = _runtime(runtime).encode(TEXTS)
     assert ours.shape == reference.shape
     assert np.abs(ours - reference).max() < 1e-5
+
+
+def test_onnx_runtime_gives_the_numpy_vectors():
+    fast, reference = _runtime("onnxruntime"), _runtime("numpy")
+    assert fast.runtime == "onnxruntime" and reference.runtime == "numpy"
+    texts = TEXTS[:5]  # short, empty and truncated texts in one padded batch
+    ours, theirs = fast.encode(texts), reference.encode(texts)
+    assert np.abs(ours - theirs).max() < 1e-5
+    assert (ours * theirs).sum(1).min() > 0.999999
+
+
+def test_default_runtime_is_onnx_runtime_when_installed():
+    pytest.importorskip("onnxruntime")
+    assert get_embedder().runtime == "onnxruntime"
+
+
+def test_asking_for_a_missing_onnx_runtime_says_how_to_install_it(monkeypatch):
+    import importlib.util
+
+    from prefrag.errors import ConfigurationError
+    from prefrag.index import embeddings
+
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        embeddings.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "onnxruntime" else real_find_spec(name, *a),
+    )
+    with pytest.raises(ConfigurationError, match="pip install onnxruntime"):
+        embeddings.resolve_runtime("onnxruntime")
+    assert embeddings.resolve_runtime("auto") == "numpy"
 
 
 def test_bulk_encoding_equals_encoding_one_at_a_time():

@@ -26,6 +26,7 @@ def test_graph_has_the_papers_nodes_and_typed_edges() -> None:
     assert set(graph.nodes) == {
         "__start__",
         "new_question",
+        "condense_question",
         "think",
         "plan_sources",
         "retrieve_planned",

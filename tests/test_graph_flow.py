@@ -15,7 +15,9 @@ from prefrag.graphs.graph import after_compare
 from prefrag.reasoners.base import (
     AnswerDraft,
     CompareVerdict,
+    CondensedQuestion,
     Feedback,
+    PriorTurn,
     Reflection,
     ScratchpadStep,
     ThinkDecision,
@@ -38,6 +40,7 @@ class ScriptedReasoner:
     def __init__(self) -> None:
         self.compare_inputs: list[tuple[list[str], list[str]]] = []
         self.feedback_seen: list[Feedback | None] = []
+        self.condensed: list[tuple[str, list[str]]] = []
 
     def think(
         self,
@@ -90,6 +93,10 @@ class ScriptedReasoner:
 
     def plan(self, question: str, sources: Sequence[SourceBrief]) -> SourcePlan:
         return route_question(question, sources)
+
+    def condense(self, question: str, history: Sequence[PriorTurn]) -> CondensedQuestion:
+        self.condensed.append((question, [turn.question for turn in history]))
+        return CondensedQuestion(question=question)
 
 
 def _sources() -> tuple[ListSource, ListSource]:
@@ -276,7 +283,13 @@ def test_streaming_node_updates() -> None:
         next(iter(chunk))
         for chunk in graph.stream({"question": QUESTION}, context=Context(), stream_mode="updates")
     ]
-    assert nodes[:4] == ["new_question", "think", "retrieve_local", "mog_select"]
+    assert nodes[:5] == [
+        "new_question",
+        "condense_question",
+        "think",
+        "retrieve_local",
+        "mog_select",
+    ]
     assert "search_fallback" in nodes and nodes[-1] == "self_reflect"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from pathlib import Path
@@ -17,7 +18,7 @@ from prefrag.errors import (
     StoreMissingError,
 )
 from prefrag.index.catalog import list_sources, source_exists
-from prefrag.index.chunking import chunk_words
+from prefrag.index.chunking import chunk_tokenizer, chunk_tokens, chunk_words
 from prefrag.index.dense import NumpyDenseIndex, QdrantStore
 from prefrag.index.fusion import reciprocal_rank_fusion
 from prefrag.index.ingest import index_paths
@@ -80,6 +81,66 @@ def test_chunk_words_windows_with_overlap() -> None:
         chunk_words(words, 4, 4)
 
 
+def _pieces(text: str) -> int:
+    return len(chunk_tokenizer(Settings()).encode(text, add_special_tokens=False).ids)
+
+
+def test_token_chunks_fit_the_window_overlap_and_cover_the_text() -> None:
+    tokenizer = chunk_tokenizer(Settings())
+    text = " ".join(f"Hydroxychloroquine dose {i} needs monitoring." for i in range(60))
+    chunks = chunk_tokens(text, tokenizer, 40, 8)
+    assert len(chunks) > 5
+    assert all(_pieces(chunk) <= 40 for chunk in chunks)
+    for before, after in itertools.pairwise(chunks):  # each starts inside the one before
+        assert before.endswith(" ".join(after.split()[:2]).split(" ", 1)[0]) or (
+            " ".join(after.split()[:2]) in before[-80:]
+        )
+    assert " ".join(chunks).split()[:3] == text.split()[:3]
+    assert chunks[-1].split()[-2:] == text.split()[-2:]
+    without_overlap = chunk_tokens(text, tokenizer, 40, 0)
+    assert " ".join(without_overlap) == text  # cuts fall between words, nothing is lost
+
+
+def test_token_chunks_keep_lines_and_cut_at_a_line_break() -> None:
+    tokenizer = chunk_tokenizer(Settings())
+    lines = [f"Line {i} says   something\tabout kidneys." for i in range(12)]
+    chunks = chunk_tokens("\n\n".join(lines), tokenizer, 30, 0)
+    assert all("\n" in chunk for chunk in chunks[:-1])
+    for chunk in chunks:  # every chunk starts and ends on a whole line
+        assert chunk.startswith("Line ") and chunk.endswith("kidneys.")
+        assert "  " not in chunk and "\t" not in chunk and "\n\n" not in chunk
+
+
+def test_a_word_longer_than_the_window_is_cut_inside() -> None:
+    tokenizer = chunk_tokenizer(Settings())
+    chunks = chunk_tokens("x" * 400, tokenizer, 16, 0)
+    assert "".join(chunks) == "x" * 400
+    assert all(_pieces(chunk) <= 16 for chunk in chunks)
+
+
+def test_a_chunk_size_beyond_the_window_is_refused(settings, corpus) -> None:
+    wide = settings.model_copy(update={"chunk_size": 300})
+    with pytest.raises(ConfigurationError, match="254"):
+        index_paths(corpus, "meds", settings=wide)
+
+
+def test_a_source_built_with_word_chunks_keeps_them(settings, corpus, tmp_path) -> None:
+    from prefrag.index import docstore
+
+    long_doc = {"id": "long", "title": "Long", "text": " ".join(f"term{i}" for i in range(500))}
+    path = _write_jsonl(tmp_path / "long.jsonl", [long_doc])
+    first = index_paths(path, "meds", settings=settings)
+    folder = settings.sources_dir / "meds"
+    manifest = docstore.read_manifest(folder)
+    assert (manifest.chunk_unit, manifest.chunk_size, manifest.chunk_overlap) == ("tokens", 254, 32)
+    # A manifest of the word-chunking era: the same files re-indexed are cut by words.
+    manifest.chunk_unit, manifest.chunk_size, manifest.chunk_overlap = "words", 200, 0
+    docstore.write_manifest(folder, manifest)
+    again = index_paths(path, "meds", settings=settings)
+    assert again.added == 3 and again.total_chunks == first.total_chunks + 3  # 200+200+100
+    assert index_paths(path, "meds", settings=settings).added == 0
+
+
 def test_index_reports_added_then_skipped_on_reindex(settings, corpus, tmp_path) -> None:
     markdown = tmp_path / "notes.md"
     markdown.write_text("# Lithium monitoring\n\nCheck lithium levels every three months.\n")
@@ -104,9 +165,11 @@ def test_index_reports_added_then_skipped_on_reindex(settings, corpus, tmp_path)
 def test_chunks_keep_metadata_and_parent_ids(settings, corpus, tmp_path) -> None:
     long_doc = {"id": "long", "title": "Long", "text": " ".join(f"word{i}" for i in range(25))}
     path = _write_jsonl(tmp_path / "more.jsonl", [*DOCS, long_doc])
-    small = settings.model_copy(update={"chunk_size": 10, "chunk_overlap": 2})
+    small = settings.model_copy(update={"chunk_size": 20, "chunk_overlap": 4})
     report = index_paths(path, "meds", settings=small, authority=0.7)
-    assert report.added == 3 + 3  # the long document gives windows at 0, 8, 16
+    # The long document is 50 word pieces ("word", "##0"...) and has no sentence start to
+    # overlap at: windows at 0, 20 and 40.
+    assert report.added == 3 + 3
 
     source = LocalSource("meds", settings=small, mode="lexical")
     assert source.authority == 0.7

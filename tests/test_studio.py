@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-LANGGRAPH = Path(sys.executable).parent / "langgraph"
 
 
 def _free_port() -> int:
@@ -26,7 +25,7 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def studio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    if not LANGGRAPH.exists() and shutil.which("langgraph") is None:
+    if importlib.util.find_spec("langgraph_cli") is None:
         pytest.skip("langgraph-cli is not installed (dev extra)")
     port = _free_port()
     home = tmp_path_factory.mktemp("studio-home")
@@ -37,8 +36,12 @@ def studio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "LANGGRAPH_NO_VERSION_CHECK": "true",
         "HF_HUB_OFFLINE": "1",
     }
+    # This interpreter's langgraph-cli: a copied virtualenv's `langgraph` script may still
+    # name the interpreter (and so the prefrag) it was installed for.
     command = [
-        str(LANGGRAPH) if LANGGRAPH.exists() else "langgraph",
+        sys.executable,
+        "-m",
+        "langgraph_cli",
         "dev",
         "--no-browser",
         "--no-reload",
@@ -97,7 +100,13 @@ def test_question_through_langgraph_dev(studio_server: str) -> None:
     ):
         if part.event == "updates" and isinstance(part.data, dict):
             nodes.extend(part.data)
-    assert nodes[:4] == ["new_question", "think", "retrieve_local", "mog_select"]
+    assert nodes[:5] == [
+        "new_question",
+        "condense_question",
+        "think",
+        "retrieve_local",
+        "mog_select",
+    ]
     assert nodes[-2:] == ["answer", "self_reflect"]
     state = client.threads.get_state(thread["thread_id"])
     values = state["values"]
@@ -154,3 +163,63 @@ def test_second_question_on_a_studio_thread_is_a_fresh_episode(studio_server: st
     assert second["counters"]["local_total"] == len(second["route"])
     assert [turn["question"] for turn in second["history"]] == [questions[0]]
     assert second["history"][0]["answer"] == first["answer"]
+
+
+@pytest.mark.slow
+def test_a_follow_up_on_a_studio_thread_is_rewritten_before_retrieval(studio_server: str) -> None:
+    from langgraph_sdk import get_sync_client
+
+    client = get_sync_client(url=studio_server)
+    thread = client.threads.create()
+    context = {"top_k": 3, "fallback_sources": [], "max_reflections": 0}
+    first, follow_up = "Can I take ibuprofen with warfarin?", "What should I take for pain instead?"
+    client.runs.wait(thread["thread_id"], "prefrag", input={"question": first}, context=context)
+    output = client.runs.wait(
+        thread["thread_id"], "prefrag", input={"question": follow_up}, context=context
+    )
+    assert isinstance(output, dict)
+    assert output["question"] == follow_up
+    assert "ibuprofen" in output["standalone_question"]
+    assert output["route"][0]["query"] == output["standalone_question"]
+    assert any("rewritten" in note for note in output["notes"])
+    assert [turn["question"] for turn in output["history"]] == [first]
+    standalone = "Which medicines interact with warfarin?"
+    again = client.runs.wait(
+        thread["thread_id"], "prefrag", input={"question": standalone}, context=context
+    )
+    assert isinstance(again, dict) and again["standalone_question"] == standalone
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("run_input", "extra_context", "error", "message"),
+    [
+        ({"question": 42}, {}, "InvalidQuestionError", "must be text, not int"),
+        ({"question": "why " * 250_000}, {}, "InvalidQuestionError", "over the limit of 2,000"),
+        ({"question": "What is warfarin?"}, {"top_kk": 3}, "ConfigurationError", "['top_kk']"),
+        (
+            {"question": "What is warfarin?"},
+            {"polyview_views": ["SAT"]},
+            "ConfigurationError",
+            "polyview_views takes one or more",
+        ),
+    ],
+)
+def test_studio_refuses_bad_input_in_one_sentence(
+    studio_server: str, run_input: dict, extra_context: dict, error: str, message: str
+) -> None:
+    import time
+
+    from langgraph_sdk import get_sync_client
+
+    client = get_sync_client(url=studio_server)
+    thread = client.threads.create()
+    context = {"top_k": 3, "fallback_sources": [], **extra_context}
+    start = time.monotonic()
+    output = client.runs.wait(
+        thread["thread_id"], "prefrag", input=run_input, context=context, raise_error=False
+    )
+    assert time.monotonic() - start < 30  # refused at once, the worker is not held
+    assert isinstance(output, dict) and "__error__" in output, output
+    assert output["__error__"]["error"] == error
+    assert message in output["__error__"]["message"]

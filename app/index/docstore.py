@@ -61,6 +61,8 @@ class Manifest:
     description: str = ""
     chunk_size: int = 200
     chunk_overlap: int = 0
+    # "tokens" (word pieces of the embedder); manifests written before it cut by words.
+    chunk_unit: str = "words"
     collection: str = ""
     updated: str = ""
     format: int = FORMAT_VERSION

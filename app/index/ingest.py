@@ -20,7 +20,7 @@ import numpy as np
 
 from prefrag.errors import ConfigurationError, IngestError
 from prefrag.index import docstore
-from prefrag.index.chunking import chunk_document
+from prefrag.index.chunking import Chunking, ChunkUnit, chunk_document
 from prefrag.index.loaders import RawDocument, iter_input_files, load_file
 
 if TYPE_CHECKING:
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from prefrag.index.embeddings import Embedder
 
 _EMBED_STEP = 256  # texts per progress update; the embedder batches inside
+_CALIBRATION = 32  # chunks embedded first to time the rest (the longest: a safe estimate)
+LARGE_DOCUMENT_CHUNKS = 1_000  # a document cut into more chunks is named before embedding
 
 
 logger = logging.getLogger(__name__)
@@ -103,8 +105,9 @@ def index_paths(
         manifest, damage = _sound_manifest(folder)
         old_records, old_vectors = _current_contents(folder, manifest)
         source_authority = _source_authority(authority, manifest)
-        new_records, chunk_total = _new_chunks(
-            raws, source, settings, source_authority, old_records
+        chunking = source_chunking(manifest, settings)
+        new_records, chunk_total, largest = _new_chunks(
+            raws, source, settings, chunking, source_authority, old_records
         )
         skipped = chunk_total - len(new_records)
         if damage:
@@ -134,6 +137,8 @@ def index_paths(
             )
         # Open Qdrant before the long embedding step so a locked store fails at once.
         with _open_store(source, folder, settings) as store:
+            if progress:
+                _announce(source, len(new_records), len(raws), largest)
             new_vectors = _embed([r["text"] for r in new_records], embedder, progress, source)
             records = [*old_records, *new_records]
             vectors = np.vstack([old_vectors, new_vectors]) if old_records else new_vectors
@@ -145,7 +150,9 @@ def index_paths(
                 store.upsert(records, vectors)
             else:
                 store.upsert(new_records, new_vectors)
-            manifest = _write(folder, source, records, vectors, manifest, settings, embedder)
+            manifest = _write(
+                folder, source, records, vectors, manifest, settings, chunking, embedder
+            )
             manifest.authority = source_authority
             if description is not None:
                 manifest.description = description
@@ -266,30 +273,89 @@ def _source_authority(authority: float | None, manifest: docstore.Manifest | Non
     return manifest.authority if manifest is not None else docstore.DEFAULT_AUTHORITY
 
 
+def source_chunking(manifest: docstore.Manifest | None, settings: Settings) -> Chunking:
+    """How `index` cuts documents for a source: as it was built, else by word pieces.
+
+    A source keeps the chunking recorded in its manifest (so re-indexing the same files
+    adds nothing); a new or rebuilt one takes the settings' size and overlap in word pieces.
+
+    Raises:
+        ConfigurationError: The size does not fit the embedder's window.
+    """
+    from prefrag.index.chunking import SPECIAL_TOKENS
+    from prefrag.index.embeddings import MAX_TOKENS
+
+    if manifest is not None:
+        unit: ChunkUnit = "tokens" if manifest.chunk_unit == "tokens" else "words"
+        return Chunking(unit, manifest.chunk_size, manifest.chunk_overlap)
+    window = MAX_TOKENS - SPECIAL_TOKENS
+    if settings.chunk_size > window:
+        raise ConfigurationError(
+            f"PREFRAG_CHUNK_SIZE={settings.chunk_size} is more word pieces than the embedder "
+            f"reads ({window}); set it to {window} or less."
+        )
+    return Chunking("tokens", settings.chunk_size, settings.chunk_overlap)
+
+
 def _new_chunks(
     raws: Sequence[RawDocument],
     source: str,
     settings: Settings,
+    chunking: Chunking,
     authority: float,
     old_records: Sequence[dict[str, Any]],
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[dict[str, Any]], int, tuple[int, str]]:
+    """(new chunk records, chunks in the input, (chunks, location) of its largest document)."""
     seen = {record["id"] for record in old_records}
     fresh: list[dict[str, Any]] = []
     total = 0
+    largest = (0, "")
     for raw in raws:
         chunks = chunk_document(
-            raw,
-            source=source,
-            size=settings.chunk_size,
-            overlap=settings.chunk_overlap,
-            authority=authority,
+            raw, source=source, chunking=chunking, settings=settings, authority=authority
         )
         total += len(chunks)
+        largest = max(largest, (len(chunks), raw.location))
         for chunk in chunks:
             if chunk.metadata["id"] not in seen:
                 seen.add(chunk.metadata["id"])
                 fresh.append(docstore.document_to_record(chunk))
-    return fresh, total
+    return fresh, total, largest
+
+
+def _announce(source: str, chunks: int, documents: int, largest: tuple[int, str]) -> None:
+    """Say how much embedding is ahead, and name a document that alone makes much of it."""
+    from rich.console import Console
+    from rich.markup import escape
+
+    console = Console(stderr=True)
+    console.print(f"{escape(source)}: {chunks:,} new chunks to embed from {documents:,} documents.")
+    count, location = largest
+    if count >= LARGE_DOCUMENT_CHUNKS:
+        console.print(
+            f"[yellow]note:[/] one document, {escape(location)}, is cut into {count:,} chunks; "
+            "if it is several documents, give each its own file or JSONL line."
+        )
+
+
+def _speed_column() -> Any:
+    """A progress column showing chunks per second."""
+    from rich.progress import ProgressColumn, Task
+    from rich.text import Text
+
+    class Speed(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            return Text(f"{task.speed:.1f} chunks/s" if task.speed else "")
+
+    return Speed()
+
+
+def _format_duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def _embed(texts: list[str], embedder: Embedder, progress: bool, source: str) -> np.ndarray:
@@ -304,17 +370,31 @@ def _embed(texts: list[str], embedder: Embedder, progress: bool, source: str) ->
             rows = order[start : start + _EMBED_STEP]
             vectors[rows] = embedder.encode([texts[i] for i in rows])
         return vectors
+    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
+    console = Console(stderr=True)
+    # Time the longest chunks first: the estimate errs long, and comes before the long work.
+    first = order[:_CALIBRATION]
+    started = time.perf_counter()
+    vectors[first] = embedder.encode([texts[i] for i in first])
+    rate = len(first) / max(time.perf_counter() - started, 1e-6)
+    remaining = len(texts) - len(first)
+    if remaining:
+        console.print(
+            f"Embedding {len(texts):,} chunks at about {rate:.0f} chunks/s: "
+            f"about {_format_duration(remaining / rate)} to go."
+        )
     columns = (
         "[progress.description]{task.description}",
         BarColumn(),
         MofNCompleteColumn(),
+        _speed_column(),
         TimeRemainingColumn(),
     )
-    with Progress(*columns, transient=False) as bar:
-        task = bar.add_task(f"Embedding {source}", total=len(texts))
-        for start in steps:
+    with Progress(*columns, console=console, transient=False) as bar:
+        task = bar.add_task(f"Embedding {source}", total=len(texts), completed=len(first))
+        for start in range(len(first), len(texts), _EMBED_STEP):
             rows = order[start : start + _EMBED_STEP]
             vectors[rows] = embedder.encode([texts[i] for i in rows])
             bar.advance(task, len(rows))
@@ -328,6 +408,7 @@ def _write(
     vectors: np.ndarray,
     manifest: docstore.Manifest | None,
     settings: Settings,
+    chunking: Chunking,
     embedder: Embedder,
 ) -> docstore.Manifest:
     from prefrag.index.dense import collection_name
@@ -346,8 +427,9 @@ def _write(
         embedding_model=settings.embedding_model,
         authority=manifest.authority if manifest else docstore.DEFAULT_AUTHORITY,
         description=manifest.description if manifest else "",
-        chunk_size=settings.chunk_size,
-        chunk_overlap=settings.chunk_overlap,
+        chunk_size=chunking.size,
+        chunk_overlap=chunking.overlap,
+        chunk_unit=chunking.unit,
         collection=collection_name(source),
         updated=docstore.now_iso(),
         lexical_format=FORMAT,

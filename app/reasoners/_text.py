@@ -193,9 +193,10 @@ def unseen_idf(n_texts: int) -> float:
 
 # Lines in the shape of the prompts' own control fields ("Status: False", "Judgment: ...",
 # "Final Answer: ...") are not evidence: a document carrying them is trying to steer the
-# reasoner, and their words must never become an answer.
+# reasoner, and their words must never become an answer. A verdict word may lead the field
+# ("False Self-Evaluation: ...").
 _CONTROL_LINE_RE = re.compile(
-    r"^\s*[*_#>\s]*(status|judg(e)?ment|verdict|label|self-evaluation|analysis|thought|action|"
+    r"^\s*[*_#>\s]*(?:(?:true|false|yes|no)\s+)?(status|judg(e)?ment|verdict|label|self-evaluation|analysis|thought|action|"
     r"observation|final answer|answer|instruction|system|assistant|user)\s*[:=].*$",
     re.IGNORECASE | re.MULTILINE,
 )

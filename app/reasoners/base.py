@@ -138,6 +138,28 @@ class Feedback(BaseModel):
         return "\n".join(lines)
 
 
+class PriorTurn(BaseModel):
+    """An earlier question on the thread and its answer, as the condense role sees it.
+
+    `question` is the turn's standalone form when it was itself rewritten.
+    """
+
+    question: str
+    answer: str = ""
+    abstained: bool = False
+    titles: list[str] = Field(default_factory=list, description="Titles the answer cited.")
+
+
+class CondensedQuestion(BaseModel):
+    """A follow-up question rewritten to stand alone, or the question unchanged."""
+
+    question: str
+    rewritten: bool = False
+    explanation: str = ""
+    fallback: bool = False
+    usage: Usage = Field(default_factory=Usage)
+
+
 class ScratchpadStep(BaseModel):
     """One earlier Thought / Action / Observation round, as the reasoner sees it."""
 
@@ -151,6 +173,14 @@ class ScratchpadStep(BaseModel):
 @runtime_checkable
 class Reasoner(Protocol):
     """One method per role of the PrefRAG process."""
+
+    def condense(self, question: str, history: Sequence[PriorTurn]) -> CondensedQuestion:
+        """`question` as a standalone question, using the thread's earlier turns.
+
+        A question that already stands alone comes back unchanged (`rewritten=False`).
+        `history` is oldest first and never empty (the graph skips this role without it).
+        """
+        ...
 
     def think(
         self,

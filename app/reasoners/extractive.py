@@ -13,6 +13,8 @@ lives in a module of its own; this class ties them together:
   questions, the one to three best-supported sentences for explanations and advice, the
   listed items for list questions, one of two named options, or yes/no - after setting
   aside documents superseded by a newer authoritative one (`_conflicts`).
+- condense (`_condense`): a follow-up on a thread gets the earlier turn's subject in place
+  of its pronouns and ellipses; a standalone question passes unchanged.
 - reflect (`_reflection`): CORRECT only when a sentence holding the answer supports it for
   what the question asks; otherwise structured feedback (`Feedback`) with leads to search.
 
@@ -30,6 +32,7 @@ from langchain_core.documents import Document
 
 from prefrag.documents import doc_id, unique_documents
 from prefrag.reasoners._answering import ABSTENTION, abstention, answer_question
+from prefrag.reasoners._condense import condense_follow_up
 from prefrag.reasoners._evidence import Evidence, QuestionWeights, rank_sentences
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._planning import next_source, plan
@@ -39,7 +42,9 @@ from prefrag.reasoners._text import QuestionShape, analyze_question, jaccard, te
 from prefrag.reasoners.base import (
     AnswerDraft,
     CompareVerdict,
+    CondensedQuestion,
     Feedback,
+    PriorTurn,
     Reflection,
     ScratchpadStep,
     ThinkDecision,
@@ -190,6 +195,10 @@ class ExtractiveReasoner:
     def reflect(self, question: str, answer: str, evidence: Sequence[Document]) -> Reflection:
         """CORRECT only when a sentence holding the answer supports it for what is asked."""
         return reflect_on(question, answer, evidence)
+
+    def condense(self, question: str, history: Sequence[PriorTurn]) -> CondensedQuestion:
+        """A follow-up made standalone by the rules of `_condense` (else unchanged)."""
+        return condense_follow_up(question, history)
 
     def plan(self, question: str, sources: Sequence[SourceBrief]) -> SourcePlan:
         """Route the question to the best-described sources (`source_planner`)."""

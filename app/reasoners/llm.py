@@ -28,7 +28,9 @@ from prefrag.prompts import render_prompt
 from prefrag.reasoners.base import (
     AnswerDraft,
     CompareVerdict,
+    CondensedQuestion,
     Feedback,
+    PriorTurn,
     Reflection,
     ReflectionLabel,
     ScratchpadStep,
@@ -40,6 +42,7 @@ from prefrag.reasoners.parsing import (
     match_source,
     parse_answer,
     parse_compare,
+    parse_condensed,
     parse_reflection,
     parse_think,
     strip_citations,
@@ -123,6 +126,15 @@ class ReflectWire(BaseModel):
     suggestion: str = Field(description="How to improve the answer; empty when CORRECT.")
 
 
+class CondenseWire(BaseModel):
+    """A follow-up question rewritten to stand alone."""
+
+    standalone_question: str = Field(
+        description="The follow-up rewritten as a standalone question; the follow-up itself "
+        "when it already stands alone. Never its answer."
+    )
+
+
 class LLMReasoner:
     """The `Reasoner` protocol over LangChain chat models, one per role.
 
@@ -135,7 +147,8 @@ class LLMReasoner:
       and does not contain "true"; we keep the preferred source so that a misbehaving judge
       never exposes a run to web content the user did not need;
     - answer: the raw reply trimmed, or "I could not find an answer.";
-    - reflect: CORRECT, so no extra retrieval is spent on an unreadable reflection.
+    - reflect: CORRECT, so no extra retrieval is spent on an unreadable reflection;
+    - condense: the question as asked (a follow-up then searches with its own words).
     """
 
     def __init__(
@@ -371,6 +384,41 @@ class LLMReasoner:
             )
         return reflection.model_copy(update={"usage": usage})
 
+    def condense(self, question: str, history: Sequence[PriorTurn]) -> CondensedQuestion:
+        """A follow-up rewritten to stand alone (`prompts/condense.txt`), or left as asked."""
+        prompt = render_prompt(
+            "condense",
+            history=_history_block(history),
+            question=question,
+            format=render_prompt("format_condense").strip(),
+        )
+        condensed, usage, _ = self._run(
+            "condense",
+            prompt,
+            parser=parse_condensed,
+            schema=CondenseWire,
+            convert=lambda wire: parse_condensed(
+                f"Standalone question: {wire.standalone_question}"
+            ),
+            expected=render_prompt("format_condense"),
+        )
+        if condensed is None:
+            return CondensedQuestion(
+                question=question,
+                explanation="The rewrite could not be read; the question is used as asked "
+                "(fallback).",
+                fallback=True,
+                usage=usage,
+            )
+        if " ".join(condensed.question.lower().split()) == " ".join(question.lower().split()):
+            return CondensedQuestion(question=question, usage=usage)
+        return CondensedQuestion(
+            question=condensed.question,
+            rewritten=True,
+            explanation="rewritten by the condense model from the thread's earlier turns",
+            usage=usage,
+        )
+
     def plan(self, question: str, sources: Sequence[SourceBrief]) -> SourcePlan:
         """Per-source queries (Omni-RAG prompt E.7), read by the strict-then-tolerant parser.
 
@@ -591,6 +639,7 @@ _WIRE: dict[str, type[BaseModel]] = {
     "compare": CompareWire,
     "answer": AnswerWire,
     "reflect": ReflectWire,
+    "condense": CondenseWire,
 }
 
 
@@ -648,6 +697,19 @@ def _known_ids(cited: Sequence[str], known: Sequence[str]) -> list[str]:
     """Cited ids that name documents actually shown (models invent ids)."""
     allowed = set(known)
     return [c for c in dict.fromkeys(cited) if c in allowed]
+
+
+_HISTORY_TURNS = 4  # the latest turns a condense prompt shows
+_HISTORY_ANSWER_CHARS = 400
+
+
+def _history_block(history: Sequence[PriorTurn]) -> str:
+    """The thread's latest turns as `Question:` / `Answer:` lines, oldest first."""
+    lines = []
+    for turn in list(history)[-_HISTORY_TURNS:]:
+        lines.append(f"Question: {turn.question}")
+        lines.append(f"Answer: {_trim(turn.answer, _HISTORY_ANSWER_CHARS) or '(none)'}")
+    return "\n".join(lines)
 
 
 def _feedback_block(feedback: Feedback | None) -> str:

@@ -18,6 +18,7 @@ from typing import Any
 from prefrag.reasoners.base import (
     AnswerDraft,
     CompareVerdict,
+    CondensedQuestion,
     Reflection,
     ReflectionLabel,
     ThinkDecision,
@@ -28,6 +29,7 @@ __all__ = [
     "match_source",
     "parse_answer",
     "parse_compare",
+    "parse_condensed",
     "parse_reflection",
     "parse_think",
     "strip_citations",
@@ -143,6 +145,21 @@ def parse_reflection(text: str) -> Reflection | None:
     """
     try:
         return _parse_reflection(_as_text(text))
+    except Exception:
+        return None
+
+
+def parse_condensed(text: str) -> CondensedQuestion | None:
+    """Read the condense role's reply: `Standalone question: ...`, JSON, or one plain line.
+
+    Quotes and fences around the question are dropped. A reply longer than
+    `_MAX_CONDENSED_CHARS` (an answer or an essay, not a question) is not a rewrite.
+
+    Returns:
+        The rewritten question (`rewritten` is decided by the caller), or None.
+    """
+    try:
+        return _parse_condensed(_as_text(text))
     except Exception:
         return None
 
@@ -402,6 +419,24 @@ def _named_section(text: str, marker: re.Pattern[str], stops: tuple[re.Pattern[s
     if match is None:
         return ""
     return _cut_at_markers(_section(text, match), stops).strip().strip("*").strip()
+
+
+_STANDALONE = re.compile(r"^\s*\**\s*standalone[ _]question\s*\**\s*[:=]\s*", re.I | re.M)
+_MAX_CONDENSED_CHARS = 600
+
+
+def _parse_condensed(text: str) -> CondensedQuestion | None:
+    cleaned = _FENCE.sub("", text).strip()
+    data = _find_json_object(cleaned, required_key="standalone_question")
+    if data is not None:
+        found = _as_text(_get_ci(data, "standalone_question"))
+    else:
+        marker = _STANDALONE.search(cleaned)
+        found = _first_line(cleaned[marker.end() :] if marker else cleaned)
+    question = " ".join(found.split()).strip(_QUOTES + " *")
+    if not question or len(question) > _MAX_CONDENSED_CHARS:
+        return None
+    return CondensedQuestion(question=question)
 
 
 # --- shared helpers -----------------------------------------------------------------------

@@ -47,6 +47,11 @@ ROLES: tuple[Role, ...] = (
     Role("answer", "Chat model for the final answer."),
     Role("reflect", "Chat model for self-reflection."),
     Role("plan", "Chat model that plans per-source queries (the plan_sources node, SPO)."),
+    Role(
+        "condense",
+        "Chat model that rewrites a follow-up on a thread into a standalone question "
+        "(the condense_question node).",
+    ),
 )
 ROLE_NAMES: tuple[str, ...] = tuple(role.name for role in ROLES)
 

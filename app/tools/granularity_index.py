@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from prefrag.config import Settings
 
 N_LEVELS = 5
+BASE_WORDS = 200  # the finest-but-one level; the levels halve and double it
 _WORD = re.compile(r"\S+")
 _FORMAT_VERSION = 1
 # Metadata carried from a parent document onto each of its chunks.
@@ -376,7 +377,7 @@ def build_source_index(
     Args:
         source: The source name; the index goes to `<sources_dir>/<source>/mog`.
         documents: The source's documents, unchunked.
-        base_size: Base chunk size in words; default `Settings.chunk_size`.
+        base_size: Base chunk size in words; default `BASE_WORDS`.
         encoder: Embedder; default the configured one.
         settings: Settings whose data folder holds the source; default the process ones.
         folder: Save here instead of the source's folder.
@@ -384,7 +385,7 @@ def build_source_index(
     from prefrag.config import get_settings
 
     settings = settings or get_settings()
-    size = base_size or settings.chunk_size
+    size = base_size or BASE_WORDS
     if encoder is None:
         from prefrag.index.embeddings import get_embedder
 

@@ -1,0 +1,310 @@
+"""Offline rewrite of a follow-up question into a standalone one (the extractive `condense`).
+
+Without a model the rewrite is a few visible rules, applied only when the question shows it
+leans on an earlier turn; any other question passes through unchanged:
+
+- a referring pronoun ("it", "they", "this", "that drug", "its dose") is replaced by the
+  earlier turn's referent: its answer when that was a short name asked for by what/which/
+  where, else the first entity its question named ("warfarin" in "What is the dose of warfarin?",
+  cut to the words the turn's cited titles share);
+- "he", "she", "his", "her" prefer a short name answered, then a capitalised name asked about;
+- a verb left without its object ("safe to take with aspirin?") gains the referent;
+- "instead" without "of" gains "of <what the earlier question was about>";
+- an ellipsis or continuation ("What about X?", "And X?", "And how long ...?", "... too?",
+  "anything else?") keeps the earlier question and adds the new part, so retrieval sees both.
+
+The rules cannot know which part of the earlier question "What about X?" replaces; a model
+behind the `condense` role (`prompts/condense.txt`) can.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from prefrag.reasoners.base import CondensedQuestion, PriorTurn
+
+_WORD_RE = re.compile(r"[A-Za-z0-9][\w'\u2019-]*")
+
+# Words that never make up what a question is about.
+_FUNCTION = frozenset(
+    """a an the of in on at for to from with without by about into over under after before
+    during and or but nor so if then than as is are was were be been being am do does did
+    done can could may might must shall should will would have has had having not no yes
+    what which who whom whose when where why how i me my we us our you your he him his she
+    her it its they them their this that these those there here any some each every all
+    much many more most less least one ones other another else also too very just only
+    please tell know get got give gave take taken took use used using need needed happen
+    happens mean means called name named does make made go goes safe okay ok fine right
+    best usual usually normally typically instead long deep soon often old far tall high
+    big large wide""".split()
+)
+# Nouns naming an aspect of a subject rather than the subject itself.
+_ASPECTS = frozenset(
+    """dose doses dosage dosages risk risks side effect effects use uses treatment treatments
+    symptom symptoms cause causes sign signs level levels range ranges amount interaction
+    interactions population capital river height age date year founder name kind type
+    part role alternative alternatives option options difference course courses""".split()
+)
+_AUXILIARIES = frozenset(
+    "does do did is are was were can could will would should may might has have had".split()
+)
+_REFERRING = frozenset({"it", "they", "them", "this", "that", "these", "those"})
+_PERSONAL = frozenset({"he", "she", "him", "his", "her", "hers"})
+_POSSESSIVE = frozenset({"its", "their"})
+# "this drug", "the medicine": a determiner and a category noun point back too.
+_CATEGORY_RE = re.compile(
+    r"\b(?:this|that|these|those|the same)\s+(?:drug|drugs|medicine|medicines|medication|"
+    r"medications|tablet|tablets|condition|disease|illness|treatment|place|town|city|village|"
+    r"river|person|man|woman|one|ones|thing)\b",
+    re.IGNORECASE,
+)
+_EXPLETIVE_RE = re.compile(
+    r"\b(?:is|was|would|will|isn't|wasn't)\s+it\s+(?:\w+\s+)?\w+\s+(?:to|that|if|whether|for)\b",
+    re.IGNORECASE,
+)
+_WHAT_ABOUT_RE = re.compile(
+    r"^\s*(?:and\s+|but\s+)?(?:what|how)\s+about\s+(?P<rest>.+?)\s*\??\s*$", re.IGNORECASE
+)
+_AND_RE = re.compile(r"^\s*(?:and|also)\s+(?P<rest>.+?)\s*\??\s*$", re.IGNORECASE)
+_QUESTION_START = re.compile(
+    r"^(how|what|when|where|which|who|whom|whose|why|is|are|was|were|can|could|does|do|did|"
+    r"should|will|would|may)\b",
+    re.IGNORECASE,
+)
+_TOO_RE = re.compile(r"\b(?:too|as well|else)\s*\??\s*$", re.IGNORECASE)
+# "Is it safe to take with aspirin?": a verb whose object was left out.
+_NO_OBJECT_RE = re.compile(
+    r"\b(take|taking|use|using|combine|combining|mix|mixing|give|giving|stop|stopping)"
+    r"\s+(?=(with|alongside|together|during|while|before|after|if|in)\b)",
+    re.IGNORECASE,
+)
+# "What are its side effects?" -> "What are the side effects of metformin?"
+_OF_POSSESSIVE_RE = re.compile(r"\b(its|their)\s+((?:[\w-]+\s+){0,2}[\w-]+)(\s*\??\s*)$", re.I)
+_INSTEAD_RE = re.compile(r"\binstead\b(?!\s+of\b)", re.IGNORECASE)
+# Questions whose short answer is a thing or place ("it"), or a person ("she").
+_ASKS_THING = re.compile(r"^\s*(what|which|where)\b", re.IGNORECASE)
+_ASKS_NAME = re.compile(r"^\s*(who|whom|whose|what|which)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class _Span:
+    start: int
+    end: int
+    text: str
+
+
+def condense_follow_up(question: str, history: Sequence[PriorTurn]) -> CondensedQuestion:
+    """`question` made standalone from the latest earlier turn, or unchanged."""
+    text = " ".join(question.split())
+    if not history:
+        return CondensedQuestion(question=text)
+    prior = history[-1]
+    subject = _subject_phrase(prior.question, prior.titles)
+    if not subject:
+        return CondensedQuestion(question=text)
+    rewritten, why = _rewrite(text, prior, subject)
+    if rewritten == text:
+        return CondensedQuestion(question=text)
+    return CondensedQuestion(question=rewritten, rewritten=True, explanation=why)
+
+
+def _rewrite(text: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
+    prior_text = prior.question.strip().rstrip("?").strip()
+    ellipsis = _WHAT_ABOUT_RE.match(text) or _AND_RE.match(text)
+    if ellipsis:
+        rest = ellipsis.group("rest").strip()
+        if _QUESTION_START.match(rest):  # "And how long is the course if ...?"
+            return f"{prior_text}, and {rest}?", "a continuation: the earlier question kept"
+        return f"{prior_text}, and what about {rest}?", "an ellipsis: the earlier question kept"
+    if _TOO_RE.search(text) and not _has_own_subject(text):
+        core = text.rstrip("?").strip()
+        return f"{core} (about {subject})?", "an ellipsis: the earlier subject carried over"
+    referent = _referent(prior, subject)
+    personal = _personal_referent(prior)
+    out = _CATEGORY_RE.sub(referent, text)
+    if _INSTEAD_RE.search(out):
+        out = _INSTEAD_RE.sub(f"instead of {_carried(prior.question)}", out, count=1)
+    out = _NO_OBJECT_RE.sub(lambda m: f"{m.group(1)} {referent} ", out)
+    out = _OF_POSSESSIVE_RE.sub(lambda m: f"the {m.group(2)} of {referent}{m.group(3)}", out)
+    out = _replace_pronouns(out, referent, personal)
+    return out, "pronouns and ellipses resolved from the previous turn"
+
+
+def _replace_pronouns(text: str, referent: str, personal: str) -> str:
+    expletive_spans = [(m.start(), m.end()) for m in _EXPLETIVE_RE.finditer(text)]
+    pieces: list[str] = []
+    last = 0
+    words = list(_WORD_RE.finditer(text))
+    for index, match in enumerate(words):
+        word = match.group().lower()
+        following = words[index + 1].group().lower() if index + 1 < len(words) else ""
+        replacement = None
+        if word in _POSSESSIVE:
+            replacement = _possessive(referent)
+        elif word in ("his", "hers") or (word == "her" and following not in _FUNCTION):
+            replacement = (_possessive(personal) if following else personal) or None
+        elif word in _PERSONAL:
+            replacement = personal or None
+        elif word in _REFERRING:
+            if any(start <= match.start() < end for start, end in expletive_spans):
+                continue
+            previous = words[index - 1].group().lower() if index else ""
+            pronoun = _stands_alone(following) or previous in _AUXILIARIES
+            if word in ("this", "that", "these", "those") and not pronoun:
+                continue  # a determiner ("that year") or a conjunction ("so that")
+            replacement = referent
+        if replacement is None:
+            continue
+        pieces.append(text[last : match.start()])
+        pieces.append(replacement)
+        last = match.end()
+    pieces.append(text[last:])
+    return "".join(pieces)
+
+
+def _stands_alone(following: str) -> bool:
+    """Whether "this"/"that" is a pronoun here: at the end, or before a verb-like word."""
+    return following == "" or following in _FUNCTION
+
+
+def _possessive(name: str) -> str:
+    return f"{name}'" if name.endswith("s") else f"{name}'s"
+
+
+def _has_own_subject(text: str) -> bool:
+    return any(not _is_function(w) and w.lower() not in _ASPECTS for w in _words(text)[1:])
+
+
+def _referent(prior: PriorTurn, subject: str) -> str:
+    """What "it" points back to: a short name the earlier turn answered, else its subject."""
+    answer = _short_name(prior)
+    return answer if answer and _ASKS_THING.match(prior.question) else subject
+
+
+def _personal_referent(prior: PriorTurn) -> str:
+    """Who "he"/"she" is: a short name answered, else a name of two or more words asked about.
+
+    After a who-question without a short answer the names in the question are not the
+    person asked for (a work, a place), so there is no referent and the pronoun stays.
+    """
+    answer = _short_name(prior)
+    if answer and _ASKS_NAME.match(prior.question):
+        return answer
+    if re.match(r"^\s*(who|whom|whose)\b", prior.question, re.IGNORECASE):
+        return ""
+    names = [
+        s.text
+        for s in _content_spans(prior.question)
+        if _capitalised(s.text) and len(s.text.split()) >= 2 and not s.text.isupper()
+    ]
+    return names[0] if names else ""
+
+
+def _short_name(prior: PriorTurn) -> str:
+    answer = prior.answer.strip().rstrip(".")
+    if prior.abstained or not answer or len(answer.split()) > 5 or not answer[:1].isupper():
+        return ""
+    if answer.lower() in ("yes", "no") or re.search(r"[;:!?]|\.\s", answer):
+        return ""
+    return answer
+
+
+def _subject_phrase(question: str, titles: Sequence[str] = ()) -> str:
+    """The first entity an earlier question names ("warfarin" in "the dose of warfarin").
+
+    A run of several words is cut to the words the turn's cited titles share, when they
+    share any ("metformin" of "Does metformin lower blood sugar?" citing "Metformin").
+    """
+    spans = _content_spans(question)
+    if not spans:
+        return ""
+    entities = [s for s in spans if s.text.lower() not in _ASPECTS] or spans
+    chosen = _titled(entities[0], titles)
+    text = chosen.text
+    # "the tallest tower in Velmark": keep a capitalised place the span is "in" or "of".
+    tail = question[chosen.end :]
+    place = re.match(r"\s+(in|of|at|on)\s+((?:[A-Z][\w'-]*\s?)+)", tail)
+    if place and not chosen.text[:1].isupper():
+        text = f"{text} {place.group(1)} {place.group(2).strip()}"
+    before = question[: chosen.start].rstrip().lower()
+    if before.endswith(" the") and not text[:1].isupper():
+        text = f"the {text}"
+    return text
+
+
+def _titled(span: _Span, titles: Sequence[str]) -> _Span:
+    """The longest run of `span`'s words that the cited titles hold, or `span` itself."""
+    title_words = {w.lower() for title in titles for w in _WORD_RE.findall(title)}
+    words = list(_WORD_RE.finditer(span.text))
+    best: list[re.Match[str]] = []
+    run: list[re.Match[str]] = []
+    for word in words:
+        run = [*run, word] if word.group().lower() in title_words else []
+        if len(run) > len(best):
+            best = run
+    if len(words) < 2 or not best:
+        return span
+    start, end = span.start + best[0].start(), span.start + best[-1].end()
+    return _Span(start, end, span.text[best[0].start() : best[-1].end()])
+
+
+def _carried(question: str) -> str:
+    """Everything an earlier question was about: its first entity to its last named thing."""
+    spans = _content_spans(question)
+    entities = [s for s in spans if s.text.lower() not in _ASPECTS] or spans
+    return question[entities[0].start : spans[-1].end]
+
+
+def _content_spans(question: str) -> list[_Span]:
+    """Maximal runs of words that are neither function words nor the question's verbs."""
+    spans: list[_Span] = []
+    current: list[re.Match[str]] = []
+    for match in _WORD_RE.finditer(question):
+        previous = current[-1].group() if current else ""
+        if (
+            previous
+            and _capitalised(previous) != _capitalised(match.group())
+            and not (
+                previous.endswith(("'s", "\u2019s"))  # "St John's wort" stays one name
+            )
+        ):
+            spans.append(_span(question, current))  # "Corin Ashgrove" | "born"
+            current = []
+        if _is_function(match.group()) or match.group().lower() in _ASPECTS:
+            if current:
+                spans.append(_span(question, current))
+                current = []
+            if match.group().lower() in _ASPECTS:
+                spans.append(_span(question, [match]))
+            continue
+        current.append(match)
+    if current:
+        spans.append(_span(question, current))
+    return spans
+
+
+def _capitalised(word: str) -> bool:
+    return word[:1].isupper()
+
+
+def _span(question: str, matches: list[re.Match[str]]) -> _Span:
+    start, end = matches[0].start(), matches[-1].end()
+    return _Span(start, end, question[start:end])
+
+
+def _is_function(word: str) -> bool:
+    lowered = word.lower().strip("'\u2019")
+    if lowered in _FUNCTION:
+        return True
+    # A lower-case -ing/-ed word is mostly the question's verb ("used", "taking").
+    return word.islower() and lowered.endswith(("ing", "ed")) and lowered not in _KEEP
+
+
+# Words ending in -ing/-ed that name things rather than actions.
+_KEEP = frozenset({"bleeding", "breastfeeding", "swelling", "wedding", "building", "red", "bed"})
+
+
+def _words(text: str) -> list[str]:
+    return _WORD_RE.findall(text)

@@ -482,6 +482,9 @@ def _print_answer(record: dict[str, Any], *, trace: bool) -> None:
     from prefrag.cli_text import plain
 
     console.print(f"[bold]Answer:[/] {plain(record['answer']) or '(no answer)'}")
+    if isinstance(record.get("confidence"), float):
+        what = "that the sources do not answer" if record.get("abstained") else "in this answer"
+        console.print(f"[dim]Confidence {what}: {record['confidence']:.2f}[/]")
     for i, cite in enumerate(record["citations"], 1):
         where = plain(cite.get("url") or cite.get("source", ""), limit=200)
         date = f" ({plain(cite['date'], limit=40)})" if cite.get("date") else ""

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from prefrag.reasoners.roles import declare_model_fields
+from prefrag.reasoners.roles import MODEL_HELP, require_model_fields
 
 Backend = Literal["extractive", "openai", "hf", "vllm"]
 
@@ -75,7 +75,12 @@ class Settings(BaseSettings):
     openai_api_key: str | None = Field(default=None, validation_alias="OPENAI_API_KEY")
     model: str | None = Field(default=None, description="Default chat model name for every role.")
     # `PREFRAG_<ROLE>_MODEL`: one chat model per reasoner role (prefrag.reasoners.roles).
-    declare_model_fields(locals(), lambda role: Field(default=None, description=role.model_help))
+    think_model: str | None = Field(default=None, description=MODEL_HELP["think"])
+    compare_model: str | None = Field(default=None, description=MODEL_HELP["compare"])
+    answer_model: str | None = Field(default=None, description=MODEL_HELP["answer"])
+    reflect_model: str | None = Field(default=None, description=MODEL_HELP["reflect"])
+    plan_model: str | None = Field(default=None, description=MODEL_HELP["plan"])
+    condense_model: str | None = Field(default=None, description=MODEL_HELP["condense"])
     hf_compare_checkpoint: Path | None = Field(
         default=None, description="Local transformers checkpoint for the switcher (`hf`)."
     )
@@ -156,6 +161,9 @@ class Settings(BaseSettings):
     def checkpoint_db(self) -> Path:
         """SQLite database of CLI run checkpoints."""
         return self.home_dir / "checkpoints.sqlite"
+
+
+require_model_fields(Settings.model_fields, "Settings")
 
 
 @lru_cache(maxsize=1)

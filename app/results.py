@@ -34,6 +34,8 @@ def result_record(result: dict[str, Any]) -> dict[str, Any]:
         "standalone_question": result.get("standalone_question") or result.get("question", ""),
         "answer": result.get("answer", ""),
         "abstained": bool(result.get("abstained", False)),
+        "confidence": result.get("confidence"),
+        "short_answer": result.get("short_answer", "") or "",
         "citations": list(result.get("citations", [])),
         "route": route_of(result),
         "counters": dict(result.get("counters", {})),

@@ -26,7 +26,7 @@ from pathlib import Path
 from rank_bm25 import BM25Okapi
 
 from prefrag.documents import doc_id, make_document, unique_documents
-from prefrag.eval.metrics import exact_match, f1
+from prefrag.eval.metrics import acc, exact_match, f1
 from prefrag.reasoners._text import analyze_question, content_terms
 from prefrag.reasoners.base import ScratchpadStep
 from prefrag.reasoners.extractive import ExtractiveReasoner
@@ -36,6 +36,11 @@ DATA = Path("/work/shared/data/hotpotqa/hotpotqa_dev_350.jsonl")
 
 def best(prediction: str, golds: list[str]) -> tuple[float, float]:
     return exact_match(prediction, golds), f1(prediction, golds)
+
+
+def shown(draft) -> str:
+    """What is scored: the short answer when the answer holds one, as `prefrag eval` does."""
+    return draft.short_answer or draft.answer
 
 
 class Bm25:
@@ -85,7 +90,8 @@ def main() -> None:
     labels = collections.defaultdict(lambda: [0, 0.0])
     verdicts = collections.Counter()
     steps_hist = collections.Counter()
-    shown = 0
+    shown_wrong = 0
+    outcomes: list[tuple[float | None, bool, float, float]] = []
 
     def timed(name, fn, *a, **kw):
         start = time.perf_counter()
@@ -112,7 +118,7 @@ def main() -> None:
         draft = timed(
             "answer", reasoner.answer, question, [], [d for d in docs if doc_id(d) in gold_ids]
         )
-        em, f1 = best(draft.answer, golds)
+        em, f1 = best(shown(draft), golds)
         totals["gold_em"] += em
         totals["gold_f1"] += f1
         totals["gold_cited_recall"] += len(gold_ids & set(draft.cited_ids)) / len(gold_ids)
@@ -171,17 +177,17 @@ def main() -> None:
                     f"{reflection.suggestion}"
                 )
             if first_label is not None:
-                now_em = best(draft.answer, golds)[0]
+                now_em = best(shown(draft), golds)[0]
                 totals["fixed"] += now_em > first_em
                 totals["broken"] += now_em < first_em
                 if args.show and now_em < first_em:
                     print(f"BROKEN: {question} {golds} -> {draft.answer!r}")
             if first_label is None:
                 first_label = reflection.label
-                first_em = best(draft.answer, golds)[0]
-                first_f1 = best(draft.answer, golds)[1]
+                first_em = best(shown(draft), golds)[0]
+                first_f1 = best(shown(draft), golds)[1]
                 first_steps = len(scratchpad)
-                totals["first_em"] += best(draft.answer, golds)[0]
+                totals["first_em"] += best(shown(draft), golds)[0]
                 totals["first_held_recall"] += len(gold_ids & {doc_id(d) for d in held}) / len(
                     gold_ids
                 )
@@ -197,7 +203,8 @@ def main() -> None:
             )
             held = unique_documents([*held, *new])
         steps_hist[first_steps] += 1
-        em, f1 = best(draft.answer, golds)
+        em, f1 = best(shown(draft), golds)
+        outcomes.append((draft.confidence, draft.abstained, em, acc(draft.answer, golds)))
         totals["loop_em"] += em
         totals["loop_f1"] += f1
         totals["loop_cited_recall"] += len(gold_ids & set(draft.cited_ids)) / len(gold_ids)
@@ -208,8 +215,8 @@ def main() -> None:
         by_kind[kind][1] += em
         labels[first_label][0] += 1
         labels[first_label][1] += first_f1
-        if args.show and shown < args.show and em == 0:
-            shown += 1
+        if args.show and shown_wrong < args.show and em == 0:
+            shown_wrong += 1
             print(
                 f"Q: {question}\n  gold={golds} pred={draft.answer!r} [{kind}] "
                 f"queries={[s.query for s in scratchpad]}\n  {draft.rationale[:200]}"
@@ -246,6 +253,21 @@ def main() -> None:
         f"(useful&True={verdicts[(True, True)]} useful&False={verdicts[(True, False)]} "
         f"notuseful&True={verdicts[(False, True)]} notuseful&False={verdicts[(False, False)]})"
     )
+    answered = [o for o in outcomes if not o[1]]
+    share = max(1, len(answered))
+    print(
+        f"answered {len(answered)}/{n}; of answers: EM={sum(o[2] for o in answered) / share:.3f}"
+        f" gold-in-answer={sum(o[3] for o in answered) / share:.3f}"
+    )
+    print("coverage-accuracy (answers whose confidence >= t): t coverage EM gold-in-answer")
+    for step in range(0, 11):
+        t = step / 10
+        kept = [o for o in answered if (o[0] or 0.0) >= t]
+        if kept:
+            print(
+                f"  {t:.1f} {len(kept) / n:.3f} {sum(o[2] for o in kept) / len(kept):.3f}"
+                f" {sum(o[3] for o in kept) / len(kept):.3f}"
+            )
     for name, values in sorted(timings.items()):
         values.sort()
         print(

@@ -605,7 +605,10 @@ def score_output(
         scores = {"choice_acc": metrics.choice_accuracy(prediction, item.answers[0], item.options)}
         scores["parsed_choice"] = metrics.parse_choice(prediction, item.options)
     else:
-        scores = metrics.answer_scores(prediction, list(item.answers))
+        # A short answer given with its deciding sentences ("Yes. <sentence>") is scored as
+        # the short answer; an answer made of sentences only is scored as it reads.
+        short = str(output.get("short_answer") or "")
+        scores = metrics.answer_scores(short or prediction, list(item.answers))
     if item.paragraphs:
         titles = [str(d.metadata.get("title", "")) for d in used]
         scores["evidence_recall"] = metrics.evidence_recall(titles, item.gold_titles)
@@ -616,6 +619,7 @@ def score_output(
     return {
         "prediction": prediction,
         "abstained": bool(output.get("abstained")),
+        "confidence": output.get("confidence"),
         **extra,
         "scores": scores,
         "counters": counters,

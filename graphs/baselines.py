@@ -266,6 +266,8 @@ class LoopSystem:
             "question": state["question"],
             "answer": state["answer"],
             "abstained": state["abstained"],
+            "confidence": state.get("confidence"),
+            "short_answer": state.get("short_answer", ""),
             "citations": state["citations"],
             "route": state["route"],
             "reflections": [],

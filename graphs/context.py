@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from prefrag.reasoners.roles import declare_model_fields
+from prefrag.reasoners.roles import MODEL_HELP, require_model_fields
 
 POLYVIEW_VIEWS = ("R", "U", "S", "A", "T")
 
@@ -23,9 +23,13 @@ class Context:
         },
     )
     # One `<role>_model` field per reasoner role (prefrag.reasoners.roles.ROLES).
-    declare_model_fields(
-        locals(),
-        lambda role: field(default=None, metadata={"description": role.model_help}),
+    think_model: str | None = field(default=None, metadata={"description": MODEL_HELP["think"]})
+    compare_model: str | None = field(default=None, metadata={"description": MODEL_HELP["compare"]})
+    answer_model: str | None = field(default=None, metadata={"description": MODEL_HELP["answer"]})
+    reflect_model: str | None = field(default=None, metadata={"description": MODEL_HELP["reflect"]})
+    plan_model: str | None = field(default=None, metadata={"description": MODEL_HELP["plan"]})
+    condense_model: str | None = field(
+        default=None, metadata={"description": MODEL_HELP["condense"]}
     )
     top_k: int = field(default=5, metadata={"description": "Documents taken from each search."})
     max_iterations: int = field(
@@ -156,6 +160,9 @@ class Context:
     def candidates(self) -> int:
         """How many documents a search fetches before the tool nodes cut to `top_k`."""
         return self.top_k * max(1, self.polyview_pool) if self.use_polyview else self.top_k
+
+
+require_model_fields((f.name for f in fields(Context)), "Context")
 
 
 def context_of(runtime: Any, state: Mapping[str, Any] | None = None) -> Context:

@@ -147,6 +147,8 @@ def think(
                 cited_ids=decision.cited_ids,
                 rationale=decision.thought,
                 abstained=decision.abstained,
+                confidence=decision.confidence,
+                short_answer=decision.short_answer,
                 fallback=decision.fallback,
             ).model_dump(exclude={"usage"})
         return update
@@ -334,9 +336,9 @@ def self_reflect(
     if context.max_reflections <= 0:
         return {"supplement_requested": False}
     run = resources.resolve(context)
-    reflection = run.reasoner.reflect(
-        question_of(state), state.get("answer", ""), state.get("evidence", [])
-    )
+    # A short answer given with its deciding sentences is judged as that short answer.
+    judged = state.get("short_answer") or state.get("answer", "")
+    reflection = run.reasoner.reflect(question_of(state), judged, state.get("evidence", []))
     record = {
         "answer": state.get("answer", ""),
         "label": reflection.label,
@@ -351,7 +353,7 @@ def self_reflect(
         return update
     if context.supplement_when == "evidence-missing" and not reflection.evidence_missing:
         return update | {"notes": [NO_SUPPLEMENT_NOTE]}
-    feedback = reflection.feedback(state.get("answer", ""))
+    feedback = reflection.feedback(judged)
     return update | {"supplement_requested": True, "feedback": feedback.model_dump()}
 
 

@@ -143,5 +143,7 @@ def answer_update(draft: AnswerDraft, evidence: Sequence[Document]) -> dict[str,
         "cited_ids": [doc_id(d) for d in cited],
         "citations": [citation(d) for d in cited],
         "abstained": draft.abstained,
+        "confidence": draft.confidence,
+        "short_answer": draft.short_answer,
         "notes": [UNPARSEABLE_ANSWER_NOTE] if draft.fallback and not draft.abstained else [],
     }

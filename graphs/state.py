@@ -100,6 +100,8 @@ class OutputState(TypedDict, total=False):
     standalone_question: str  # the question answered: `question`, or its rewrite (follow-up)
     answer: str
     abstained: bool  # the sources did not answer the question; `answer` says so and why
+    confidence: float | None  # how sure the reasoner is of `answer`, in [0, 1] (None: unknown)
+    short_answer: str  # the span / yes-no / option `answer` holds with its sentences, if any
     citations: list[dict[str, Any]]
     route: list[Step]
     reflections: list[dict[str, Any]]
@@ -155,6 +157,8 @@ class EpisodeState(TypedDict, total=False):
     evidence: list[Document]
     answer: str
     abstained: bool
+    confidence: float | None
+    short_answer: str
     cited_ids: list[str]
     citations: list[dict[str, Any]]
     reflections: Annotated[list[dict[str, Any]], operator.add]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.documents import Document
 from langgraph._internal._constants import CONFIG_KEY_RUNTIME
@@ -18,7 +18,7 @@ class ListSource:
     def __init__(
         self,
         name: str,
-        kind: str = "local",
+        kind: Literal["local", "web", "graph"] = "local",
         *,
         answers: dict[str, list[Document]] | None = None,
         default: list[Document] | None = None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -28,9 +29,11 @@ print("ok")
 """
 
 
-@pytest.mark.slow
-def test_built_wheel_imports_and_reads_prompts_and_data(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The package built as a wheel and installed into a folder of its own (no deps)."""
     pytest.importorskip("setuptools")
+    tmp_path = tmp_path_factory.mktemp("wheel")
     wheels = tmp_path / "wheels"
     build = subprocess.run(
         [
@@ -66,6 +69,14 @@ def test_built_wheel_imports_and_reads_prompts_and_data(tmp_path: Path) -> None:
         check=True,
         capture_output=True,
     )
+    return site
+
+
+@pytest.mark.slow
+def test_built_wheel_imports_and_reads_prompts_and_data(
+    installed_wheel: Path, tmp_path: Path
+) -> None:
+    site = installed_wheel
     result = subprocess.run(
         [
             sys.executable,
@@ -79,6 +90,42 @@ def test_built_wheel_imports_and_reads_prompts_and_data(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith("ok")
+
+
+USER_CODE = """
+from prefrag import ask, build_graph
+from prefrag.graphs.context import Context
+
+result: dict = ask("q", top_k=3)
+fine = Context(top_k=3, answer_model="big", plan_model=None)
+wrong = Context(top_k="three")
+graph: int = build_graph()
+"""
+
+
+@pytest.mark.slow
+def test_a_users_mypy_checks_code_against_the_installed_wheel(
+    installed_wheel: Path, tmp_path: Path
+) -> None:
+    """As a user's project sees it: the wheel in site-packages, its `py.typed` honoured."""
+    pytest.importorskip("mypy")
+    probe = tmp_path / "user.py"
+    probe.write_text(USER_CODE)
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--no-incremental", "--no-error-summary", probe.name],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,  # not the repository: its mypy configuration and view stay out
+        env=os.environ | {"PYTHONPATH": str(installed_wheel)},
+    )
+    errors = result.stdout.splitlines()
+    assert all(str(installed_wheel) not in line for line in errors), result.stdout
+    assert not [e for e in errors if "py.typed" in e or "import-untyped" in e], result.stdout
+    assert [e.split(": error:")[0] for e in errors if ": error:" in e] == [
+        "user.py:7",  # Context(top_k="three")
+        "user.py:8",  # build_graph() is no int
+    ], result.stdout
+    assert 'Argument "top_k" to "Context" has incompatible type "str"' in result.stdout
 
 
 def test_the_main_job_depends_on_no_torch_stack() -> None:

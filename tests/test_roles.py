@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 
 import pytest
 from _eval_fakes import ScriptedReasoner as EvalFake
@@ -66,17 +66,22 @@ def test_the_reasoner_cache_key_covers_every_role_model():
     assert len(built) == 1 + len(ROLES)
 
 
-def test_a_new_role_is_one_declaration(monkeypatch):
-    plan = Role("plan", "Chat model that plans per-source queries.")
-    monkeypatch.setattr(roles, "ROLES", (*ROLES, plan))
-    monkeypatch.setattr(roles, "ROLE_NAMES", (*ROLE_NAMES, "plan"))
+def test_a_new_role_needs_its_fields_and_then_follows_everywhere(monkeypatch):
+    """A role not yet in `ROLES`: the classes lacking its field are refused; one with it works."""
+    critique = Role("critique", "Chat model that critiques the answer.")
+    assert critique.name not in ROLE_NAMES
+    monkeypatch.setattr(roles, "ROLES", (*ROLES, critique))
+    monkeypatch.setattr(roles, "ROLE_NAMES", (*ROLE_NAMES, "critique"))
+
+    with pytest.raises(TypeError, match="critique_model"):
+        roles.require_model_fields((f.name for f in fields(Context)), "Context")
+    with pytest.raises(TypeError, match="critique_model"):
+        roles.require_model_fields(Settings.model_fields, "Settings")
 
     @dataclass(kw_only=True)
-    class RunSettings:
-        roles.declare_model_fields(
-            locals(), lambda role: field(default=None, metadata={"description": role.model_help})
-        )
+    class RunSettings(Context):
+        critique_model: str | None = None
 
-    assert {f.name for f in fields(RunSettings)} == {f"{n}_model" for n in roles.ROLE_NAMES}
-    assert models_of(RunSettings(plan_model="planner"))["plan"] == "planner"
-    assert roles.complete({"default": "m"})["plan"] == "m"
+    roles.require_model_fields((f.name for f in fields(RunSettings)), "RunSettings")
+    assert models_of(RunSettings(critique_model="critic"))["critique"] == "critic"
+    assert roles.complete({"default": "m"})["critique"] == "m"

@@ -4,29 +4,43 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from langchain_core.documents import Document
 
 from prefrag.documents import unique_documents
 from prefrag.reasoners._conflicts import settle
 from prefrag.reasoners._evidence import (
+    Candidate,
     Evidence,
     QuestionWeights,
     ScoredSentence,
+    Sentence,
     answer_candidates,
     rank_sentences,
 )
 from prefrag.reasoners._params import PARAMS
+from prefrag.reasoners._policy import (
+    Embed,
+    Judge,
+    Judged,
+    counts_asked,
+    defers,
+    figure,
+    is_label_line,
+    negated,
+    plain,
+)
 from prefrag.reasoners._shapes import duration_span, list_answer, sentence_answer
 from prefrag.reasoners._subjects import subject_sentences, unaddressed_aspect
 from prefrag.reasoners._support import (
-    fits_type,
     observed_documents,
     subjects_of,
     support_ids,
 )
 from prefrag.reasoners._text import (
     QuestionShape,
+    Span,
     analyze_question,
     candidate_spans,
     jaccard,
@@ -58,11 +72,16 @@ def answer_question(
     evidence: Sequence[Document],
     *,
     feedback: Feedback | None = None,
+    embed: Embed | None = None,
 ) -> AnswerDraft:
-    """The answer in the shape the question asks for, citing its sources, or an abstention.
+    """The answer in the form its confidence allows, citing its sources, or an abstention.
 
-    When held documents on one subject disagree, the superseded ones are set aside first
-    (`_conflicts.settle`) and the answer says which document it follows.
+    Evidence sentences are judged for the question (`_policy.Judge`); the answer stands on
+    the most confident ones: a short span when asked for and sure enough, else whole
+    sentences, else an abstention saying why. When held documents on one subject disagree,
+    the superseded ones are set aside first (`_conflicts.settle`) and the answer says which
+    document it follows. `embed` gives MiniLM vectors; without it the lexical overlap
+    stands in for the similarity.
     """
     shape = analyze_question(question)
     documents = unique_documents([*evidence, *observed_documents(scratchpad)])
@@ -83,20 +102,314 @@ def answer_question(
             # A page about the subject that never says what is asked (how it is inherited,
             # how many it affects) would be answered with its best unrelated sentences.
             return abstention(scratchpad, f"nothing retrieved about {shape.subject} says {aspect}")
-    draft, support, scored = draft_answer(shape, held, weights, ranked, rejected_answers(feedback))
-    if not draft.answer.strip():
+    judge = Judge(shape, held, weights, embed)
+    judged = judge.rank(ranked)
+    if not judged:
         return abstention(scratchpad, "no retrieved sentence is about what the question asks")
-    if misses_focus(shape, support, scored):
-        return abstention(scratchpad, f"no retrieved sentence names the {shape.focus} it asks for")
-    if (
-        shape.form == "span"
-        and shape.answer_type == "number"
-        and not fits_type(shape, draft.answer)
-    ):
-        # A sentence holding no number does not answer "how many" or "what dose". (A "when"
-        # question may be answered by a month or a century, which is no year: not checked.)
-        return abstention(scratchpad, "no retrieved sentence gives the number it asks for")
+    outcome = policy_answer(shape, held, weights, ranked, judged, judge, rejected_answers(feedback))
+    if isinstance(outcome, Decline):
+        return abstention(scratchpad, outcome.reason, outcome.closest)
+    draft = outcome.model_copy(update={"answer": plain(outcome.answer)})
     return settled.explain(draft)
+
+
+@dataclass(frozen=True)
+class Decline:
+    """Why the evidence does not answer, and the confidence of its closest sentence."""
+
+    reason: str
+    closest: float
+
+
+def policy_answer(
+    shape: QuestionShape,
+    evidence: Evidence,
+    weights: QuestionWeights,
+    ranked: list[ScoredSentence],
+    judged: list[Judged],
+    judge: Judge,
+    rejected: frozenset[str] = frozenset(),
+) -> AnswerDraft | Decline:
+    """The answer the judged sentences allow, or why there is none."""
+    if shape.kind == "choice":
+        return choice_answer(shape, evidence, weights, judged, judge)
+    if shape.kind == "yesno":
+        return yes_no_answer(shape, evidence, weights, ranked, judged)
+    if defers(judged[0].scored.sentence.text):
+        # The closest sentence says its document does not cover what is asked.
+        best = judged[0]
+        return Decline(
+            f"the closest retrieved sentence says '{_quote(best.scored.sentence.text)}'",
+            0.0,
+        )
+    confident = [
+        j
+        for j in judged
+        if j.confidence >= PARAMS.answer_confidence and not defers(j.scored.sentence.text)
+    ]
+    if shape.answer_type in ("number", "date") and shape.form == "span":
+        if not any(j.fits for j in judged):
+            kind = "number" if shape.answer_type == "number" else "date"
+            return Decline(
+                f"no retrieved sentence gives the {kind} it asks for", judged[0].confidence
+            )
+        confident = [j for j in confident if j.fits]
+    bridged = two_documents(judge, judged)
+    if bridged is not None and (not confident or bridged[2] > confident[0].confidence):
+        return pair_answer(evidence, judged[0], *bridged)
+    if not confident:
+        best = judged[0]
+        return Decline(
+            "no retrieved sentence says what is asked (the closest, "
+            f"'{_quote(best.scored.sentence.text)}', has confidence {best.confidence:.2f})",
+            best.confidence,
+        )
+    if shape.form == "span":
+        span = span_answer(shape, evidence, ranked, judge, rejected)
+        if span is not None:
+            return span
+    if shape.form == "list":
+        listed = list_answer(shape, evidence, weights, [j.scored for j in confident])
+        if listed is not None:
+            draft, _, used = listed
+            confidence = judge.judge(used).confidence if used is not None else 0.0
+            if confidence >= PARAMS.span_confidence:
+                return draft.model_copy(update={"confidence": confidence})
+    return sentences_answer(evidence, weights, ranked, confident)
+
+
+def span_answer(
+    shape: QuestionShape,
+    evidence: Evidence,
+    ranked: list[ScoredSentence],
+    judge: Judge,
+    rejected: frozenset[str],
+) -> AnswerDraft | None:
+    """A short span whose sentence is confident enough, or None (answer with sentences)."""
+    candidates = answer_candidates(shape, evidence, ranked, exclude=rejected)
+    if not candidates and rejected:
+        candidates = answer_candidates(shape, evidence, ranked)
+    for candidate in candidates[: PARAMS.span_candidates]:
+        judged = judge.judge(candidate.support)
+        if judged.confidence < PARAMS.span_confidence:
+            continue
+        text = span_text(shape, evidence, candidate)
+        if text is None:
+            continue
+        return AnswerDraft(
+            answer=text,
+            short_answer=text,
+            cited_ids=support_ids(evidence, candidate.support),
+            rationale=f"From: {candidate.support.sentence.text}",
+            confidence=judged.confidence,
+        )
+    return None
+
+
+def span_text(shape: QuestionShape, evidence: Evidence, candidate: Candidate) -> str | None:
+    """The span as an answer, or None when it would be a title, a label or a bare number."""
+    sentence = candidate.support.sentence
+    title_terms = evidence.title_terms[sentence.doc]
+    span_terms = term_set(candidate.text)
+    if sum(ch.isalnum() for ch in candidate.text) < 2:
+        return None  # a unit's letter ("L" of "mmol/L"), an initial
+    if is_label_line(candidate.text) and shape.answer_type != "name" and candidate.kind == "name":
+        if span_terms and span_terms <= title_terms:
+            return None
+    if candidate.kind == "name" and candidate.text[:1].isdigit():
+        # "450 L" read as a name: a figure, whose unit is what follows in the sentence.
+        candidate = Candidate(
+            candidate.text.split()[0], candidate.score, candidate.support, "number"
+        )
+    if candidate.kind == "name" and shape.answer_type not in ("name", "any"):
+        return None
+    if candidate.kind == "name" and span_terms and span_terms <= title_terms:
+        if shape.answer_type != "name":
+            # The document's own title is what the sentence is about, not what it says.
+            return None
+    if candidate.kind == "number":
+        if shape.duration:
+            text = duration_span(sentence.text, candidate.text)
+            if text != candidate.text:
+                return text
+        span = Span(candidate.text, "number", sentence.text.find(candidate.text), -1)
+        with_unit = figure(sentence.text, span)
+        if with_unit is not None:
+            return with_unit
+        return candidate.text if counts_asked(shape) else None
+    return candidate.text
+
+
+def sentences_answer(
+    evidence: Evidence,
+    weights: QuestionWeights,
+    ranked: list[ScoredSentence],
+    confident: list[Judged],
+) -> AnswerDraft:
+    """The one to three most confident sentences, whole and cited, with a bridge's link."""
+    best = confident[0]
+    shown = [j.scored for j in confident]
+    draft, _, _ = sentence_answer(
+        evidence, weights, [*shown, *(s for s in ranked if s not in shown)]
+    )
+    if draft.answer.rstrip().endswith(":") and len(confident) > 1:
+        # A label line alone ("Allergies:") says nothing: the next sentence answers.
+        return sentences_answer(evidence, weights, ranked, confident[1:])
+    link = best.scored.link
+    if link is not None and link.doc != best.scored.sentence.doc and link.text not in draft.answer:
+        # A two-document answer: the sentence that leads to the answering document first.
+        draft = draft.model_copy(
+            update={
+                "answer": f"{link.text} {draft.answer}",
+                "cited_ids": unique([evidence.ids[link.doc], *draft.cited_ids]),
+            }
+        )
+    return draft.model_copy(update={"confidence": best.confidence})
+
+
+def two_documents(judge: Judge, judged: list[Judged]) -> tuple[Judged, Judged, float] | None:
+    """The best pair of sentences of two documents that answers together, or None.
+
+    Only for a question whose names no single document holds all of: each sentence of the
+    pair names part of it, and the pair shares the term that links them.
+    """
+    if judge.sides or len(judge.name_terms) < 2:
+        return None
+    if any(j.names >= 1.0 and j.confidence >= PARAMS.answer_confidence for j in judged[:1]):
+        return None
+    best: tuple[Judged, Judged, float] | None = None
+    top = judged[: PARAMS.pair_sentences]
+    for i, first in enumerate(top):
+        for second in top[i + 1 :]:
+            if first.names >= 1.0 or second.names >= 1.0:
+                continue
+            confidence = judge.pair(first, second)
+            if confidence >= PARAMS.answer_confidence and (best is None or confidence > best[2]):
+                best = (first, second, confidence)
+    return best
+
+
+def pair_answer(
+    evidence: Evidence, best: Judged, first: Judged, second: Judged, confidence: float
+) -> AnswerDraft:
+    """Two sentences of two documents, in evidence order, citing both.
+
+    The most confident sentence of all joins them when it is of one of the two documents
+    (it says what the question asks; the pair says why or through what).
+    """
+    chosen = [first, second]
+    docs = {first.scored.sentence.doc, second.scored.sentence.doc}
+    if best.scored.sentence.doc in docs and best not in chosen:
+        chosen.append(best)
+    ordered = sorted(chosen, key=lambda j: (j.scored.sentence.doc, j.scored.sentence.position))
+    return AnswerDraft(
+        answer=" ".join(j.scored.sentence.text for j in ordered),
+        cited_ids=unique([evidence.ids[j.scored.sentence.doc] for j in ordered]),
+        rationale="Two documents, linked by what both sentences name.",
+        confidence=confidence,
+    )
+
+
+def side_sentence(evidence: Evidence, judged: list[Judged], name: str) -> Judged | None:
+    """The most confident judged sentence of the documents about `name`."""
+    docs = set(evidence.docs_about(name))
+    for item in judged:
+        if item.scored.sentence.doc in docs:
+            return item
+    return None
+
+
+def yes_no_answer(
+    shape: QuestionShape,
+    evidence: Evidence,
+    weights: QuestionWeights,
+    ranked: list[ScoredSentence],
+    judged: list[Judged],
+) -> AnswerDraft | Decline:
+    """Yes or no with the sentences that decide it, or why the evidence does not decide."""
+    subjects = subjects_of(shape)
+    sides = [side_sentence(evidence, judged, s) for s in subjects] if subjects else []
+    deciding = [s for s in sides if s is not None] or judged[:1]
+    if subjects and len(deciding) < len(subjects):
+        missing = [s for s, side in zip(subjects, sides, strict=True) if side is None]
+        return Decline(f"nothing retrieved is about {missing[0]}", 0.0)
+    draft = yes_no(shape, evidence, weights, ranked)
+    confidence = min(j.confidence for j in deciding)
+    documented = len(subjects) == 2 and all(evidence.has_document(s) for s in subjects)
+    if documented and "?" not in draft.rationale and (shape.same or draft.answer == "yes"):
+        # Each subject's own document gives the compared attribute (or holds the property).
+        confidence = max(confidence, PARAMS.answer_confidence)
+    if confidence < PARAMS.answer_confidence:
+        return Decline(
+            "no retrieved sentence says whether it is so (the closest has confidence "
+            f"{confidence:.2f})",
+            confidence,
+        )
+    verdict = draft.answer
+    if not shape.same and len(deciding) == 1:
+        text = deciding[0].scored.sentence.text
+        property_terms = term_set(shape.property_text) - term_set(" ".join(subjects))
+        states = bool(property_terms) and (
+            len(property_terms & deciding[0].scored.sentence.terms) / len(property_terms)
+            >= PARAMS.property_coverage
+        )
+        if states:
+            # The sentence states the property: its own negation decides, not term coverage.
+            verdict = "no" if negated(text) != negated(shape.text) else "yes"
+    sentences = " ".join(unique([j.scored.sentence.text for j in deciding]))
+    cited = unique([*draft.cited_ids, *(evidence.ids[j.scored.sentence.doc] for j in deciding)])
+    return AnswerDraft(
+        answer=f"{verdict.capitalize()}. {sentences}",
+        short_answer=verdict,
+        cited_ids=cited,
+        rationale=draft.rationale,
+        confidence=confidence,
+    )
+
+
+def choice_answer(
+    shape: QuestionShape,
+    evidence: Evidence,
+    weights: QuestionWeights,
+    judged: list[Judged],
+    judge: Judge,
+) -> AnswerDraft | Decline:
+    """The chosen option with the sentence each side's attribute is read from."""
+    draft, sides = choose(shape, evidence, weights, judge, judged)
+    if any(side is None for side in sides.values()):
+        missing = next(o for o, side in sides.items() if side is None)
+        return Decline(f"nothing retrieved says anything about {missing} for this comparison", 0.0)
+    chosen = [s for s in sides.values() if s is not None]
+    confidence = min(s.confidence for s in chosen)
+    if " vs " in draft.rationale:
+        # Decided by a value read from each option's own document: as sure as a span.
+        confidence = max(confidence, PARAMS.span_confidence)
+    if confidence < PARAMS.answer_confidence:
+        return Decline(
+            "the retrieved sentences do not give what the options are compared by (the "
+            f"weakest side has confidence {confidence:.2f})",
+            confidence,
+        )
+    parts = []
+    for option, side in sides.items():
+        if side is None:
+            continue
+        text = side.scored.sentence.text
+        parts.append(
+            text if term_set(option) <= side.scored.sentence.terms else f"{option}: {text}"
+        )
+    cited = unique([*draft.cited_ids, *(evidence.ids[s.scored.sentence.doc] for s in chosen)])
+    return AnswerDraft(
+        answer=f"{draft.answer}. " + " ".join(parts),
+        short_answer=draft.answer,
+        cited_ids=cited,
+        rationale=draft.rationale,
+        confidence=confidence,
+    )
+
+
+def _quote(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
 def rejected_answers(feedback: Feedback | None) -> frozenset[str]:
@@ -105,26 +418,6 @@ def rejected_answers(feedback: Feedback | None) -> frozenset[str]:
         return frozenset()
     key = normalize_answer(feedback.answer)
     return frozenset({key}) if key else frozenset()
-
-
-def misses_focus(shape: QuestionShape, support: float, scored: ScoredSentence | None) -> bool:
-    """Whether a weakly supported span comes from a sentence that never names what is asked.
-
-    "What antidote is given for an overdose?" answered from a sentence about overdoses that
-    says nothing of an antidote is a made-up answer: for a question naming no subject, with
-    less than `PARAMS.answer_support` of it covered and none of its focus terms in the
-    answer's sentence (or the bridge to it), the reasoner abstains instead.
-    """
-    if shape.form != "span" or shape.kind != "factoid" or not shape.focus or scored is None:
-        return False
-    if shape.entities:
-        # A question about a named subject asks a category of it ("what nationality", "what
-        # year"); the subject's own sentence answers without naming the category.
-        return False
-    if support >= PARAMS.answer_support:
-        return False
-    terms = scored.sentence.terms | (scored.link.terms if scored.link is not None else frozenset())
-    return not terms & term_set(shape.focus)
 
 
 def draft_answer(
@@ -144,7 +437,11 @@ def draft_answer(
         covered = bool(subjects) and all(evidence.has_document(s) for s in subjects)
         support = 1.0 if covered else PARAMS.weak_support
         if shape.kind == "choice":
-            return choose(shape, evidence, weights), support, None
+            return (
+                choose(shape, evidence, weights, Judge(shape, evidence, weights))[0],
+                support,
+                None,
+            )
         return yes_no(shape, evidence, weights, ranked), support, None
     if shape.form == "sentences":
         return sentence_answer(evidence, weights, ranked)
@@ -171,25 +468,42 @@ def draft_answer(
     return draft, support, scored
 
 
-def choose(shape: QuestionShape, evidence: Evidence, weights: QuestionWeights) -> AnswerDraft:
-    """Pick one of the two named options by compared values, else by support."""
+def choose(
+    shape: QuestionShape,
+    evidence: Evidence,
+    weights: QuestionWeights,
+    judge: Judge,
+    judged: list[Judged] | None = None,
+) -> tuple[AnswerDraft, dict[str, Judged | None]]:
+    """Pick one of the two named options, and the sentence each side is read from.
+
+    By compared values (a date or number read from each option's documents), else by a
+    nationality the question names, else by support.
+    """
     options = shape.candidates
     option_terms = term_set(" ".join(options))
     docs = {o: evidence.docs_about(o) for o in options}
+    judged = judged if judged is not None else judge.rank(rank_sentences(shape, evidence, weights))
+    sides: dict[str, Judged | None] = {o: side_sentence(evidence, judged, o) for o in options}
     if shape.compare_by is not None and shape.direction is not None:
         values = {
-            o: compared_value(shape, evidence, weights, docs[o], option_terms) for o in options
+            o: compared_value(shape, evidence, weights, docs[o], option_terms)
+            or judged_value(shape, docs[o], judged)
+            for o in options
         }
         known = {o: v for o, v in values.items() if v is not None}
+        for option, value in known.items():
+            sides[option] = judge.judge(_scored(weights, value[2]))
         if len(known) == 2 and len({v[0] for v in known.values()}) == 2:
             pick = (min if shape.direction == "min" else max)(known, key=lambda o: known[o][0])
             other = next(o for o in options if o != pick)
             cited = unique([evidence.ids[known[pick][1]], evidence.ids[known[other][1]]])
-            return AnswerDraft(
+            draft = AnswerDraft(
                 answer=pick,
                 cited_ids=cited,
                 rationale=f"{pick}: {known[pick][0]:g} vs {other}: {known[other][0]:g}",
             )
+            return draft, sides
     # "Which band is from England, X or Y": the option whose nationality the question names.
     asked_country = nationalities(question_without(shape.text, options))
     if asked_country:
@@ -197,11 +511,12 @@ def choose(shape: QuestionShape, evidence: Evidence, weights: QuestionWeights) -
             o for o in options if nationalities(lead_text(evidence, docs[o])) == asked_country
         ]
         if len(matching) == 1:
-            return AnswerDraft(
+            draft = AnswerDraft(
                 answer=matching[0],
                 cited_ids=unique([evidence.ids[d] for o in options for d in docs[o][:1]]),
                 rationale=f"Only '{matching[0]}' is described as from {next(iter(asked_country))}.",
             )
+            return draft, sides
     # No comparable values: the option whose documents best match the rest of the question.
     scores = {}
     for option in options:
@@ -219,11 +534,37 @@ def choose(shape: QuestionShape, evidence: Evidence, weights: QuestionWeights) -
     best_doc = scores[pick][1]
     if not cited and best_doc is not None:
         cited = [evidence.ids[best_doc]]
-    return AnswerDraft(
+    draft = AnswerDraft(
         answer=pick,
         cited_ids=unique(cited),
         rationale=f"'{pick}' is the option the evidence ties best to the question.",
     )
+    return draft, sides
+
+
+def _scored(weights: QuestionWeights, sentence: Sentence) -> ScoredSentence:
+    covered = sentence.terms & frozenset(weights.weights)
+    return ScoredSentence(sentence, weights.of(covered), covered)
+
+
+def judged_value(
+    shape: QuestionShape, doc_indexes: list[int], judged: list[Judged]
+) -> tuple[float, int, Sentence] | None:
+    """The compared value from the most confident sentence of an option's documents."""
+    for item in judged:
+        sentence = item.scored.sentence
+        if sentence.doc not in doc_indexes:
+            continue
+        for span in candidate_spans(sentence.text):
+            if shape.compare_by == "date" and span.kind in ("date", "year"):
+                year = year_of(span.text)
+                if year is not None:
+                    return float(year), sentence.doc, sentence
+            if shape.compare_by == "number" and span.kind == "number":
+                value = number_of(span.text)
+                if value is not None:
+                    return value, sentence.doc, sentence
+    return None
 
 
 def compared_value(
@@ -232,11 +573,11 @@ def compared_value(
     weights: QuestionWeights,
     doc_indexes: list[int],
     option_terms: frozenset[str],
-) -> tuple[float, int] | None:
+) -> tuple[float, int, Sentence] | None:
     """The date (as a year) or number an option's documents give for the compared attribute."""
     lifespan = bool(re.search(r"\blived\b|\blife\b|\blifespan\b", shape.text.lower()))
     attribute = frozenset(weights.weights) - option_terms - _COMPARATIVE_TERMS
-    best: tuple[float, float, int] | None = None
+    best: tuple[float, float, int, Sentence] | None = None
     for index in doc_indexes[:2]:
         for sentence in evidence.sentences:
             if sentence.doc != index:
@@ -267,10 +608,10 @@ def compared_value(
                 PARAMS.position_penalty * sentence.position
             )
             if best is None or score > best[0]:
-                best = (score, values[0], index)
+                best = (score, values[0], index, sentence)
             if lifespan:
                 break
-    return (best[1], best[2]) if best is not None else None
+    return (best[1], best[2], best[3]) if best is not None else None
 
 
 def yes_no(
@@ -342,11 +683,18 @@ def lead_text(evidence: Evidence, doc_indexes: list[int]) -> str:
 ABSTENTION = "The sources I could reach do not answer this"
 
 
-def abstention(scratchpad: Sequence[ScratchpadStep], reason: str) -> AnswerDraft:
-    """A plain 'cannot answer' with why: the web was down, or nothing relevant was found."""
+def abstention(
+    scratchpad: Sequence[ScratchpadStep], reason: str, closest: float = 0.0
+) -> AnswerDraft:
+    """A plain 'cannot answer' with why: the web was down, or nothing relevant was found.
+
+    Its confidence is that of the abstention: 1 minus the `closest` evidence sentence's.
+    """
     notes = " ".join(step.note for step in scratchpad).lower()
     why = [reason]
     if "web search unavailable" in notes:
         why.insert(0, "the web search was unavailable")
     answer = f"{ABSTENTION}: {' and '.join(why)}."
-    return AnswerDraft(answer=answer, abstained=True, rationale=answer)
+    return AnswerDraft(
+        answer=answer, abstained=True, rationale=answer, confidence=round(1.0 - closest, 4)
+    )

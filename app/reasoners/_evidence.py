@@ -50,6 +50,21 @@ _TYPE_FIT = {
 }
 
 
+def without_heading(text: str, title: str) -> str:
+    """`text` without a leading Markdown heading that repeats its title ("# Velmora Velmora ...").
+
+    Indexing folds a heading line into the text after it; the heading names the document
+    and states nothing, so it must not open (or become) an answer sentence.
+    """
+    stripped = text.lstrip()
+    if not stripped.startswith("#"):
+        return text
+    body = stripped.lstrip("#").lstrip()
+    if title and body.startswith(title):
+        return body[len(title) :]
+    return body
+
+
 def clean_title(title: str) -> str:
     """A document title without a trailing disambiguation ("Wink and Nod (1947 film)")."""
     return _TITLE_SUFFIX_RE.sub("", title or "").strip()
@@ -100,7 +115,8 @@ class Evidence:
         self.doc_terms: list[frozenset[str]] = []
         for index, document in enumerate(self.docs):
             terms = set(self.title_terms[index])
-            for position, text in enumerate(split_sentences(document.page_content)):
+            content = without_heading(document.page_content, self.titles[index])
+            for position, text in enumerate(split_sentences(content)):
                 sentence = Sentence(index, position, text, term_set(text))
                 self.sentences.append(sentence)
                 terms |= sentence.terms

@@ -20,6 +20,10 @@ def _chosen(default: T, how: str) -> Any:
 
 
 HAND_SET = "hand-set; checked on HotpotQA items 1-200 and the demo questions"
+CALIBRATED = (
+    "chosen with bench/calibration_curve.py on the tuning questions (our invented notes, the"
+    " demo questions) and bench/dev_extractive_hotpot.py on HotpotQA items 1-200"
+)
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,32 @@ class ExtractiveParams:
         " question is declined. Left out: 'information' (any page about X says what X is),"
         " 'research', 'considerations' and 'support', whose cues ('study', 'should', 'groups')"
         " are too loose to say a page does not address them; set on invented examples only",
+    )
+    # --- the answer policy (_policy): one confidence per evidence sentence
+    policy_sentences: int = _chosen(
+        12, "the best-supported sentences judged per question; more never moved a tuning answer"
+    )
+    similarity_floor: float = _chosen(
+        0.2, "MiniLM cosine of unrelated sentences on one topic; maps to similarity 0"
+    )
+    similarity_ceiling: float = _chosen(
+        0.8, "MiniLM cosine of a question and the sentence answering it; maps to similarity 1"
+    )
+    similarity_weight: float = _chosen(0.35, CALIBRATED + " (weight of the MiniLM similarity)")
+    overlap_weight: float = _chosen(0.5, CALIBRATED + " (weight of the asked-term overlap)")
+    type_weight: float = _chosen(0.15, CALIBRATED + " (weight of holding the asked type)")
+    names_weight: float = _chosen(
+        0.5, CALIBRATED + " (a sentence naming none of the question's names keeps half)"
+    )
+    pair_sentences: int = _chosen(
+        6, HAND_SET + " (two-document pairs are sought among the six most confident sentences)"
+    )
+    span_candidates: int = _chosen(
+        3, HAND_SET + " (a later candidate span may stand on a more confident sentence)"
+    )
+    answer_confidence: float = _chosen(0.55, CALIBRATED + " (below it the reasoner abstains)")
+    span_confidence: float = _chosen(
+        0.6, CALIBRATED + " (a short span needs this much; else whole sentences)"
     )
     # --- conflicts between documents on one subject
     conflict_question_share: float = _chosen(

@@ -69,6 +69,8 @@ def plan(
             answer=draft.answer,
             cited_ids=draft.cited_ids,
             abstained=draft.abstained,
+            confidence=draft.confidence,
+            short_answer=draft.short_answer,
             fallback=draft.fallback,
         )
     hinted = feedback_leads(feedback, asked)

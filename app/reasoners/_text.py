@@ -203,6 +203,8 @@ _CONTROL_LINE_RE = re.compile(
 # Span search grows faster than linearly with text length; real chunks are ~1,300
 # characters, so this bound only ever cuts hostile or broken inputs.
 MAX_TEXT_CHARS = 20_000
+_HEADING_LINE_RE = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+[^\n]*\n")
+_HEADING_MARK_RE = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+")
 _BULLET_LINE_RE = re.compile(r"(?:^|\n)[ \t]*(?:[-*\u2022]|\d{1,2}[.)])[ \t]+")
 
 
@@ -214,6 +216,9 @@ def split_sentences(text: str) -> tuple[str, ...]:
     `MAX_TEXT_CHARS` first.
     """
     text = _CONTROL_LINE_RE.sub(" ", text[:MAX_TEXT_CHARS])
+    # A Markdown heading names what follows (the document's title); it states nothing.
+    text = _HEADING_LINE_RE.sub("\n", text)
+    text = _HEADING_MARK_RE.sub("", text)
     # Each bullet line of a list is a sentence of its own, its marker dropped.
     return tuple(s for block in _BULLET_LINE_RE.split(text) for s in _sentences_of(block))
 

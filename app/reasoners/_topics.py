@@ -53,6 +53,20 @@ _NOT_A_SUBJECT = re.compile(
     re.IGNORECASE,
 )
 _MAX_SUBJECT_WORDS = 10
+_POSSESSIVE_RE = re.compile(r"^(?P<owner>.+?)['\u2019]s? (?P<owned>.+)$")
+
+
+def _asks_of_owner(subject: str) -> bool:
+    """Whether "X's Y" asks a fact Y of X ("Pell Armand's peak flow"), not a named condition.
+
+    An eponym ("Parkinson's disease") has a one-word owner and a one-word head noun; a
+    person's or place's attribute has a longer name or a longer attribute.
+    """
+    match = _POSSESSIVE_RE.match(subject)
+    if match is None:
+        return False
+    return len(match.group("owner").split()) >= 2 or len(match.group("owned").split()) >= 2
+
 
 # Words a sentence answering each kind usually holds (the defining "is a", the figure, the
 # inheritance pattern...). A sentence of the subject's document holding them ranks higher.
@@ -102,7 +116,7 @@ def asked_subject(question: str) -> AskedSubject | None:
         if match is None:
             continue
         subject = next((g for g in match.groups() if g), "").strip(" ,;:")
-        if not subject or _NOT_A_SUBJECT.search(subject):
+        if not subject or _NOT_A_SUBJECT.search(subject) or _asks_of_owner(subject):
             return None
         if len(subject.split()) > _MAX_SUBJECT_WORDS:
             return None

@@ -50,6 +50,10 @@ class ThinkDecision(BaseModel):
     abstained: bool = Field(
         default=False, description="A (forced) answer that says the evidence does not answer."
     )
+    confidence: float | None = Field(
+        default=None, description="The (forced) answer's confidence in [0, 1], if estimated."
+    )
+    short_answer: str = Field(default="", description="The (forced) answer's short form, if any.")
     fallback: bool = False
     usage: Usage = Field(default_factory=Usage)
 
@@ -71,6 +75,15 @@ class AnswerDraft(BaseModel):
     rationale: str = ""
     abstained: bool = Field(
         default=False, description="The evidence does not answer the question; `answer` says so."
+    )
+    confidence: float | None = Field(
+        default=None,
+        description="How sure the reasoner is of the answer, in [0, 1] (None: not estimated).",
+    )
+    short_answer: str = Field(
+        default="",
+        description="The short answer (a span, yes/no, the chosen option) when `answer` holds "
+        "it with its deciding sentences; empty when the answer is the sentences themselves.",
     )
     fallback: bool = False
     usage: Usage = Field(default_factory=Usage)

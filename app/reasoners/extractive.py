@@ -9,10 +9,13 @@ lives in a module of its own; this class ties them together:
   new and relevant, then the next in order.
 - compare (here): new documents help when they are not near-duplicates of held ones (by id,
   word overlap and, optionally, embedding cosine) and are relevant to the question or its gap.
-- answer (`_answering`): the shape the question asks for - a short span for factoid
-  questions, the one to three best-supported sentences for explanations and advice, the
-  listed items for list questions, one of two named options, or yes/no - after setting
-  aside documents superseded by a newer authoritative one (`_conflicts`).
+- answer (`_answering`, `_policy`): evidence sentences are judged for the question (MiniLM
+  similarity, overlap with the asked words, the asked type) into one confidence; the
+  answer is a short span only when asked for and confident enough, else the one to three
+  most confident sentences, cited (two documents' when the question links them; each
+  side's for a comparison; the deciding one after a yes/no), else an abstention saying
+  why - after setting aside documents superseded by a newer authoritative one
+  (`_conflicts`). The answer carries its confidence.
 - condense (`_condense`): a follow-up on a thread gets the earlier turn's subject in place
   of its pronouns and ellipses; a standalone question passes unchanged.
 - reflect (`_reflection`): CORRECT only when a sentence holding the answer supports it for
@@ -65,7 +68,8 @@ class ExtractiveReasoner:
         embedder: An embedder for the switcher's duplicate and relevance checks; loaded
             lazily with `get_embedder()` when omitted and `use_embeddings` is true.
         use_embeddings: Use embedding cosine in `compare` besides word overlap. When the
-            embedder cannot load, the reasoner silently keeps to word overlap.
+            embedder cannot load, the reasoner silently keeps to word overlap. Answers
+            always judge evidence sentences with the embedder when it loads.
         switcher: A trained switcher (e.g. `SmallSwitcher`) that `compare` delegates to.
     """
 
@@ -189,8 +193,10 @@ class ExtractiveReasoner:
         *,
         feedback: Feedback | None = None,
     ) -> AnswerDraft:
-        """The answer in the shape the question asks for, with its sources, or an abstention."""
-        return answer_question(question, scratchpad, evidence, feedback=feedback)
+        """The answer in the form its confidence allows, with its sources, or an abstention."""
+        return answer_question(
+            question, scratchpad, evidence, feedback=feedback, embed=self._vectors_of
+        )
 
     def reflect(self, question: str, answer: str, evidence: Sequence[Document]) -> Reflection:
         """CORRECT only when a sentence holding the answer supports it for what is asked."""
@@ -207,8 +213,14 @@ class ExtractiveReasoner:
         return route_question(question, sources, embedder=self._embedder)
 
     def _embed(self, texts: list[str]) -> np.ndarray | None:
-        """Unit vectors of `texts`, or None when embeddings are off or unavailable."""
-        if not self.use_embeddings or self._embedder_failed:
+        """Unit vectors of `texts` for `compare`, or None when embeddings are off there."""
+        if not self.use_embeddings:
+            return None
+        return self._vectors_of(texts)
+
+    def _vectors_of(self, texts: list[str]) -> np.ndarray | None:
+        """Unit vectors of `texts`, or None when the embedder is unavailable."""
+        if self._embedder_failed:
             return None
         if self._embedder is None:
             try:

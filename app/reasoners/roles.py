@@ -1,25 +1,28 @@
 """The reasoner's roles, declared once.
 
-Each `Role` is one method of the `Reasoner` protocol and one chat model slot. Everything
-that lists roles follows from `ROLES`: the run context's `<role>_model` fields (Studio's
-form), the process settings `PREFRAG_<ROLE>_MODEL`, the key under which built reasoners are
-cached, the models `LLMReasoner` wires, and the test fakes' checks. Adding a role is one
-entry here plus the role's method on each reasoner (and its prompt and wire schema).
+Each `Role` is one method of the `Reasoner` protocol and one chat model slot. What lists
+roles follows from `ROLES`: the key under which built reasoners are cached, the models
+`LLMReasoner` wires, and the test fakes' checks. The run context's `<role>_model` fields
+(Studio's form) and the process settings `PREFRAG_<ROLE>_MODEL` are written out in
+`Context` and `Settings`, so type checkers see them; both classes check themselves
+against `ROLES` at import. Adding a role is one entry here, its two fields, and the role's
+method on each reasoner (with its prompt and wire schema).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, MutableMapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "MODEL_HELP",
     "ROLES",
     "ROLE_NAMES",
     "Role",
     "complete",
-    "declare_model_fields",
     "models_of",
+    "require_model_fields",
 ]
 
 
@@ -56,24 +59,22 @@ ROLES: tuple[Role, ...] = (
 ROLE_NAMES: tuple[str, ...] = tuple(role.name for role in ROLES)
 
 
-def declare_model_fields(
-    namespace: MutableMapping[str, Any], default: Callable[[Role], Any]
-) -> None:
-    """Declare one optional `<role>_model: str | None` field per role in a class body.
+MODEL_HELP: dict[str, str] = {role.name: role.model_help for role in ROLES}
 
-    Called as `declare_model_fields(locals(), ...)` inside the body of a dataclass or a
-    pydantic model, so the fields exist before the class is built and are ordinary
-    fields there (Studio's context form, `PREFRAG_<ROLE>_MODEL` settings).
 
-    Args:
-        namespace: The class body's namespace.
-        default: The field's default for a role (e.g. a `dataclasses.field(...)` or a
-            pydantic `Field(...)` carrying `role.model_help`).
+def require_model_fields(names: Iterable[str], holder: str) -> None:
+    """Refuse a class that lacks a `<role>_model` field for some role in `ROLES`.
+
+    `Context` and `Settings` write their per-role fields out (so type checkers see them)
+    and call this once, so a role added to `ROLES` without its fields fails at import.
+
+    Raises:
+        TypeError: Some role has no field in `names`; the message names the fields.
     """
-    annotations = namespace.setdefault("__annotations__", {})
-    for role in ROLES:
-        annotations[role.model_field] = "str | None"
-        namespace[role.model_field] = default(role)
+    present = set(names)
+    missing = [role.model_field for role in ROLES if role.model_field not in present]
+    if missing:
+        raise TypeError(f"{holder} lacks the per-role model field(s) {missing}; add them.")
 
 
 def models_of(holder: object) -> dict[str, str | None]:

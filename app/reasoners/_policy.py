@@ -1,0 +1,329 @@
+"""The answer policy: one confidence per evidence sentence, and the answer's form chosen by it.
+
+Every answer of the extractive reasoner stands on evidence sentences. Each sentence gets one
+confidence in [0, 1] for the question, from three signals:
+
+- similarity: the bundled MiniLM cosine of the question and the sentence (prefixed with its
+  document's title, which stands in for a pronoun subject);
+- overlap: the share of the question's *asked* terms (its terms minus the names it gives)
+  that the sentence, its title or its bridge sentence covers - "the mayor of Velmora" needs
+  a sentence about a mayor, not any sentence about Velmora; for a question naming its
+  subject and one kind of thing about it ("the genetic changes related to X"), a sentence
+  holding that kind's cue words ("mutation", "gene") covers it;
+- type: whether the sentence holds what the question asks for (a number for "how many",
+  a year for "when", a name for "who"); untyped questions always fit;
+
+times how much of the names the question gives the sentence (with its title and bridge)
+covers. The answer's form follows from the confidence of the sentence it stands on: a
+short span only when the question asks for one and its sentence reaches
+`PARAMS.span_confidence`; otherwise the one to three best whole sentences, cited; below
+`PARAMS.answer_confidence` an abstention that says why. Thresholds and weights are in
+`_params.PARAMS`, chosen with `bench/calibration_curve.py` on declared tuning data.
+
+Answers never are a title, a heading, a label line or a bare number: headings and label
+lines are never evidence sentences here, a span equal to its document's title (unless the
+question asks for a name) falls back to the sentence, and a figure keeps its unit and range
+("6 to 8 weeks", "135/85 mmHg") or comes as its sentence. Markdown syntax is stripped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from prefrag.reasoners._evidence import Evidence, QuestionWeights, ScoredSentence
+from prefrag.reasoners._params import PARAMS
+from prefrag.reasoners._text import (
+    QuestionShape,
+    Span,
+    candidate_spans,
+    normalize_answer,
+    term_set,
+    year_of,
+)
+from prefrag.reasoners._topics import CUES
+
+Embed = Callable[[list[str]], "np.ndarray | None"]
+
+_MARKDOWN_LINK_RE = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
+_MARKDOWN_MARK_RE = re.compile(r"(\*\*|__|`+|~~)")
+_MARKDOWN_EMPHASIS_RE = re.compile(r"(?<![\w*])\*(?=\S)([^*]+?)(?<=\S)\*(?![\w*])")
+_LINE_MARK_RE = re.compile(r"(?m)^\s*(?:#{1,6}\s+|>\s*|[-*+\u2022]\s+)")
+# A figure: a number, an optional range ("6 to 8", "135/85", "0.5-1"), then its unit.
+_NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
+_RANGE_RE = re.compile(rf"{_NUMBER}(?:\s*(?:to|-|\u2013|/|and|or)\s*{_NUMBER})*")
+_UNIT_RE = re.compile(
+    r"\s*(%|percent\b|per cent\b|(?:[a-zA-Z\u00b5\u03bc]+(?:/[a-zA-Z0-9]+)?)"
+    r"(?:\s+(?:once|twice|three times|four times|a|per|each|every)\s+(?:a\s+)?"
+    r"(?:day|daily|week|month|year|hour|dose))?)"
+)
+_NOT_UNITS = frozenset(
+    "and or to the a an at in on of for by with from as is was are were be that which who it"
+    " its this he she they his her their than then when while has have had will can may"
+    " should would could".split()
+)
+# A sentence saying its document does not cover something, or that it is decided elsewhere.
+_DEFERRAL_RE = re.compile(
+    r"\b(?:does|do|did) not (?:cover|discuss|address|include|describe|give|list)\b"
+    r"|\bnot covered\b|\bout(?:side)? (?:of )?(?:the |its )?scope\b"
+    r"|\b(?:is|are) (?:decided|handled|managed|covered) (?:in|by|elsewhere)\b",
+    re.IGNORECASE,
+)
+_NEGATION_RE = re.compile(r"\b(not|no|never|none|neither|nor|without|avoid\w*)\b|n't\b", re.I)
+
+
+def plain(text: str) -> str:
+    """`text` without Markdown syntax: headings, quotes, bullets, emphasis, code, links."""
+    text = _MARKDOWN_LINK_RE.sub(r"\1", text)
+    text = _LINE_MARK_RE.sub("", text)
+    text = _MARKDOWN_MARK_RE.sub("", text)
+    text = _MARKDOWN_EMPHASIS_RE.sub(r"\1", text)
+    return " ".join(text.split())
+
+
+def is_label_line(text: str, title: str = "") -> bool:
+    """Whether a line is a title, heading or label rather than a statement.
+
+    A heading ("# Gout") or the document's own title says nothing by itself. (A line ending
+    in a colon, "Symptoms include:", is judged: it answers only with the lines it
+    introduces, never alone.)
+    """
+    stripped = text.strip()
+    if not stripped or stripped.startswith("#"):
+        return True
+    return bool(title) and normalize_answer(stripped) == normalize_answer(title)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """An evidence sentence with its signals and its confidence for the question."""
+
+    scored: ScoredSentence
+    similarity: float
+    overlap: float
+    fits: bool
+    names: float
+    base: float
+    confidence: float
+
+
+class Judge:
+    """Confidence of evidence sentences for one question (see the module docstring)."""
+
+    def __init__(
+        self,
+        shape: QuestionShape,
+        evidence: Evidence,
+        weights: QuestionWeights,
+        embed: Embed | None = None,
+    ) -> None:
+        self.shape = shape
+        self.evidence = evidence
+        self.weights = weights
+        self._embed = embed
+        entity_terms = frozenset().union(*(term_set(e) for e in shape.entities))
+        self.name_terms = frozenset(weights.weights) & entity_terms
+        # A comparison's sentences are each about one side: one side's names suffice.
+        sides = shape.candidates if shape.kind in ("choice", "yesno") else ()
+        self.sides = [term_set(side) for side in sides if term_set(side)]
+        # Idf weights, but a word no held document uses weighs no more than the rarest one
+        # that is used: it may be a synonym's place ("residents" for "population").
+        seen = [evidence.weight(t) for t in weights.weights if t in evidence.all_terms]
+        cap = max(seen, default=1.0)
+        asked = {t: min(evidence.weight(t), cap) for t in weights.weights if t not in entity_terms}
+        self.asked = asked or {t: min(evidence.weight(t), cap) for t in weights.weights}
+        # A question naming its subject and one kind of thing about it ("the genetic changes
+        # related to X") is met by a sentence holding that kind's cue words ("mutations").
+        self.cue = CUES.get(shape.topic) if shape.subject else None
+        self._cache: dict[tuple[int, int], Judged] = {}
+        self._question_vector: np.ndarray | None = None
+        self._vectors: dict[str, np.ndarray] = {}
+
+    def _context(self, scored: ScoredSentence) -> str:
+        title = self.evidence.titles[scored.sentence.doc]
+        text = scored.sentence.text
+        text = f"{title}: {text}" if title and title.lower() not in text.lower() else text
+        # A bridged sentence is read after the sentence that leads to its document.
+        return f"{scored.link.text} {text}" if scored.link is not None else text
+
+    def prepare(self, ranked: Sequence[ScoredSentence]) -> None:
+        """Embed the question and these sentences in one batch (when an embedder is given)."""
+        if self._embed is None:
+            return
+        texts = [self._context(s) for s in ranked if self._context(s) not in self._vectors]
+        try:
+            vectors = self._embed([self.shape.text, *texts])
+        except Exception:
+            vectors = None
+        if vectors is None:
+            self._embed = None
+            return
+        self._question_vector = vectors[0]
+        self._vectors.update(zip(texts, vectors[1:], strict=True))
+
+    def similarity(self, scored: ScoredSentence) -> float | None:
+        """MiniLM cosine of the question and the sentence, or None without an embedder."""
+        if self._embed is None:
+            return None
+        text = self._context(scored)
+        if text not in self._vectors or self._question_vector is None:
+            self.prepare([scored])
+        if self._question_vector is None or text not in self._vectors:
+            return None
+        return float(self._vectors[text] @ self._question_vector)
+
+    def judge(self, scored: ScoredSentence) -> Judged:
+        """The sentence's signals and confidence."""
+        key = (scored.sentence.doc, scored.sentence.position)
+        if key in self._cache and self._cache[key].scored == scored:
+            return self._cache[key]
+        evidence = self.evidence
+        terms = scored.covered | evidence.title_terms[scored.sentence.doc] | scored.sentence.terms
+        if scored.link is not None:
+            terms = terms | scored.link.terms | evidence.title_terms[scored.link.doc]
+        asked_total = sum(self.asked.values()) or 1.0
+        overlap = sum(w for t, w in self.asked.items() if t in terms) / asked_total
+        if self.cue is not None and self.cue.search(scored.sentence.text):
+            overlap = 1.0
+        # Names count anywhere in the sentence's document (and its bridge's): a note names
+        # its patient once, then says "she".
+        named = terms | evidence.doc_terms[scored.sentence.doc]
+        if scored.link is not None:
+            named = named | evidence.doc_terms[scored.link.doc]
+        if len(self.sides) >= 2:
+            names = max(len(side & named) / len(side) for side in self.sides)
+        elif self.name_terms:
+            names = len(self.name_terms & named) / len(self.name_terms)
+        else:
+            names = 1.0
+        fits = self._fits(scored.sentence.text)
+        cosine = self.similarity(scored)
+        if cosine is None:
+            # No embedder: the lexical overlap stands in for the similarity.
+            similarity = overlap
+        else:
+            low, high = PARAMS.similarity_floor, PARAMS.similarity_ceiling
+            similarity = min(1.0, max(0.0, (cosine - low) / (high - low)))
+        base = (
+            PARAMS.similarity_weight * similarity
+            + PARAMS.overlap_weight * overlap
+            + PARAMS.type_weight * float(fits)
+        )
+        confidence = base * (1.0 - PARAMS.names_weight * (1.0 - names))
+        judged = Judged(scored, similarity, overlap, fits, names, base, round(confidence, 4))
+        self._cache[key] = judged
+        return judged
+
+    def pair(self, first: Judged, second: Judged) -> float:
+        """Confidence of two sentences of two documents read together (a bridge).
+
+        They must share a term the question does not give (the enzyme, the place that links
+        them); then the overlap and names count over both documents, the similarity is the
+        two sentences' mean.
+        """
+        a, b = first.scored, second.scored
+        if a.sentence.doc == b.sentence.doc:
+            return 0.0
+        question_terms = frozenset(self.weights.weights)
+        if not (a.sentence.terms & b.sentence.terms) - question_terms:
+            return 0.0
+        evidence = self.evidence
+        named = evidence.doc_terms[a.sentence.doc] | evidence.doc_terms[b.sentence.doc]
+        asked_total = sum(self.asked.values()) or 1.0
+        overlap = sum(w for t, w in self.asked.items() if t in named) / asked_total
+        names = len(self.name_terms & named) / len(self.name_terms) if self.name_terms else 1.0
+        similarity = (first.similarity + second.similarity) / 2
+        fits = first.fits or second.fits
+        base = (
+            PARAMS.similarity_weight * similarity
+            + PARAMS.overlap_weight * overlap
+            + PARAMS.type_weight * float(fits)
+        )
+        return round(base * (1.0 - PARAMS.names_weight * (1.0 - names)), 4)
+
+    def _fits(self, text: str) -> bool:
+        kind = self.shape.answer_type
+        if kind == "date":
+            return year_of(text) is not None or bool(
+                re.search(
+                    r"\b(century|centuries|\d+(st|nd|rd|th)|monday|tuesday|wednesday"
+                    r"|thursday|friday|saturday|sunday|weeks?|days?|months?)\b",
+                    text,
+                    re.I,
+                )
+            )
+        if kind == "number":
+            return any(s.kind in ("number", "year") for s in candidate_spans(text))
+        if kind == "name":
+            return any(s.kind in ("name", "quote") for s in candidate_spans(text))
+        return True
+
+    def rank(self, ranked: Sequence[ScoredSentence]) -> list[Judged]:
+        """The statement sentences among the best-supported ones, most confident first."""
+        pool = [
+            s
+            for s in ranked[: PARAMS.policy_sentences]
+            if s.score > 0
+            and not is_label_line(s.sentence.text, self.evidence.titles[s.sentence.doc])
+        ]
+        self.prepare(pool)
+        judged = [self.judge(s) for s in pool]
+        judged.sort(
+            key=lambda j: (-j.confidence, j.scored.sentence.doc, j.scored.sentence.position)
+        )
+        return judged
+
+
+def figure(sentence: str, span: Span) -> str | None:
+    """A number span with its range and unit ("6 to 8 weeks", "135/85 mmHg"), or None.
+
+    None when no unit follows the number in its sentence: a bare number says nothing.
+    """
+    start = span.start if span.start >= 0 else sentence.find(span.text)
+    if start < 0:
+        return None
+    figure_match = _RANGE_RE.match(sentence, start)
+    end = figure_match.end() if figure_match else start + len(span.text)
+    end = max(end, start + len(span.text))
+    unit = _UNIT_RE.match(sentence, end)
+    if unit is None or unit.group(1).lower() in _NOT_UNITS:
+        return None
+    qualifier = re.search(
+        r"(?:at least|at most|up to|about|around|over|under|more than|less than|below|above"
+        r"|within|approximately|roughly)\s+$",
+        sentence[:start],
+        re.I,
+    )
+    begin = qualifier.start() if qualifier else start
+    return sentence[begin : unit.end()].strip(" ,;")
+
+
+def counts_asked(shape: QuestionShape) -> bool:
+    """Whether the question itself names what a bare number counts ("how many residents")."""
+    lowered = shape.text.lower()
+    return bool(re.search(r"\bhow many \w+|\bpopulation\b|\bnumber of\b|\bhow old\b", lowered))
+
+
+def defers(text: str) -> bool:
+    """Whether a sentence says its document does not cover a matter, or defers it elsewhere."""
+    return bool(_DEFERRAL_RE.search(text))
+
+
+def negated(text: str) -> bool:
+    """Whether a sentence or question holds a negation ("not", "never", "avoid", "n't")."""
+    return bool(_NEGATION_RE.search(text))
+
+
+__all__ = [
+    "Embed",
+    "Judge",
+    "Judged",
+    "counts_asked",
+    "figure",
+    "is_label_line",
+    "negated",
+    "plain",
+]

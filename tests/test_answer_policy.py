@@ -1,0 +1,184 @@
+"""The extractive reasoner's answer policy, as a user meets it: `prefrag index` on their own
+notes, then `prefrag ask --json` or the API.
+
+Answers stand on evidence sentences judged for the question; each answer carries one
+confidence; a short span only when it is sure, whole cited sentences otherwise, an abstention
+when no sentence says what is asked. The notes below are invented.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from prefrag.cli import app
+
+runner = CliRunner()
+
+NOTES = {
+    "clinic/armand-asthma.md": """# Asthma review: Pell Armand
+
+Pell Armand, 29, has moderate asthma treated with a steroid inhaler twice a day.
+Allergies:
+- penicillin (rash)
+Because of her asthma she must avoid non-selective beta blockers such as propranolol.
+Her target peak flow is 450 L/min.
+**Review** is booked in 4 to 6 weeks.
+""",
+    "clinic/sorrel-diabetes.md": """# Diabetes review: Abel Sorrel
+
+Abel Sorrel, 63, has type 2 diabetes treated with metformin.
+His HbA1c was 58 mmol/mol, up from 52 at the spring visit.
+His blood pressure was 142/88 mmHg and he was asked to record home readings for a week.
+""",
+    "drugs/dravoline.md": """# Dravoline
+
+Dravoline is a heart rhythm tablet.
+Dravoline is cleared almost entirely by the liver enzyme CYP2D6.
+When its levels rise, Dravoline can slow the heart dangerously.
+""",
+    "drugs/ketamorin.md": """# Ketamorin
+
+Ketamorin is an antidepressant tablet.
+Ketamorin strongly blocks the liver enzyme CYP2D6.
+Ketamorin does not interact with Pellitol.
+""",
+    "places/orsk-vale.md": """# Orsk Vale
+
+Orsk Vale is a mill town on the river Tamsin.
+The town was founded in 1312 by wool merchants.
+""",
+    "places/tarn-hollow.md": """# Tarn Hollow
+
+Tarn Hollow is a village high in the Keld hills.
+The village was founded in 1588 around a lead mine.
+""",
+}
+
+TITLES = [
+    "Asthma review: Pell Armand",
+    "Diabetes review: Abel Sorrel",
+    "Dravoline",
+    "Ketamorin",
+    "Orsk Vale",
+    "Tarn Hollow",
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One data directory for the module, holding the three folders of notes indexed."""
+    from prefrag.config import get_settings
+
+    home = tmp_path_factory.mktemp("prefrag-home")
+    notes = tmp_path_factory.mktemp("notes")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PREFRAG_HOME", str(home))
+        get_settings.cache_clear()
+        for name, text in NOTES.items():
+            path = notes / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        for folder in ("clinic", "drugs", "places"):
+            result = runner.invoke(app, ["index", str(notes / folder), "--source", folder])
+            assert result.exit_code == 0, result.output
+        yield home
+    get_settings.cache_clear()
+
+
+def ask_json(question: str, source: str) -> dict:
+    result = runner.invoke(app, ["ask", question, "--source", source, "--json", "--no-web"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def cited_files(record: dict) -> set[str]:
+    return {Path(c["url"].removeprefix("file://")).stem for c in record["citations"]}
+
+
+ANSWERABLE = [
+    ("What is Pell Armand's target peak flow?", "clinic", "450 L/min"),
+    ("When is Pell Armand's review booked?", "clinic", "4 to 6 weeks"),
+    ("What was Abel Sorrel's blood pressure?", "clinic", "142/88 mmHg"),
+    ("What was Abel Sorrel's HbA1c?", "clinic", "58 mmol/mol"),
+    ("Which enzyme clears Dravoline?", "drugs", "CYP2D6"),
+    ("Which river is Orsk Vale on?", "places", "Tamsin"),
+]
+
+
+@pytest.mark.parametrize(("question", "source", "expected"), ANSWERABLE)
+def test_answers_are_statements_never_titles_headings_labels_or_bare_numbers(
+    question: str, source: str, expected: str
+) -> None:
+    record = ask_json(question, source)
+    answer = record["answer"]
+    assert not record["abstained"], answer
+    assert expected in answer  # a figure keeps its unit and range
+    assert answer.strip() not in TITLES
+    assert not re.search(r"(^|\s)#{1,6}\s|\*\*|__|`", answer), answer  # no Markdown
+    assert not answer.rstrip().endswith(":"), answer  # no label line
+    assert not re.fullmatch(r"[\d.,/\s-]+", answer), answer  # no bare number
+    assert "Allergies" not in answer
+
+
+def test_json_carries_one_confidence_higher_for_an_answer_than_an_abstention() -> None:
+    answered = ask_json("Which river is Orsk Vale on?", "places")
+    declined = ask_json("Who was the mayor of Orsk Vale?", "places")
+    assert isinstance(answered["confidence"], float) and 0.0 <= answered["confidence"] <= 1.0
+    assert isinstance(declined["confidence"], float) and 0.0 <= declined["confidence"] <= 1.0
+    assert not answered["abstained"] and declined["abstained"]
+    # An abstention's confidence is in the abstention: both are confident here.
+    assert answered["confidence"] >= 0.5 and declined["confidence"] >= 0.5
+
+
+@pytest.mark.parametrize(
+    ("question", "source"),
+    [
+        ("Who was the mayor of Orsk Vale?", "places"),
+        ("What is Pell Armand's cholesterol level?", "clinic"),
+        ("Which antibiotic was Abel Sorrel given?", "clinic"),
+        ("What is the maximum daily dose of Ketamorin?", "drugs"),
+        ("Is Dravoline safe in pregnancy?", "drugs"),
+    ],
+)
+def test_unanswerable_questions_abstain_saying_why(question: str, source: str) -> None:
+    record = ask_json(question, source)
+    assert record["abstained"], record["answer"]
+    assert record["answer"].startswith("The sources I could reach do not answer this: ")
+    assert record["citations"] == []
+
+
+def test_two_document_answer_cites_both_documents() -> None:
+    from prefrag import ask
+
+    result = ask("Why can Ketamorin raise the levels of Dravoline?", preferred_source="drugs")
+    assert not result["abstained"], result["answer"]
+    assert "blocks the liver enzyme CYP2D6" in result["answer"]
+    assert "cleared almost entirely by the liver enzyme CYP2D6" in result["answer"]
+    assert cited_files(result) == {"ketamorin", "dravoline"}
+
+
+def test_comparison_reads_the_attribute_from_each_side() -> None:
+    record = ask_json("Which was founded earlier, Orsk Vale or Tarn Hollow?", "places")
+    assert record["short_answer"] == "Orsk Vale"
+    assert "1312" in record["answer"] and "1588" in record["answer"]
+    assert cited_files(record) == {"orsk-vale", "tarn-hollow"}
+
+
+def test_yes_no_answer_carries_the_sentence_that_decides_it() -> None:
+    record = ask_json("Does Ketamorin interact with Pellitol?", "drugs")
+    assert record["short_answer"] == "no"
+    assert record["answer"] == "No. Ketamorin does not interact with Pellitol."
+    assert cited_files(record) == {"ketamorin"}
+
+
+def test_advice_question_is_answered_with_the_warning_sentence() -> None:
+    record = ask_json("Can Pell Armand take propranolol?", "clinic")
+    assert not record["abstained"]
+    assert "must avoid non-selective beta blockers such as propranolol" in record["answer"]
+    assert record["answer"] not in ("yes", "no", "Yes", "No")

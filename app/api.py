@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import fields
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -20,6 +20,7 @@ from prefrag.thread_locks import checkpoint_file, thread_lock
 __all__ = ["ask", "build_graph", "make_context", "resume"]
 
 _CONTEXT_FIELDS = {f.name for f in fields(Context)}
+ReasonerName = Literal["auto", "extractive", "llm"]
 
 
 def make_context(**overrides: Any) -> Context:
@@ -34,7 +35,7 @@ def make_context(**overrides: Any) -> Context:
 def ask(
     question: str,
     *,
-    reasoner: Reasoner | None = None,
+    reasoner: Reasoner | ReasonerName | None = None,
     sources: SourceRegistry | None = None,
     checkpointer: BaseCheckpointSaver | None = None,
     thread_id: str | None = None,
@@ -50,9 +51,20 @@ def ask(
     With a checkpointer it also holds `thread_id`: the one given, or a new one to resume or
     continue the run with. Runs on one thread take turns (`prefrag.thread_locks`): a second
     one waits for the first, then builds on its turn, so no turn is lost from `history`.
+
+    `reasoner` is who reasons: a name ("auto", "extractive" or "llm", the run setting
+    `Context.reasoner`, as `prefrag ask --reasoner` gives it) or a ready `Reasoner` object.
     """
     question = checked_question(question)
+    if isinstance(reasoner, str):
+        context = {**context, "reasoner": reasoner}
+        reasoner = None
+    elif reasoner is not None and not isinstance(reasoner, Reasoner):
+        raise ConfigurationError(
+            f"reasoner must be 'auto', 'extractive', 'llm' or a Reasoner (got {reasoner!r})."
+        )
     run_context = make_context(**context)
+    check_run_files(run_context)
     graph = graph or build_graph(reasoner=reasoner, sources=sources, checkpointer=checkpointer)
     config: RunnableConfig = {"recursion_limit": recursion_limit(run_context)}
     if checkpointer is None and graph.checkpointer is None:
@@ -62,6 +74,23 @@ def ask(
     with thread_lock(checkpoint_file(checkpointer or graph.checkpointer), thread):
         result = graph.invoke({"question": question}, config=config, context=run_context)
     return {**result, "thread_id": thread}
+
+
+def check_run_files(context: Context) -> None:
+    """Check the model folders a run will read before it starts (not after retrieval).
+
+    Raises:
+        ConfigurationError: The evidence filter folder a run would use is unusable.
+    """
+    if not context.use_evidence_filter:
+        return
+    from prefrag.config import get_settings
+
+    folder = get_settings().evidence_filter
+    if folder is not None:
+        from prefrag.tools.evidence_filter import load_snippet_filter
+
+        load_snippet_filter(folder)  # file checks only; the model loads on first use
 
 
 def resume(thread_id: str, *, graph: PrefRAGGraph) -> dict[str, Any]:

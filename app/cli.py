@@ -63,7 +63,9 @@ def _clear_errors() -> Iterator[None]:
     try:
         yield
     except PrefRAGError as error:
-        errors.print(f"[bold red]error:[/] {escape(str(error))}")
+        from prefrag.cli_text import plain
+
+        errors.print(f"[bold red]error:[/] {plain(error, limit=4000)}")
         raise typer.Exit(code=2) from None
 
 
@@ -88,8 +90,19 @@ def index(
             "[, source, priority, url, ref]) for a knowledge-graph source.",
         ),
     ] = "text",
+    rebuild: Annotated[
+        bool,
+        typer.Option(
+            "--rebuild",
+            metavar="",
+            help="Replace the source with exactly these files (drops every other chunk).",
+        ),
+    ] = False,
 ) -> None:
-    """Index documents into a local source (idempotent: known chunks are skipped)."""
+    """Index documents into a local source (idempotent: known chunks are skipped).
+
+    A damaged source is repaired from what it still holds; no chunk is dropped.
+    """
     from prefrag.index.ingest import index_paths
 
     if kind not in ("text", "graph"):
@@ -99,13 +112,16 @@ def index(
         _index_graph(paths, source, mog=mog, authority=authority)
         return
     with _clear_errors():
-        report = index_paths(paths, source, progress=True, authority=authority)
+        report = index_paths(paths, source, progress=True, authority=authority, rebuild=rebuild)
+    from prefrag.cli_text import plain
+
     for warning in report.warnings:
-        errors.print(f"[bold yellow]warning:[/] {escape(warning)}")
+        errors.print(f"[bold yellow]warning:[/] {plain(warning, limit=4000)}")
     if report.rebuilt:
+        done = "; ".join(report.repairs) or "nothing else was lost"
         console.print(
             f"[yellow]{escape(source)}[/]: the index was damaged ({escape(report.rebuilt)}); "
-            "rebuilt from the files given."
+            f"repaired: {escape(done)}."
         )
     console.print(
         f"[green]{escape(source)}[/]: {report.added} chunks added, "
@@ -176,9 +192,9 @@ def sources(
         _show_registry(registry_file)
         return
     with _clear_errors():
-        infos = list_sources()
-        damaged = damaged_sources()
-        graphs = _graph_rows()
+        damaged = damaged_sources(deep=True)
+        infos = [info for info in list_sources() if info.name not in damaged]
+        graphs = [row for row in _graph_rows() if row[0] not in damaged]
     for error in damaged.values():
         errors.print(f"[bold yellow]damaged:[/] {escape(str(error))}")
     if not infos and not graphs:
@@ -282,43 +298,55 @@ def sources_build_medquad_demo(
 @sources_app.command("check")
 def sources_check(
     name: Annotated[
-        str | None, typer.Argument(help="The source to check; every local source if omitted.")
+        str | None, typer.Argument(help="The source to check; every source if omitted.")
     ] = None,
 ) -> None:
-    """Check that a source's files agree (records, vectors, lexical index, Qdrant points)."""
+    """Check that a source's files agree (records, vectors, lexical index, Qdrant points).
+
+    Knowledge graphs get SQLite's own check and a count of every lookup table; a source
+    folder whose manifest was deleted is reported too. Exit 2 when any source is damaged.
+    """
     from prefrag.config import get_settings
     from prefrag.index.catalog import damaged_sources, list_sources
-    from prefrag.index.integrity import check_source, damage_message
+    from prefrag.index.graph_store import list_graphs
+    from prefrag.index.integrity import check_graph, check_source
 
     with _clear_errors():
         settings = get_settings()
-        names = sorted({info.name for info in list_sources()} | set(damaged_sources()))
+        texts = {info.name for info in list_sources()} | set(damaged_sources())
+        graphs = set(list_graphs()) - texts
+        names = sorted(texts | graphs)
         if name is not None:
             if name not in names:
                 from prefrag.errors import UnknownSourceError
 
                 known = ", ".join(names) or "none"
-                raise UnknownSourceError(f"No local source '{name}' (known: {known}).")
+                raise UnknownSourceError(f"No source '{name}' (known: {known}).")
             names = [name]
         bad = 0
         for each in names:
-            check = check_source(each, settings, qdrant=True)
+            if each in graphs:
+                check = check_graph(each, settings)
+            else:
+                check = check_source(each, settings, qdrant=True)
             if check.sound:
                 counts = ", ".join(f"{k} {v}" for k, v in check.counts.items())
-                console.print(f"[green]{escape(each)}[/]: sound ({counts}).")
+                kind = "graph, " if check.kind == "graph" else ""
+                console.print(f"[green]{escape(each)}[/]: sound ({kind}{counts}).")
+                for note in check.unchecked:
+                    errors.print(f"[bold yellow]warning:[/] {escape(each)}: {escape(note)}.")
             else:
                 bad += 1
-                problem = "; ".join(check.problems)
-                errors.print(f"[bold red]damaged:[/] {escape(damage_message(each, problem))}")
+                errors.print(f"[bold red]damaged:[/] {escape(str(check.error()))}")
     if bad:
         raise typer.Exit(code=2)
 
 
 @sources_app.command("remove")
 def sources_remove(
-    name: Annotated[str, typer.Argument(help="The local source to delete.")],
+    name: Annotated[str, typer.Argument(help="The source (text or graph) to delete.")],
 ) -> None:
-    """Delete a local source and everything indexed in it."""
+    """Delete a local source or knowledge graph and everything indexed in it."""
     from prefrag.index.catalog import remove_source
 
     with _clear_errors():
@@ -362,7 +390,9 @@ def ask(
 
     record = result_record(result)
     if as_json:
-        sys.stdout.write(json.dumps(record, ensure_ascii=False, indent=2) + "\n")
+        from prefrag.cli_text import json_for_terminal
+
+        sys.stdout.write(json_for_terminal(json.dumps(record, ensure_ascii=False, indent=2)) + "\n")
         return
     _print_answer(record, trace=trace)
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from prefrag.reasoners.roles import MODEL_HELP, require_model_fields
+from prefrag.reasoners.roles import MODEL_HELP, declare_endpoint_fields, require_model_fields
 
 Backend = Literal["extractive", "openai", "hf", "vllm"]
 
@@ -81,8 +81,29 @@ class Settings(BaseSettings):
     reflect_model: str | None = Field(default=None, description=MODEL_HELP["reflect"])
     plan_model: str | None = Field(default=None, description=MODEL_HELP["plan"])
     condense_model: str | None = Field(default=None, description=MODEL_HELP["condense"])
+    # `PREFRAG_<ROLE>_BASE_URL` / `PREFRAG_<ROLE>_API_KEY` (and `PREFRAG_TEACHER_...`): an
+    # OpenAI-compatible server per role, e.g. the switcher on its own `vllm serve`.
+    declare_endpoint_fields(
+        locals(),
+        lambda name, part: Field(
+            default=None,
+            description=f"OpenAI-compatible {part.replace('_', ' ')} for the '{name}' role; "
+            f"unset uses {'OPENAI_BASE_URL' if part == 'base_url' else 'OPENAI_API_KEY'}"
+            + (" (the teacher: the compare role's first)." if name == "teacher" else "."),
+        ),
+    )
     hf_compare_checkpoint: Path | None = Field(
         default=None, description="Local transformers checkpoint for the switcher (`hf`)."
+    )
+    hf_device: str = Field(
+        default="cpu",
+        description="Device of local transformers checkpoints (`hf` backend): 'cpu', 'cuda', "
+        "'cuda:1', 'mps', or 'auto' (the GPU when there is one).",
+    )
+    hf_dtype: Literal["auto", "float32", "bfloat16", "float16"] = Field(
+        default="auto",
+        description="Weights' dtype of local checkpoints: 'auto' is bfloat16 on a GPU that "
+        "supports it, else float32.",
     )
     switcher: str | None = Field(
         default=None,
@@ -97,6 +118,12 @@ class Settings(BaseSettings):
     )
     temperature: float = 0.1
     top_p: float = 0.9
+    max_tokens: int | None = Field(
+        default=None,
+        gt=0,
+        description="Most tokens a model may write per reply; unset: the server's default "
+        "(512 for `hf` checkpoints). A reply cut here is read if it can be, else repaired.",
+    )
     request_timeout: float = Field(
         default=30.0, description="Seconds one request to a model endpoint may take."
     )

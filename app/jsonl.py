@@ -3,13 +3,25 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from prefrag.errors import ConfigurationError, IngestError
 
-__all__ = ["read_jsonl", "write_jsonl"]
+__all__ = ["read_jsonl", "utf8_lines", "write_jsonl"]
+
+
+def utf8_lines(path: Path) -> Iterator[str]:
+    """The lines of a UTF-8 text file; `IngestError` names the first one that is not UTF-8."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise IngestError(
+                    f"{path}:{number} is not UTF-8 text; save the file as UTF-8."
+                ) from None
 
 
 def read_jsonl(
@@ -41,20 +53,19 @@ def read_jsonl(
     if not path.is_file():
         raise ConfigurationError(f"The {file_kind} file {path} does not exist.")
     rows: list[Any] = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                raise IngestError(f"{path}:{number} is not a JSON object.") from None
-            wrong = problem(row)
-            if wrong:
-                raise IngestError(f"{path}:{number} is not {row_kind}: {wrong}.")
-            rows.append(row)
-            if limit is not None and len(rows) >= limit:
-                break
+    for number, line in enumerate(utf8_lines(path), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            raise IngestError(f"{path}:{number} is not a JSON object.") from None
+        wrong = problem(row)
+        if wrong:
+            raise IngestError(f"{path}:{number} is not {row_kind}: {wrong}.")
+        rows.append(row)
+        if limit is not None and len(rows) >= limit:
+            break
     if not rows:
         raise IngestError(f"{path} holds no {rows_kind}.")
     return rows

@@ -40,7 +40,14 @@ class HFChatModel(BaseChatModel):
     temperature: float = 0.1
     top_p: float = 0.9
     max_new_tokens: int = 512
-    device: str = "cpu"
+    device: str = Field(
+        default="cpu", description="'cpu', 'cuda', 'cuda:1', 'mps', or 'auto' (cuda if present)."
+    )
+    dtype: str = Field(
+        default="auto",
+        description="'auto' (bfloat16 on a GPU that has it, else float32), 'float32', "
+        "'bfloat16' or 'float16'.",
+    )
 
     _model: Any = PrivateAttr(default=None)
     _tokenizer: Any = PrivateAttr(default=None)
@@ -72,7 +79,7 @@ class HFChatModel(BaseChatModel):
         else:
             prompt = "\n\n".join(f"{m['role']}: {m['content']}" for m in chat) + "\n\nassistant:"
             encoded = tokenizer(prompt, return_tensors="pt")
-        encoded = {k: v.to(self.device) for k, v in encoded.items()}
+        encoded = {k: v.to(model.device) for k, v in encoded.items()}
         input_length = int(encoded["input_ids"].shape[-1])
         sampling = self.temperature > 0
         options: dict[str, Any] = {
@@ -105,9 +112,12 @@ class HFChatModel(BaseChatModel):
 
                 path = str(Path(self.checkpoint).expanduser())
                 _check_adapter(Path(path))
+                device = _device(self.device)
                 self._tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-                model: Any = AutoModelForCausalLM.from_pretrained(path, local_files_only=True)
-                model.to(self.device)
+                model: Any = AutoModelForCausalLM.from_pretrained(
+                    path, local_files_only=True, dtype=_dtype(self.dtype, device)
+                )
+                model.to(device)
                 self._model = model.eval()
         return self._model, self._tokenizer
 
@@ -173,6 +183,25 @@ class VLLMChatModel(BaseChatModel):
 
                 self._llm = vllm.LLM(model=self.model, **self.engine_kwargs)
         return self._llm
+
+
+def _device(name: str) -> str:
+    """The torch device of `name` ("auto": the first GPU when there is one, else CPU)."""
+    import torch
+
+    if name != "auto":
+        return name
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def _dtype(name: str, device: str) -> Any:
+    """The torch dtype of `name` on `device` ("auto": bfloat16 on a GPU that has it)."""
+    import torch
+
+    if name == "auto":
+        gpu = device.startswith("cuda") and torch.cuda.is_bf16_supported()
+        return torch.bfloat16 if gpu else torch.float32
+    return getattr(torch, name)
 
 
 def _check_adapter(folder: Path) -> None:

@@ -19,7 +19,13 @@ from prefrag.config import Settings
 from prefrag.errors import ConfigurationError
 from prefrag.reasoners.roles import models_of
 
-__all__ = ["ModelBackend", "build_chat_model", "make_chat_model", "resolve_model"]
+__all__ = [
+    "ModelBackend",
+    "build_chat_model",
+    "endpoint_of",
+    "make_chat_model",
+    "resolve_model",
+]
 
 ModelBackend = Literal["openai", "hf", "vllm"]
 _BACKENDS: tuple[str, ...] = ("openai", "hf", "vllm")
@@ -57,7 +63,11 @@ def resolve_model(
 
 
 def build_chat_model(
-    role: str, settings: Settings, *, model_name: str | None = None
+    role: str,
+    settings: Settings,
+    *,
+    model_name: str | None = None,
+    endpoint: str | None = None,
 ) -> BaseChatModel:
     """A LangChain chat model for `role` (think, compare, answer, reflect), from settings.
 
@@ -70,29 +80,54 @@ def build_chat_model(
         role: The reasoner role the model serves.
         settings: Process settings.
         model_name: Overrides the settings' model for this role (backend prefix allowed).
+        endpoint: Whose server (`endpoint_of`) an `openai` model talks to; default `role`.
 
     Raises:
         ConfigurationError: No model is configured, the checkpoint folder is missing, or
             the backend's package is not installed.
     """
     backend, name = resolve_model(role, settings, model_name=model_name)
-    return make_chat_model(backend, name, settings)
+    return make_chat_model(backend, name, settings, endpoint=endpoint or role)
 
 
-def make_chat_model(backend: ModelBackend, name: str, settings: Settings) -> BaseChatModel:
-    """A chat model of `backend` for `name` (a model name or checkpoint folder)."""
+def endpoint_of(name: str | None, settings: Settings) -> tuple[str | None, str | None]:
+    """(base URL, API key) of the OpenAI-compatible server for endpoint `name`.
+
+    `PREFRAG_<NAME>_BASE_URL` / `_API_KEY` when set (a role, or "teacher", which falls back
+    to the compare role's), else `OPENAI_BASE_URL` / `OPENAI_API_KEY`. A role given its own
+    URL but no key of its own uses no key ("EMPTY"), never another server's key.
+    """
+    chain = [name, "compare"] if name == "teacher" else [name]
+    for each in chain:
+        url = getattr(settings, f"{each}_base_url", None) if each else None
+        if url:
+            return url, getattr(settings, f"{each}_api_key", None)
+    own_key = getattr(settings, f"{name}_api_key", None) if name else None
+    return settings.openai_base_url, own_key or settings.openai_api_key
+
+
+def make_chat_model(
+    backend: ModelBackend, name: str, settings: Settings, *, endpoint: str | None = None
+) -> BaseChatModel:
+    """A chat model of `backend` for `name` (a model name or checkpoint folder).
+
+    `endpoint` (a role name or "teacher") picks that role's own server for `openai`
+    (`endpoint_of`); None uses `OPENAI_BASE_URL`.
+    """
     if backend == "openai":
         from langchain_openai import ChatOpenAI
 
+        base_url, api_key = endpoint_of(endpoint, settings)
         return ChatOpenAI(
             model=name,
-            base_url=settings.openai_base_url,
+            base_url=base_url,
             # vLLM and most local servers accept any key; the client insists on one.
-            api_key=SecretStr(settings.openai_api_key or "EMPTY"),
+            api_key=SecretStr(api_key or "EMPTY"),
             temperature=settings.temperature,
             top_p=settings.top_p,
             timeout=settings.request_timeout,
             max_retries=settings.max_retries,
+            max_completion_tokens=settings.max_tokens,
         )
     if backend == "hf":
         from prefrag.local_models import HFChatModel
@@ -106,6 +141,9 @@ def make_chat_model(backend: ModelBackend, name: str, settings: Settings) -> Bas
             checkpoint=str(Path(name).expanduser()),
             temperature=settings.temperature,
             top_p=settings.top_p,
+            device=settings.hf_device,
+            dtype=settings.hf_dtype,
+            max_new_tokens=settings.max_tokens or 512,
         )
     from prefrag.local_models import VLLMChatModel
 

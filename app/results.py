@@ -42,6 +42,8 @@ def result_record(result: dict[str, Any]) -> dict[str, Any]:
         "reflections": list(result.get("reflections", [])),
         "model_calls": dict(result.get("model_calls", {})),
         "tokens": dict(result.get("tokens", {})),
+        "role_decisions": dict(result.get("role_decisions", {})),
+        "role_fallbacks": dict(result.get("role_fallbacks", {})),
         "notes": list(result.get("notes", [])),
         "history": list(result.get("history", [])),
     }

@@ -9,6 +9,13 @@ route holds a supplement: a negative reflection that found evidence missing) and
 supplemented answers went from wrong to right or back.
 
     .venv/bin/python bench/reflection_agreement.py runs/after [--method prefrag]
+
+With `--tuning FILE` it reads the JSON of `bench/tuning_set.py --json FILE` instead: each
+item's first reflection against whether the answer it labelled is right by the tuning
+set's rule (an abstention or any answer to an unanswerable item is not right), overall and
+per split.
+
+    .venv/bin/python bench/reflection_agreement.py --tuning runs/tuning.json
 """
 
 from __future__ import annotations
@@ -20,13 +27,66 @@ from pathlib import Path
 from prefrag.eval.metrics import exact_match, f1
 
 
+def _agreement(pairs: list[tuple[bool, bool]]) -> dict[str, float | int]:
+    """Precision/recall of CORRECT over (labelled CORRECT, right) pairs."""
+    tp = sum(c and r for c, r in pairs)
+    fp = sum(c and not r for c, r in pairs)
+    fn = sum(r and not c for c, r in pairs)
+    tn = sum(not c and not r for c, r in pairs)
+    return {
+        "n": len(pairs),
+        "correct_labels": tp + fp,
+        "right": tp + fn,
+        "precision": tp / (tp + fp) if tp + fp else 0.0,
+        "recall": tp / (tp + fn) if tp + fn else 0.0,
+        "agreement": (tp + tn) / len(pairs) if pairs else 0.0,
+    }
+
+
+def tuning_agreement(path: Path) -> dict[str, dict[str, float | int]]:
+    """Agreement of each item's first reflection with its answer's rightness, per split."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "tuning_set", Path(__file__).with_name("tuning_set.py")
+    )
+    assert spec is not None and spec.loader is not None
+    scorer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(scorer)
+    items = {item["id"]: item for item in scorer.load_questions("all", None)}
+    rows = json.loads(path.read_text())["rows"]
+    pairs: dict[str, list[tuple[bool, bool]]] = {"all": []}
+    for row in rows:
+        label = row.get("first_reflection", row.get("reflection"))
+        answer = row.get("first_reflection_answer", row.get("reflection_answer")) or ""
+        if label is None:
+            continue
+        abstained = row["abstained"] if answer == row["answer"] else False
+        right = not abstained and scorer.is_right(items[row["id"]], answer)
+        pair = (label == "CORRECT", right)
+        pairs["all"].append(pair)
+        pairs.setdefault(row["split"], []).append(pair)
+    return {split: _agreement(found) for split, found in pairs.items()}
+
+
 def main() -> None:
-    """Print reflection agreement for one method of an eval folder."""
+    """Print reflection agreement for one method of an eval folder (or the tuning set)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder", type=Path)
+    parser.add_argument("folder", type=Path, nargs="?")
     parser.add_argument("--method", default="prefrag")
     parser.add_argument("--f1", type=float, default=0.5, help="F1 at which an answer is right")
+    parser.add_argument("--tuning", type=Path, help="a bench/tuning_set.py --json file")
     args = parser.parse_args()
+    if args.tuning is not None:
+        for split, s in tuning_agreement(args.tuning).items():
+            print(
+                f"{split}: {s['n']} reflections, {s['correct_labels']} CORRECT, {s['right']} "
+                f"right; precision {s['precision']:.1%}, recall {s['recall']:.1%}, "
+                f"agreement {s['agreement']:.1%}"
+            )
+        return
+    if args.folder is None:
+        parser.error("give an eval folder or --tuning FILE")
     tp = fp = fn = tn = supplements = mended = spoiled = n = 0
     for line in (args.folder / "items.jsonl").read_text().splitlines():
         item = json.loads(line)

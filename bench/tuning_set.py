@@ -177,6 +177,8 @@ def judge(item: dict[str, Any], result: dict[str, Any], *, f1: float) -> dict[st
         "cites_gold": answerable and any(doc in item["docs"] for doc in cited),
         "reflection": reflections[-1].get("label") if reflections else None,
         "reflection_answer": reflections[-1].get("answer") if reflections else None,
+        "first_reflection": reflections[0].get("label") if reflections else None,
+        "first_reflection_answer": reflections[0].get("answer") if reflections else None,
         "seconds": round(float(result.get("seconds", 0.0)), 3),
     }
 

@@ -20,6 +20,9 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+# What a reply function returns: a 200 JSON payload, or (HTTP status, JSON payload or text).
+Reply = dict[str, Any] | tuple[int, dict[str, Any] | str]
+
 _MAX_BODY = 4 * 1024 * 1024
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 _QUERY = "alpha beta stub query"
@@ -35,12 +38,14 @@ class StubChatServer:
         host: str = "127.0.0.1",
         port: int = 0,
         max_requests: int = 100_000,
-        reply: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        reply: Callable[[dict[str, Any]], Reply] | None = None,
     ) -> None:
         """Serve on `host:port` (0: a free port).
 
-        `reply` replaces the default completion (for fault tests: malformed bodies);
-        `latency` is waited before every reply.
+        `reply` replaces the default completion (for fault and conformance tests): it gets
+        the request body and returns the JSON payload of a 200 reply, or `(status, body)`
+        with a JSON payload or raw text (a garbage body); `latency` is waited before every
+        reply. Every request body is kept in `received`.
         """
         if host not in _LOOPBACK:
             raise ValueError("The stub server only listens on the loopback interface.")
@@ -48,6 +53,7 @@ class StubChatServer:
         self.max_requests = max_requests
         self.reply = reply or completion
         self.requests = 0
+        self.received: list[dict[str, Any]] = []
         self.max_in_flight = 0
         self._in_flight = 0
         self._lock = threading.Lock()
@@ -104,10 +110,11 @@ def _handler_for(server: StubChatServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:
             return  # quiet: benchmarks print their own numbers
 
-        def _send(self, status: int, payload: dict[str, Any]) -> None:
-            body = json.dumps(payload).encode()
+        def _send(self, status: int, payload: dict[str, Any] | str) -> None:
+            raw = isinstance(payload, str)
+            body = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", "text/html" if raw else "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -137,7 +144,11 @@ def _handler_for(server: StubChatServer) -> type[BaseHTTPRequestHandler]:
             try:
                 if server.latency > 0:
                     time.sleep(server.latency)  # the simulated model time
-                self._send(200, server.reply(request))
+                with server._lock:
+                    server.received.append(request)
+                reply = server.reply(request)
+                status, payload = reply if isinstance(reply, tuple) else (200, reply)
+                self._send(status, payload)
             finally:
                 server._release()
 

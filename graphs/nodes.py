@@ -27,6 +27,7 @@ from prefrag.graphs.retrieval import (
     Search,
     add_search,
     answer_update,
+    every_role_fell_back,
     new_step,
     search,
     usage_update,
@@ -45,6 +46,14 @@ from prefrag.questions import checked_question
 from prefrag.reasoners.base import AnswerDraft, Feedback, ScratchpadStep
 from prefrag.sources.base import Source
 
+UNREAD_LABEL = "UNREADABLE"
+UNREADABLE_ANSWER = (
+    "No answer: the model's replies could not be read (every role fell back to its safe default)."
+)
+UNREADABLE_NOTE = (
+    "Every role's reply was unreadable and fell back; the run abstains rather than show a "
+    "fallback as the answer. Check the model and its server (see docs/models.md)."
+)
 NO_SUPPLEMENT_NOTE = (
     "Self-reflection was negative, but the evidence held names everything the question "
     "does: the answer misreads it, and more retrieval cannot mend that (no supplement)."
@@ -67,6 +76,22 @@ def scratchpad_of(route: Sequence[Step]) -> list[ScratchpadStep]:
             note="; ".join(step.get("notes", [])),
         )
         for step in route
+    ]
+
+
+def answer_scratchpad(state: PrefRAGState) -> list[ScratchpadStep]:
+    """The scratchpad the answer is written from: only documents the evidence still holds.
+
+    After `filter_evidence` dropped snippets, the earlier rounds' observations lose them
+    too, so the answer is drawn from what the filter kept and can cite it.
+    """
+    steps = scratchpad(state)
+    if not state.get("filtered"):
+        return steps
+    kept = {doc_id(document) for document in state.get("evidence", [])}
+    return [
+        step.model_copy(update={"observation": [d for d in step.observation if doc_id(d) in kept]})
+        for step in steps
     ]
 
 
@@ -134,7 +159,7 @@ def think(
         feedback=feedback_of(state),
         **think_options(run.reasoner, context),
     )
-    update: dict[str, Any] = usage_update("think", decision.usage) | {
+    update: dict[str, Any] = usage_update("think", decision.usage, fallback=decision.fallback) | {
         "thought": decision.thought,
         "requested_source": decision.source,
         "forced_answer": None,
@@ -219,7 +244,7 @@ def compare(
         step |= {"verdict": None, "analysis": "First retrieval: preferred source, no judge."}
     else:
         verdict = run.reasoner.compare(question_of(state), state.get("evidence", []), pending)
-        update = usage_update("compare", verdict.usage)
+        update = usage_update("compare", verdict.usage, fallback=verdict.fallback)
         step |= {"verdict": verdict.status, "analysis": verdict.analysis}
         if verdict.fallback:
             step["notes"] = [*step["notes"], "Switcher output unparseable; kept local (fallback)."]
@@ -319,9 +344,11 @@ def answer(
         return answer_update(AnswerDraft.model_validate(forced), evidence)
     run = resources.resolve(context_of(runtime, state))
     draft = run.reasoner.answer(
-        question_of(state), scratchpad(state), evidence, feedback=feedback_of(state)
+        question_of(state), answer_scratchpad(state), evidence, feedback=feedback_of(state)
     )
-    return answer_update(draft, evidence) | usage_update("answer", draft.usage)
+    return answer_update(draft, evidence) | usage_update(
+        "answer", draft.usage, fallback=draft.fallback
+    )
 
 
 def self_reflect(
@@ -334,27 +361,54 @@ def self_reflect(
     """
     context = context_of(runtime, state)
     if context.max_reflections <= 0:
-        return {"supplement_requested": False}
+        return {"supplement_requested": False} | unreadable_run(state)
     run = resources.resolve(context)
     # A short answer given with its deciding sentences is judged as that short answer.
     judged = state.get("short_answer") or state.get("answer", "")
     reflection = run.reasoner.reflect(question_of(state), judged, state.get("evidence", []))
     record = {
         "answer": state.get("answer", ""),
-        "label": reflection.label,
+        # A reflection that could not be read judged nothing: never recorded as CORRECT.
+        "label": UNREAD_LABEL if reflection.fallback else reflection.label,
         "explanation": reflection.explanation,
         "suggestion": reflection.suggestion,
         "gaps": reflection.gaps,
         "fallback": reflection.fallback,
     }
     update = {"reflections": [record], "supplement_requested": False}
-    update |= usage_update("reflect", reflection.usage)
+    update |= usage_update("reflect", reflection.usage, fallback=reflection.fallback)
+    unreadable = unreadable_run(state, reflect_fallback=reflection.fallback)
+    if unreadable:
+        return update | unreadable
     if not reflection.negative or len(state.get("reflections", [])) >= context.max_reflections:
         return update
     if context.supplement_when == "evidence-missing" and not reflection.evidence_missing:
         return update | {"notes": [NO_SUPPLEMENT_NOTE]}
     feedback = reflection.feedback(judged)
     return update | {"supplement_requested": True, "feedback": feedback.model_dump()}
+
+
+def unreadable_run(state: PrefRAGState, *, reflect_fallback: bool | None = None) -> dict[str, Any]:
+    """The abstention of a run in which every role fell back, else {}.
+
+    When not one reply of the model could be read (every think, compare, answer and
+    reflect decision was a safe fallback), the answer is not the model's: the run says so
+    and abstains instead of showing a fallback's text as an answer.
+    """
+    decisions = dict(state.get("role_decisions") or {})
+    fallbacks = dict(state.get("role_fallbacks") or {})
+    if reflect_fallback is not None:
+        decisions = add_counts(decisions, {"reflect": 1})
+        fallbacks = add_counts(fallbacks, {"reflect": int(reflect_fallback)})
+    if not every_role_fell_back(decisions, fallbacks):
+        return {}
+    return {
+        "answer": UNREADABLE_ANSWER,
+        "abstained": True,
+        "cited_ids": [],
+        "citations": [],
+        "notes": [UNREADABLE_NOTE],
+    }
 
 
 def supplement(

@@ -181,7 +181,7 @@ def plan_sources(
     if not sources:
         return {"plan": None, "notes": ["Planning: no local source to plan for."]}
     plan = plan_queries(run.reasoner, state.get("query") or question_of(state), sources)
-    update = usage_update("plan", plan.usage)
+    update = usage_update("plan", plan.usage, fallback=plan.fallback)
     if not plan.searched():
         note = "Planning: the plan searches no source; the preferred source gets the sub-query."
         return update | {"plan": None, "notes": [*_plan_notes(plan), note]}

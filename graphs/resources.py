@@ -117,7 +117,9 @@ class ResourceProvider:
                 fallbacks.append(sources.get(name))
             else:
                 notes.append(f"Fallback source '{name}' is not configured; skipped.")
-        return RunResources(self.reasoner(context), sources, preferred, fallbacks, notes)
+        reasoner = self.reasoner(context)
+        notes.extend(unused_model_notes(context, reasoner, injected=self._reasoner is not None))
+        return RunResources(reasoner, sources, preferred, fallbacks, notes)
 
     def multi_source(self, source: Source, context: Context, question: str) -> Source:
         """`source` as a run searches it: a combined source balanced, unless stacked.
@@ -249,6 +251,24 @@ class ResourceProvider:
                 index = GranularityIndex.load(folder)
                 self._selectors[key] = MoGSelector(index, router=load_router(folder))
             return self._selectors[key]
+
+
+def unused_model_notes(context: Context, reasoner: Reasoner, *, injected: bool) -> list[str]:
+    """One note per run setting that names a model the run's reasoner does not use.
+
+    A per-role model (`--plan-model hf:...`) only matters to an LLM reasoner; with the
+    extractive one (the default when no endpoint is configured) it would be dropped
+    silently. A ready reasoner given to the graph (`injected`) was built by its caller,
+    who knows what its models are: no note then.
+    """
+    named = {role: name for role, name in models_of(context).items() if name}
+    if injected or not named or isinstance(getattr(reasoner, "models", None), Mapping):
+        return []
+    options = ", ".join(f"--{role}-model {name}" for role, name in named.items())
+    return [
+        f"{options}: no effect, the run's reasoner is {type(reasoner).__name__} (no chat "
+        "model); choose the LLM reasoner with --reasoner llm (API: reasoner='llm')."
+    ]
 
 
 def _mtime(folder: Path) -> float:

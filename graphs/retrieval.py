@@ -121,12 +121,26 @@ def use_documents(
     }
 
 
-def usage_update(role: str, usage: Usage) -> dict[str, Any]:
-    """The `model_calls` and `tokens` increments of one reasoner call."""
-    return {
+def usage_update(role: str, usage: Usage, *, fallback: bool | None = None) -> dict[str, Any]:
+    """The `model_calls` and `tokens` increments of one reasoner call.
+
+    With `fallback` given (a role decision), also one `role_decisions` and, when the
+    decision is a safe fallback (its reply could not be read), one `role_fallbacks`.
+    """
+    update: dict[str, Any] = {
         "model_calls": {role: usage.calls},
         "tokens": {role: usage.input_tokens + usage.output_tokens},
     }
+    if fallback is not None:
+        update["role_decisions"] = {role: 1}
+        update["role_fallbacks"] = {role: int(fallback)}
+    return update
+
+
+def every_role_fell_back(decisions: dict[str, int], fallbacks: dict[str, int]) -> bool:
+    """Whether every role decision of a run was a safe fallback (no reply could be read)."""
+    made = {role: count for role, count in decisions.items() if count > 0}
+    return bool(made) and all(fallbacks.get(role, 0) >= count for role, count in made.items())
 
 
 def polyview_usage(result: PolyviewResult) -> dict[str, Any]:

@@ -108,6 +108,8 @@ class OutputState(TypedDict, total=False):
     counters: Counters
     model_calls: dict[str, int]
     tokens: dict[str, int]
+    role_decisions: dict[str, int]  # decisions per role (think, compare, answer, reflect, plan)
+    role_fallbacks: dict[str, int]  # of those, safe fallbacks: the model's reply was unreadable
     notes: list[str]
     history: list[Turn]
     filtered: list[dict[str, Any]]  # snippets filter_evidence judged (dropped ones say why)
@@ -168,6 +170,8 @@ class EpisodeState(TypedDict, total=False):
     counters: Annotated[Counters, add_counters]
     model_calls: Annotated[dict[str, int], add_counts]
     tokens: Annotated[dict[str, int], add_counts]
+    role_decisions: Annotated[dict[str, int], add_counts]
+    role_fallbacks: Annotated[dict[str, int], add_counts]
     notes: Annotated[list[str], operator.add]
 
 

@@ -278,4 +278,4 @@ def test_combined_local_source_is_listed_and_sources_can_be_removed(
     assert "other" not in listing and "combined" not in listing
     again = runner.invoke(app, ["sources", "remove", "other"])
     assert again.exit_code == 2
-    assert "No local source 'other' to remove (known: notes)" in again.output
+    assert "No source 'other' to remove (known: notes)" in again.output

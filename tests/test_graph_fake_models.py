@@ -111,3 +111,33 @@ def test_answer_node_with_fake_model_cites_only_held_documents() -> None:
     )
     assert update["answer"] == "Grouplogic"
     assert [c["id"] for c in update["citations"]] == ["g"]
+
+
+def test_model_tokens_stream_through_the_graph_under_the_role_deadline() -> None:
+    """`stream_mode="messages"` sees every role's tokens with the default deadline on.
+
+    The deadline runs each request on a worker thread; without the caller's context there
+    the callbacks (and so the token stream, Studio's and LangSmith's) were lost.
+    """
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+    from prefrag.config import Settings
+
+    replies = iter(
+        [
+            "Thought: find it.\nAction: Search_Engine\nAction Input: Grouplogic founding",
+            "Thought: enough.\nFinal Answer: 1988 [g]",
+            "Final Answer: GroupLogic was founded in 1988 [g]",
+            "Self-Evaluation: CORRECT\nExplanation: the document says so.",
+        ]
+    )
+    model = GenericFakeChatModel(messages=replies)
+    deadline = Settings().role_deadline
+    reasoner = LLMReasoner({"default": model}, structured=False, deadline=deadline)
+    graph = build_graph(reasoner=reasoner, sources=_sources())
+    events = list(graph.stream({"question": QUESTION}, context=Context(), stream_mode="messages"))
+    nodes = {metadata["langgraph_node"] for _, metadata in events}
+    streamed = "".join(str(chunk.content) for chunk, _ in events)
+    assert deadline > 0 and len(events) > 20
+    assert {"think", "answer", "self_reflect"} <= nodes
+    assert "GroupLogic was founded in 1988" in streamed

@@ -131,7 +131,8 @@ def test_forced_answer_uses_the_scratchpad_and_reads_a_bare_reply():
     model = scripted("1974 [doc-olsen]")
     step = ScratchpadStep(thought="t", query="q", observation=NEW)
     decision = reasoner_with(model).think(QUESTION, [step], sources=["demo"], force_answer=True)
-    assert (decision.action, decision.answer, decision.fallback) == ("answer", "1974", False)
+    # Read, but the reply ignored the answer format: marked, as the answer role marks it.
+    assert (decision.action, decision.answer, decision.fallback) == ("answer", "1974", True)
     assert "cannot search any more" in model.prompts[0][0].content
 
 
@@ -255,7 +256,7 @@ def test_structured_output_is_used_when_the_model_offers_it():
     assert verdict.status is True and verdict.analysis == "adds the year"
 
 
-def test_structured_think_maps_source_and_repairs_invalid_objects():
+def test_structured_think_maps_source_and_asks_for_text_after_an_invalid_object():
     model = StructuredModel(
         messages=iter(
             [
@@ -267,7 +268,8 @@ def test_structured_think_maps_source_and_repairs_invalid_objects():
         prompts=[],
     )
     decision = reasoner_with(model).think(QUESTION, [], sources=["demo", "web"])
-    assert model.structured_calls == 2
+    # The unusable structured reply (no query) is followed by one plain text request.
+    assert model.structured_calls == 1 and len(model.prompts) == 2
     assert (decision.query, decision.source, decision.fallback) == ("pH", "web", False)
 
 
@@ -368,3 +370,9 @@ def test_required_structured_output_refused_is_an_endpoint_error():
     )
     with pytest.raises(ModelEndpointError, match="HTTP 400"):
         reasoner.compare(QUESTION, HELD, NEW)
+
+
+@pytest.mark.parametrize("reply", ["Answer:\nAnswer:\nAnswer:\nAnswer", "Final Answer:\n\n**"])
+def test_a_reply_of_only_format_labels_is_no_answer_and_abstains(reply):
+    draft = reasoner_with(scripted(reply, reply)).answer(QUESTION, [], NEW)
+    assert draft.fallback and draft.abstained and draft.answer == NO_ANSWER

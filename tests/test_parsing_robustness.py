@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -162,10 +163,14 @@ def test_answer_falls_back_to_the_raw_text(text):
     assert set(draft.cited_ids) <= {"doc-olsen"}
     if parse_answer(text) is None:
         assert draft.fallback
-        if not strip_citations(text).strip():
+        raw = strip_citations(text)
+        if not raw.strip():
             assert draft.answer == NO_ANSWER
+        elif draft.answer == NO_ANSWER:  # only format labels: no answer, an abstention
+            labels = r"(?i)final\s+answer|answer|thought|action(\s+input)?|observation|"
+            labels += r"self[-\s]*evaluation|explanation|citations?"
+            assert draft.abstained and not re.sub(labels, "", raw).strip(" \t\n*_-:.`\"'#")
         else:  # the raw reply itself, trimmed
-            raw = strip_citations(text)
             assert all(word in raw for word in draft.answer.split() if word != "...")
 
 

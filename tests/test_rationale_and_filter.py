@@ -228,3 +228,43 @@ def test_a_chat_model_filter_reads_verdicts_and_keeps_unreadable_ones() -> None:
     assert [d.metadata["id"] for d in outcome.kept] == ["a", "c"]
     assert outcome.dropped[0]["reason"] == "the model judged it not helpful"
     assert outcome.judged[2]["reason"].startswith("the model's verdict could not be read")
+
+
+class ScoredDropAll:
+    """A trained filter's shape that judges every snippet not helpful, scoring one higher."""
+
+    def __init__(self, best: str) -> None:
+        self.best = best
+
+    def judge(self, question: str, document: Document) -> SnippetJudgement:
+        score = 0.3 if self.best in document.page_content else 0.1
+        return SnippetJudgement(False, score, "trained filter: P(helpful) low")
+
+
+@pytest.mark.parametrize(("best", "answered"), [("kiln", False), ("celadon", True)])
+def test_an_answer_after_a_filter_that_drops_everything_is_drawn_from_what_it_kept(
+    best: str, answered: bool
+) -> None:
+    from prefrag.reasoners.extractive import ExtractiveReasoner
+
+    pool = [
+        doc("glaze", "Ilse Marrow fired a celadon glaze at cone ten in her Vell workshop."),
+        doc("kiln", "The Vell workshop kiln was rebuilt in brick in 1970 by local masons."),
+    ]
+    provider = ResourceProvider(
+        reasoner=ExtractiveReasoner(use_embeddings=False),
+        sources=SourceRegistry([ListSource("local", default=pool)]),
+        snippet_filter=ScoredDropAll(best),
+    )
+    result = build_graph(resources=provider).invoke(
+        {"question": "Which glaze did Ilse Marrow fire at cone ten?"},
+        context=Context(use_evidence_filter=True, max_reflections=0, fallback_sources=[]),
+    )
+    kept = [entry["id"] for entry in result["filtered"] if entry["kept"]]
+    cited = [c["id"] for c in result["citations"]]
+    assert len(kept) == 1
+    if answered:
+        assert not result["abstained"] and cited == kept
+    else:  # the kept snippet does not answer: an honest abstention, not the dropped text
+        assert result["abstained"] and "celadon" not in result["answer"].lower()
+    assert result["abstained"] or cited, "an answer must cite what the filter kept"

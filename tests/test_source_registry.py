@@ -135,7 +135,9 @@ def test_the_registry_opens_its_sources_under_their_names(stores: Path) -> None:
 def test_a_registry_naming_an_unbuilt_store_says_how_to_build_it(tmp_path: Path) -> None:
     path = _registry(tmp_path, "sources:\n  - {name: g, kind: graph, description: d}\n")
     with pytest.raises(StoreMissingError, match="prefrag index --kind graph"):
-        registry_from_file(path)
+        registry_from_file(path, require="g")
+    with pytest.raises(StoreMissingError, match="prefrag index --kind graph"):
+        registry_from_file(path).get("g")  # asked for by name later: the same sentence
 
 
 def test_prefrag_sources_shows_the_registry(stores: Path, tmp_path: Path) -> None:

@@ -96,8 +96,11 @@ and newly retrieved local documents, it answers `{"analysis": ..., "status": tru
 JSON schema `compare` asks for at run time; true keeps the local documents, false switches
 to the web).
 
-Use it: `PREFRAG_HF_COMPARE_CHECKPOINT=<this folder> prefrag ask "..." --reasoner llm`, or
-serve the base model with vLLM and this adapter (`--enable-lora --lora-modules switcher=...`).
+Use it behind the extractive reasoner's `compare` (no other model needed):
+`PREFRAG_SWITCHER=hf:<this folder> prefrag ask "..."`; or with chat models for the other
+roles: `OPENAI_BASE_URL=<url> PREFRAG_MODEL=<model> prefrag ask "..." --reasoner llm
+--compare-model hf:<this folder>`; or serve the base model with vLLM and this adapter
+(`--enable-lora --lora-modules switcher=...`) and pass `--compare-model switcher`.
 """,
 )
 

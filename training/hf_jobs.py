@@ -32,6 +32,7 @@ __all__ = [
     "pair_outcomes",
     "quantization_config",
     "require_base_model",
+    "require_model_files",
     "resume_point",
     "run_settings",
     "split_held_out",
@@ -66,6 +67,36 @@ def require_base_model(model_args: Any) -> None:
         )
 
 
+def require_model_files(name: str) -> None:
+    """Refuse a base model that is neither a folder nor already in the local HF cache.
+
+    Called before the first load, so a wrong path is one sentence instead of the chained
+    tracebacks of transformers trying the hub (nothing is ever downloaded).
+
+    Raises:
+        ConfigurationError: `name` names no model this machine holds.
+    """
+    if Path(name).expanduser().is_dir():
+        return
+    if not _in_local_cache(name):
+        raise ConfigurationError(
+            f"--model_name_or_path {name!r} is neither a model folder nor a model in the local "
+            "Hugging Face cache; give the folder of a saved model (e.g. one `prefrag train` "
+            "wrote)."
+        )
+
+
+def _in_local_cache(name: str) -> bool:
+    """Whether hub model `name` is already in the local cache (its config is there)."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(name, "config.json")
+    except Exception:  # not a valid repo id (a path), or no hub client installed
+        return False
+    return isinstance(found, str)
+
+
 def resume_point(training: Any) -> str | bool | None:
     """`--resume_from_checkpoint PATH`, or "last"/"true" for the newest checkpoint.
 
@@ -93,6 +124,7 @@ def load_tokenizer(model_args: Any, training: Any) -> Any:
     """
     from transformers import AutoTokenizer
 
+    require_model_files(str(model_args.model_name_or_path))
     tokenizer = AutoTokenizer.from_pretrained(
         model_args.model_name_or_path,
         revision=model_args.model_revision,

@@ -30,6 +30,7 @@ from langchain_core.documents import Document
 
 from prefrag.documents import DOCUMENTS_CLOSE, DOCUMENTS_OPEN
 from prefrag.errors import IngestError
+from prefrag.jsonl import utf8_lines
 from prefrag.prompts import load_prompt
 from prefrag.reasoners.base import CompareVerdict
 from prefrag.reasoners.parsing import parse_compare
@@ -122,23 +123,22 @@ def read_pairs(path: Path) -> Iterator[dict[str, Any]]:
     path = Path(path)
     if not path.is_file():
         raise IngestError(f"The pairs file '{path}' does not exist.")
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                pair = json.loads(line)
-                problem = preference_pair_problem(pair)
-                if problem:
-                    raise IngestError(problem)
-                pair_status(pair, "chosen")
-                pair_status(pair, "rejected")
-            except (json.JSONDecodeError, IngestError, KeyError, TypeError, IndexError) as error:
-                reason = error if isinstance(error, IngestError) else type(error).__name__
-                raise IngestError(
-                    f"Line {number} of '{path}' is not a switcher preference pair ({reason})."
-                ) from None
-            yield pair
+    for number, line in enumerate(utf8_lines(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            pair = json.loads(line)
+            problem = preference_pair_problem(pair)
+            if problem:
+                raise IngestError(problem)
+            pair_status(pair, "chosen")
+            pair_status(pair, "rejected")
+        except (json.JSONDecodeError, IngestError, KeyError, TypeError, IndexError) as error:
+            reason = error if isinstance(error, IngestError) else type(error).__name__
+            raise IngestError(
+                f"Line {number} of '{path}' is not a switcher preference pair ({reason})."
+            ) from None
+        yield pair
 
 
 def preference_pair_problem(row: Any) -> str | None:

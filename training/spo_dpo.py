@@ -45,8 +45,9 @@ source (an empty tag skips a source). Preference-trained (Omni-RAG SPO §4.2.3) 
 queries retrieved supporting documents (chosen) against plans whose queries did not
 (rejected), starting from the SFT planner, which is also the reference model.
 
-Use it: `prefrag ask "..." --use-planning --reasoner llm --plan-model hf:<this folder>`
-(the other roles keep their own models).
+Use it: `OPENAI_BASE_URL=<url> PREFRAG_MODEL=<model> prefrag ask "..." --use-planning
+--reasoner llm --plan-model hf:<this folder>` (the LLM reasoner needs a chat model for the
+other roles; the extractive reasoner plans without a model and ignores `--plan-model`).
 """,
 )
 

@@ -351,8 +351,9 @@ sources' descriptions and query formats, it writes `<source>query0 ; query1</sou
 source (an empty tag skips a source). Trained with TRL's SFT ({kind}) on positive plans
 (Omni-RAG SPO §4.2.3), loss on the plan only, from `{summary["base_model"]}`.
 {merged_line}
-Use it: `prefrag ask "..." --use-planning --reasoner llm --plan-model hf:<this folder>`
-(the other roles keep their own models). Align it
+Use it: `OPENAI_BASE_URL=<url> PREFRAG_MODEL=<model> prefrag ask "..." --use-planning
+--reasoner llm --plan-model hf:<this folder>` (the LLM reasoner needs a chat model for the
+other roles; the extractive reasoner plans without a model and ignores `--plan-model`). Align it
 further with `prefrag train spo-dpo --model_name_or_path {start} --data dpo.jsonl`.
 
 ## Data

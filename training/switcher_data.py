@@ -665,7 +665,7 @@ def build_policy(config: SwitcherDataConfig, settings: Settings) -> Policy:
 
     settings = endpoint_settings(settings, config.policy_base_url, config.policy_api_key)
     backend, name = resolve_model("compare", settings, model_name=config.policy)
-    base = make_chat_model(backend, name, settings)
+    base = make_chat_model(backend, name, settings, endpoint="compare")
 
     def chat_model(temperature: float, top_p: float) -> BaseChatModel:
         return base.model_copy(update={"temperature": temperature, "top_p": top_p})
@@ -695,8 +695,9 @@ def build_teacher(config: SwitcherDataConfig, settings: Settings) -> Teacher:
     from prefrag.models import build_chat_model
     from prefrag.reasoners.llm import LLMReasoner
 
+    # The teacher may run on its own server (--teacher_base_url or PREFRAG_TEACHER_BASE_URL).
     settings = endpoint_settings(settings, config.teacher_base_url, config.teacher_api_key)
-    model = build_chat_model("compare", settings, model_name=config.teacher)
+    model = build_chat_model("compare", settings, model_name=config.teacher, endpoint="teacher")
     reasoner = LLMReasoner({"default": model}, max_doc_chars=settings.prompt_doc_chars)
     return ModelTeacher(reasoner, config.teacher)
 

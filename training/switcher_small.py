@@ -200,8 +200,20 @@ def train(config: SwitcherSmallConfig, *, extractor: FeatureExtractor | None = N
 
     Raises:
         IngestError: The pairs file is missing or malformed, or holds no usable pair.
+        ConfigurationError: `out` is a file or cannot be created (checked before training).
     """
     start = time.perf_counter()
+    out = Path(config.out).expanduser()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise ConfigurationError(
+            f"--out {config.out!r} is a file, not a folder; give a folder for the switcher."
+        ) from None
+    except OSError as error:
+        raise ConfigurationError(
+            f"Cannot create the folder --out {config.out!r}: {error.strerror or error}."
+        ) from None
     pairs_path = Path(config.pairs)
     pairs = list(read_pairs(pairs_path))
     examples = build_examples(pairs, extractor)
@@ -218,8 +230,6 @@ def train(config: SwitcherSmallConfig, *, extractor: FeatureExtractor | None = N
         metrics["held_out"] = agreement(network, examples.features[mask], examples.labels[mask])
     network, losses = train_network(examples.features, examples.labels, config)
     metrics["all_pairs"] = agreement(network, examples.features, examples.labels)
-    out = Path(config.out)
-    out.mkdir(parents=True, exist_ok=True)
     network.save(out / MODEL_FILE)
     card = {
         "model": "prefrag small switcher",

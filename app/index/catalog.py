@@ -66,29 +66,56 @@ def list_sources(settings: Settings | None = None) -> list[SourceInfo]:
     return infos
 
 
-def damaged_sources(settings: Settings | None = None) -> dict[str, DamagedStoreError]:
-    """Sources whose manifest is unreadable or points at a missing generation, by name.
+def damaged_sources(
+    settings: Settings | None = None, *, deep: bool = False
+) -> dict[str, DamagedStoreError]:
+    """Damaged sources by name (a bad manifest, a missing generation, an orphan folder).
 
-    (Damage inside a generation shows when the source is opened or checked.)
+    An orphan is a folder whose `manifest.json` was deleted. With `deep`, every
+    generation's files and every knowledge graph are checked too (what `prefrag sources`
+    shows); otherwise that damage shows when a source is opened.
     """
     from prefrag.config import get_settings
-    from prefrag.index.integrity import damage_message
+    from prefrag.index.integrity import check_generation, check_graph, damage_message
 
     settings = settings or get_settings()
     root = settings.sources_dir
     damaged: dict[str, DamagedStoreError] = {}
-    if not root.is_dir():
-        return damaged
-    for folder in sorted(p for p in root.iterdir() if p.is_dir()):
+    for folder in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
         try:
             manifest = docstore.read_manifest(folder)
         except DamagedStoreError as error:
             damaged[folder.name] = error
             continue
-        if manifest is not None and not (folder / manifest.generation).is_dir():
+        if manifest is None:
+            if is_orphan(folder):
+                problem = f"{folder / docstore.MANIFEST} is missing"
+                damaged[folder.name] = DamagedStoreError(
+                    damage_message(folder.name, problem), problem
+                )
+            continue
+        if not (folder / manifest.generation).is_dir():
             problem = f"{folder / manifest.generation} is missing"
             damaged[folder.name] = DamagedStoreError(damage_message(folder.name, problem), problem)
+        elif deep:
+            check = check_generation(folder, manifest)
+            if not check.sound:
+                damaged[folder.name] = check.error()
+    if deep:
+        from prefrag.index.graph_store import list_graphs
+
+        for name in list_graphs(settings):
+            graph = check_graph(name, settings)
+            if not graph.sound:
+                damaged.setdefault(name, graph.error())
     return damaged
+
+
+def is_orphan(folder: Path) -> bool:
+    """A source folder without `manifest.json` that still holds generations or Qdrant data."""
+    return not (folder / docstore.MANIFEST).exists() and (
+        any(folder.glob("gen-*")) or (folder / docstore.QDRANT).is_dir()
+    )
 
 
 def source_exists(name: str, settings: Settings | None = None) -> bool:
@@ -105,7 +132,10 @@ def source_exists(name: str, settings: Settings | None = None) -> bool:
 
 
 def remove_source(name: str, settings: Settings | None = None) -> Path:
-    """Delete local source `name`: its folder and, on a Qdrant server, its collection.
+    """Delete source `name`: a local source's folder or a knowledge graph's SQLite file.
+
+    On a Qdrant server the source's collection is deleted too. Damaged sources can be
+    removed as well.
 
     Raises:
         UnknownSourceError: No source of that name is indexed.
@@ -115,13 +145,20 @@ def remove_source(name: str, settings: Settings | None = None) -> Path:
 
     from prefrag.config import get_settings
     from prefrag.errors import UnknownSourceError
+    from prefrag.index.graph_store import graph_path, list_graphs
 
     settings = settings or get_settings()
+    docstore.check_source_name(name)
     folder = settings.sources_dir / name
     known_names = {info.name for info in list_sources(settings)} | set(damaged_sources(settings))
+    if name in list_graphs(settings) and name not in known_names:
+        path = graph_path(name, settings)
+        for extra in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            extra.unlink(missing_ok=True)
+        return path
     if not folder.is_dir() or name not in known_names:
-        known = ", ".join(info.name for info in list_sources(settings)) or "none"
-        raise UnknownSourceError(f"No local source '{name}' to remove (known: {known}).")
+        known = ", ".join(sorted(known_names | set(list_graphs(settings)))) or "none"
+        raise UnknownSourceError(f"No source '{name}' to remove (known: {known}).")
     with docstore.writer_lock(folder, name):
         if settings.qdrant_url is not None:
             from prefrag.index.dense import QdrantStore

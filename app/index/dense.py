@@ -161,3 +161,61 @@ class QdrantStore:
             with_payload=False,
         )
         return [(str(point.id), float(point.score)) for point in response.points]
+
+    def ids(self) -> set[str]:
+        """The ids of every point in the collection (empty when it does not exist)."""
+        return {point_id for point_id, _, _ in self.points(with_payload=False, with_vectors=False)}
+
+    def points(
+        self,
+        ids: Sequence[str] | None = None,
+        *,
+        with_payload: bool = True,
+        with_vectors: bool = True,
+    ) -> list[tuple[str, dict[str, Any], np.ndarray | None]]:
+        """(id, payload, vector) of the points `ids` (every point when None).
+
+        The payload is the chunk record upserted with the point, so a source whose own
+        files are damaged can take its records and vectors back from here.
+        """
+        if not self.client.collection_exists(self.collection):
+            return []
+        if ids is not None:
+            found = []
+            for start in range(0, len(ids), _UPSERT_BATCH):
+                found.extend(
+                    self.client.retrieve(
+                        self.collection,
+                        ids=list(ids[start : start + _UPSERT_BATCH]),
+                        with_payload=with_payload,
+                        with_vectors=with_vectors,
+                    )
+                )
+        else:
+            found, offset = [], None
+            while True:
+                page, offset = self.client.scroll(
+                    self.collection,
+                    limit=_UPSERT_BATCH,
+                    offset=offset,
+                    with_payload=with_payload,
+                    with_vectors=with_vectors,
+                )
+                found.extend(page)
+                if offset is None:
+                    break
+        return [
+            (
+                str(point.id),
+                dict(point.payload or {}),
+                None if point.vector is None else np.asarray(point.vector, dtype=np.float32),
+            )
+            for point in found
+        ]
+
+    def replace_all(self, records: Sequence[dict[str, Any]], vectors: np.ndarray) -> None:
+        """Make the collection hold exactly `records` (dropping every other point)."""
+        if self.client.collection_exists(self.collection):
+            self.client.delete_collection(self.collection)
+        self.ensure_collection(int(vectors.shape[1]))
+        self.upsert(records, vectors)

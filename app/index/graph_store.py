@@ -20,6 +20,7 @@ object is its text); `synonym` says the object is another name of the subject.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 import sqlite3
@@ -139,20 +140,43 @@ def read_triples(path: Path) -> list[Triple]:
     return [_triple(row, f"{path}, line {line}") for line, row in rows]
 
 
+def _text(path: Path) -> str:
+    """The file's text: UTF-8 (a byte-order mark is allowed), or UTF-16 with its mark.
+
+    Raises:
+        IngestError: Any other encoding (e.g. Latin-1); the message names the line.
+    """
+    data = path.read_bytes()
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            raise IngestError(f"{path}: not valid UTF-16 text; save it as UTF-8.") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data[: error.start].count(b"\n") + 1
+        raise IngestError(
+            f"{path}, line {line}: not UTF-8 text (byte 0x{data[error.start]:02x}); save the "
+            "file as UTF-8."
+        ) from None
+
+
 def _jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
-    with path.open(encoding="utf-8") as handle:
-        for line, text in enumerate(handle, start=1):
-            if not text.strip():
-                continue
-            try:
-                yield line, json.loads(text)
-            except json.JSONDecodeError as error:
-                raise IngestError(f"{path}, line {line}: not valid JSON ({error.msg}).") from None
+    for line, text in enumerate(_text(path).split("\n"), start=1):
+        if not text.strip():
+            continue
+        try:
+            yield line, json.loads(text)
+        except json.JSONDecodeError as error:
+            raise IngestError(f"{path}, line {line}: not valid JSON ({error.msg}).") from None
+        except RecursionError:
+            raise IngestError(f"{path}, line {line}: JSON nested too deeply.") from None
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, Any]]:
-    with path.open(encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle)
+    reader = csv.DictReader(io.StringIO(_text(path), newline=""))
+    try:
         missing = [f for f in _FIELDS if f not in (reader.fieldnames or [])]
         if missing:
             raise IngestError(
@@ -161,6 +185,10 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, Any]]:
             )
         for row in reader:
             yield reader.line_num, row
+    except csv.Error as error:  # e.g. a field over csv.field_size_limit() characters
+        raise IngestError(
+            f"{path}, line {reader.line_num}: not readable as CSV ({error})."
+        ) from None
 
 
 def _triple(row: Any, where: str) -> Triple:

@@ -8,10 +8,11 @@ and finally a new generation of the docstore is swapped in atomically.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from prefrag.config import Settings
     from prefrag.index.dense import QdrantStore
     from prefrag.index.embeddings import Embedder
+    from prefrag.index.repair import Salvage
 
 _EMBED_STEP = 256  # texts per progress update; the embedder batches inside
 _CALIBRATION = 32  # chunks embedded first to time the rest (the longest: a safe estimate)
@@ -50,7 +52,8 @@ class IndexReport:
         total_documents: Documents in the source afterwards.
         total_chunks: Chunks in the source afterwards.
         seconds: Wall time of the run.
-        rebuilt: Why the source was damaged, when this run rebuilt it from its inputs.
+        rebuilt: What was damaged, when this run repaired the source ("" when sound).
+        repairs: What the repair did (records restored, chunks embedded again, ...).
         warnings: What the user should know about the input (e.g. one id, two texts).
     """
 
@@ -64,6 +67,7 @@ class IndexReport:
     total_chunks: int
     seconds: float
     rebuilt: str = ""
+    repairs: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
 
 
@@ -75,20 +79,28 @@ def index_paths(
     progress: bool = False,
     authority: float | None = None,
     description: str | None = None,
+    rebuild: bool = False,
 ) -> IndexReport:
     """Index JSONL, Markdown and text files (or folders of them) into local source `source`.
 
     Re-indexing the same input adds nothing. `authority` sets the source's authority
     (kept for later runs; records with their own `authority` keep theirs).
 
+    A damaged source is repaired on the way from what it still holds (see
+    `prefrag.index.repair`): no record is dropped. `rebuild=True` instead replaces the
+    source with exactly the chunks of `paths`.
+
     Raises:
         IngestError: A path is missing, unreadable, or has a malformed line (the message
             names the file and line); the store is left exactly as it was.
         StoreLockedError: Another process holds the source's store.
+        RecordsLostError: Records of the source are unreadable and cannot be restored
+            (the message says how to rebuild it); the store is left as it was.
         ConfigurationError: Bad source name, authority, chunking or a different embedding
             model than the one the source was built with.
     """
     from prefrag.config import get_settings
+    from prefrag.index.repair import Salvage, salvage
 
     started = time.perf_counter()
     settings = settings or get_settings()
@@ -100,66 +112,165 @@ def index_paths(
     files, raws = _read_inputs(list(paths))
 
     folder = settings.sources_dir / source
-    migrated = ""
-    with docstore.writer_lock(folder, source):
-        manifest, damage = _sound_manifest(folder)
-        old_records, old_vectors = _current_contents(folder, manifest)
+    with docstore.writer_lock(folder, source), _open_store(source, folder, settings) as opened:
+        store, store_problem = opened
+        contents = Salvage(None) if rebuild else salvage(folder, source, store, settings)
+        manifest = contents.manifest
+        old_records = contents.records
         source_authority = _source_authority(authority, manifest)
         chunking = source_chunking(manifest, settings)
         new_records, chunk_total, largest = _new_chunks(
             raws, source, settings, chunking, source_authority, old_records
         )
         skipped = chunk_total - len(new_records)
-        if damage:
-            # Rebuilt from this run's inputs alone: nothing of the damaged index is kept.
-            skipped = 0
-        if not new_records and manifest is not None and _lexical_outdated(manifest):
-            # Nothing new to embed, but the lexical index predates titles: rebuild it.
+        migrated = ""
+        if manifest is not None and _lexical_outdated(manifest) and not contents.damaged:
             migrated = _MIGRATED.format(source=source, old=manifest.lexical_format)
-            manifest = _migrate_lexical(folder, old_records, old_vectors, manifest)
-        if not new_records and manifest is not None:
+        problems = [*contents.problems, *([store_problem] if store_problem else [])]
+        repairs = list(contents.repairs)
+        if not new_records and manifest is not None and not contents.damaged and not migrated:
+            assert contents.vectors is not None
+            fixed = _reconcile_qdrant(store, old_records, contents.vectors, [], None, problems)
+            if fixed:
+                repairs.append(fixed)
             if not _manifest_current(manifest, source_authority, description):
                 manifest.authority = source_authority
                 manifest.description = manifest.description if description is None else description
                 docstore.write_manifest(folder, manifest)
             report = _report(source, folder, files, raws, 0, skipped, manifest, started)
-            return dataclasses.replace(report, warnings=tuple(w for w in [migrated] if w))
+            return dataclasses.replace(report, rebuilt="; ".join(problems), repairs=tuple(repairs))
 
-        from prefrag.index.embeddings import get_embedder
-
-        embedder = get_embedder(settings)
-        if manifest is not None and _lexical_outdated(manifest):
-            migrated = _MIGRATED.format(source=source, old=manifest.lexical_format)
-        if manifest is not None and manifest.dimension != embedder.dimension:
-            raise ConfigurationError(
-                f"Source '{source}' was built with {manifest.embedding_model} "
-                f"({manifest.dimension}-d vectors); re-index it into a new source name."
+        if progress:
+            _announce(source, len(new_records), len(raws), largest)
+        large = _large_documents(raws, new_records)
+        embedding_started = time.perf_counter()
+        old_vectors, new_vectors, dimension = _vectors(
+            contents, new_records, manifest, settings, progress, source
+        )
+        embedding_seconds = time.perf_counter() - embedding_started
+        records = [*old_records, *new_records]
+        vectors = np.vstack([old_vectors, new_vectors]) if old_records else new_vectors
+        if rebuild:
+            problems.append("rebuilt on request from the files given")
+            store.replace_all(records, vectors)
+        else:
+            fixed = _reconcile_qdrant(
+                store, old_records, old_vectors, new_records, new_vectors, problems
             )
-        # Open Qdrant before the long embedding step so a locked store fails at once.
-        with _open_store(source, folder, settings) as store:
-            if progress:
-                _announce(source, len(new_records), len(raws), largest)
-            new_vectors = _embed([r["text"] for r in new_records], embedder, progress, source)
-            records = [*old_records, *new_records]
-            vectors = np.vstack([old_vectors, new_vectors]) if old_records else new_vectors
-            if damage and store.client.collection_exists(store.collection):
-                store.client.delete_collection(store.collection)
-            store.ensure_collection(embedder.dimension)
-            if store.count() < len(old_records):
-                # The store of record lost points (or QDRANT_URL now names a new server).
-                store.upsert(records, vectors)
-            else:
-                store.upsert(new_records, new_vectors)
-            manifest = _write(
-                folder, source, records, vectors, manifest, settings, chunking, embedder
-            )
-            manifest.authority = source_authority
-            if description is not None:
-                manifest.description = description
-            docstore.write_manifest(folder, manifest)
+            if fixed:
+                repairs.append(fixed)
+        if contents.damaged:
+            repairs.append("rebuilt its lexical index")
+        manifest = _write(folder, source, records, vectors, manifest, settings, chunking, dimension)
+        manifest.authority = source_authority
+        if description is not None:
+            manifest.description = description
+        docstore.write_manifest(folder, manifest)
     report = _report(source, folder, files, raws, len(new_records), skipped, manifest, started)
     warnings = [*_id_clashes(raws), *([migrated] if migrated else [])]
-    return dataclasses.replace(report, rebuilt=damage, warnings=tuple(warnings))
+    if large:
+        warnings.extend(large)
+        warnings.append(
+            f"Embedding the {len(new_records):,} new chunks took {embedding_seconds:.0f} s; "
+            "split very large files into smaller documents if one big one is not what you meant."
+        )
+    return dataclasses.replace(
+        report, rebuilt="; ".join(problems), repairs=tuple(repairs), warnings=tuple(warnings)
+    )
+
+
+def _large_documents(
+    raws: Sequence[RawDocument], new_records: Sequence[dict[str, Any]]
+) -> list[str]:
+    """A sentence for each input document that alone became very many new chunks."""
+    from collections import Counter
+
+    from prefrag.index.chunking import parent_id_of
+
+    chunks = Counter(record.get("parent_id") for record in new_records)
+    lines = []
+    for raw in raws:
+        count = chunks.pop(parent_id_of(raw), 0)
+        if count >= LARGE_DOCUMENT_CHUNKS:
+            name = raw.title or raw.id or raw.origin or "untitled"
+            megabytes = len(raw.text.encode("utf-8")) / 1e6
+            lines.append(
+                f"Document {name!r} ({megabytes:.1f} MB of text) alone becomes {count:,} chunks "
+                f"to embed ({count / max(1, len(new_records)):.0%} of this run)."
+            )
+    return lines
+
+
+def _vectors(
+    contents: Salvage,
+    new_records: list[dict[str, Any]],
+    manifest: docstore.Manifest | None,
+    settings: Settings,
+    progress: bool,
+    source: str,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """(vectors of the kept records, of the new ones, dimension), embedding what is missing."""
+    again = contents.to_embed()
+    if not new_records and not again:
+        assert contents.vectors is not None
+        vectors = contents.vectors
+        dimension = int(vectors.shape[1]) if vectors.ndim == 2 and len(vectors) else 0
+        return vectors, np.zeros((0, dimension), dtype=np.float32), dimension
+    from prefrag.index.embeddings import get_embedder
+
+    embedder = get_embedder(settings)
+    if manifest is not None and manifest.dimension not in (0, embedder.dimension):
+        raise ConfigurationError(
+            f"Source '{source}' was built with {manifest.embedding_model} "
+            f"({manifest.dimension}-d vectors); re-index it into a new source name."
+        )
+    texts = [contents.records[row]["text"] for row in again] + [r["text"] for r in new_records]
+    embedded = _embed(texts, embedder, progress, source)
+    if contents.vectors is not None:
+        old = contents.vectors
+    else:
+        old = np.zeros((len(contents.records), embedder.dimension), dtype=np.float32)
+        for row, record in enumerate(contents.records):
+            vector = contents.recovered.get(record["id"])
+            if vector is not None:
+                old[row] = vector
+        old[again] = embedded[: len(again)]
+    return old, embedded[len(again) :], embedder.dimension
+
+
+def _reconcile_qdrant(
+    store: QdrantStore,
+    old_records: list[dict[str, Any]],
+    old_vectors: np.ndarray,
+    new_records: list[dict[str, Any]],
+    new_vectors: np.ndarray | None,
+    problems: list[str],
+) -> str:
+    """Make Qdrant hold exactly the source's records; what was rebuilt, if anything.
+
+    Before this run Qdrant should hold exactly `old_records`. Too few points (lost ones, a
+    new server) or too many (a run killed between its upsert and its manifest swap), or
+    other ids than the records' after damage, and the collection is rebuilt from the
+    records and vectors; otherwise only the new points are upserted.
+    """
+    points = store.count()
+    wrong = points != len(old_records)
+    if not wrong and problems:
+        wrong = store.ids() != {record["id"] for record in old_records}
+    records = [*old_records, *new_records]
+    if wrong:
+        parts = [old_vectors] if old_records else []
+        if new_records and new_vectors is not None:
+            parts.append(new_vectors)
+        if parts:
+            vectors = np.vstack(parts)
+            store.replace_all(records, vectors)
+        problems.append(f"its Qdrant store held {points} points for {len(old_records)} records")
+        return f"rebuilt its Qdrant store from the {len(records)} records and their vectors"
+    if new_records and new_vectors is not None:
+        store.ensure_collection(int(new_vectors.shape[1]))
+        store.upsert(new_records, new_vectors)
+    return ""
 
 
 _MIGRATED = (
@@ -174,45 +285,31 @@ def _lexical_outdated(manifest: docstore.Manifest) -> bool:
     return manifest.lexical_format < FORMAT
 
 
-def _migrate_lexical(
-    folder: Path,
-    records: list[dict[str, Any]],
-    vectors: np.ndarray,
-    manifest: docstore.Manifest,
-) -> docstore.Manifest:
-    """Publish the same chunks and vectors with a current lexical index; the new manifest."""
-    from prefrag.index.integrity import verify_before_publishing
-    from prefrag.index.lexical import FORMAT, LexicalIndex, record_texts
+@contextlib.contextmanager
+def _open_store(source: str, folder: Path, settings: Settings) -> Iterator[tuple[QdrantStore, str]]:
+    """The source's Qdrant store and what was wrong with it ("" when it opened).
 
-    lexical = LexicalIndex.build(record_texts(records))
-    verify_before_publishing(folder, len(records), vectors, lexical.documents)
-    generation = docstore.write_generation(folder, records, vectors, lexical.save)
-    current = dataclasses.replace(
-        manifest, generation=generation, lexical_format=FORMAT, updated=docstore.now_iso()
-    )
-    docstore.write_manifest(folder, current)
-    return current
-
-
-def _open_store(source: str, folder: Path, settings: Settings) -> QdrantStore:
-    """The source's Qdrant store; an unreadable embedded one is rebuilt from the generation.
-
-    The embedded store only mirrors the vectors of the current generation, so a damaged one
-    (e.g. a malformed `storage.sqlite`) is removed and filled again by this run's upsert.
+    The embedded store only mirrors the records and vectors of the source, so an
+    unreadable one (e.g. a malformed `storage.sqlite`) is removed and filled again from
+    the records by this run (`_reconcile_qdrant`).
     """
     import shutil
     import sqlite3
 
     from prefrag.index.dense import QdrantStore
 
+    problem = ""
     try:
-        return QdrantStore(source, folder / docstore.QDRANT, settings)
+        store = QdrantStore(source, folder / docstore.QDRANT, settings)
     except (sqlite3.DatabaseError, ValueError, OSError, KeyError) as error:
         if settings.qdrant_url is not None:
             raise
         logger.warning("Qdrant store of '%s' unreadable (%s); rebuilding it.", source, error)
+        problem = f"its Qdrant store could not be read ({type(error).__name__}: {error})"
         shutil.rmtree(folder / docstore.QDRANT, ignore_errors=True)
-        return QdrantStore(source, folder / docstore.QDRANT, settings)
+        store = QdrantStore(source, folder / docstore.QDRANT, settings)
+    with store:
+        yield store, problem
 
 
 def _id_clashes(raws: Sequence[RawDocument], shown: int = 5) -> list[str]:
@@ -231,24 +328,6 @@ def _id_clashes(raws: Sequence[RawDocument], shown: int = 5) -> list[str]:
     ]
 
 
-def _sound_manifest(folder: Path) -> tuple[docstore.Manifest | None, str]:
-    """The current manifest, or (None, what is wrong) when the source is damaged.
-
-    A damaged source is rebuilt from the inputs of this run, as a fresh one would be.
-    """
-    from prefrag.errors import DamagedStoreError
-    from prefrag.index.integrity import check_generation
-
-    try:
-        manifest = docstore.read_manifest(folder)
-    except DamagedStoreError as error:
-        return None, error.problem
-    if manifest is None:
-        return None, ""
-    check = check_generation(folder, manifest)
-    return (manifest, "") if check.sound else (None, "; ".join(check.problems))
-
-
 def _read_inputs(paths: Sequence[str | Path]) -> tuple[int, list[RawDocument]]:
     files = list(iter_input_files(paths))
     raws = [raw for path in files for raw in load_file(path)]
@@ -256,15 +335,6 @@ def _read_inputs(paths: Sequence[str | Path]) -> tuple[int, list[RawDocument]]:
         where = ", ".join(str(p) for p in paths) or "(no paths)"
         raise IngestError(f"Found no text to index in {where}.")
     return len(files), raws
-
-
-def _current_contents(
-    folder: Path, manifest: docstore.Manifest | None
-) -> tuple[list[dict[str, Any]], np.ndarray]:
-    if manifest is None or not (folder / manifest.generation).is_dir():
-        return [], np.zeros((0, 0), dtype=np.float32)
-    generation = folder / manifest.generation
-    return docstore.load_records(generation), docstore.load_vectors(generation)
 
 
 def _source_authority(authority: float | None, manifest: docstore.Manifest | None) -> float:
@@ -409,7 +479,7 @@ def _write(
     manifest: docstore.Manifest | None,
     settings: Settings,
     chunking: Chunking,
-    embedder: Embedder,
+    dimension: int,
 ) -> docstore.Manifest:
     from prefrag.index.dense import collection_name
     from prefrag.index.integrity import verify_before_publishing
@@ -423,7 +493,7 @@ def _write(
         generation=generation,
         documents=len({record["parent_id"] for record in records}),
         chunks=len(records),
-        dimension=embedder.dimension,
+        dimension=dimension,
         embedding_model=settings.embedding_model,
         authority=manifest.authority if manifest else docstore.DEFAULT_AUTHORITY,
         description=manifest.description if manifest else "",

@@ -31,6 +31,8 @@ class StoreCheck:
     name: str
     problems: list[str] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+    kind: str = "text"
+    unchecked: list[str] = field(default_factory=list)  # parts that could not be looked at
 
     @property
     def sound(self) -> bool:
@@ -40,6 +42,8 @@ class StoreCheck:
     def error(self) -> DamagedStoreError:
         """The one-sentence error a user sees for this damaged source."""
         problem = "; ".join(self.problems)
+        if self.kind == "graph":
+            return DamagedStoreError(graph_damage_message(self.name, problem), problem)
         return DamagedStoreError(damage_message(self.name, problem), problem)
 
 
@@ -50,6 +54,53 @@ def damage_message(name: str, problem: str) -> str:
         f"--source {name}` (the files it was built from), or delete it with `prefrag sources "
         f"remove {name}`."
     )
+
+
+def graph_damage_message(name: str, problem: str) -> str:
+    """`Graph source 'x' is damaged (...)` plus how to rebuild or remove it."""
+    return (
+        f"Graph source '{name}' is damaged ({problem}). Delete it with `prefrag sources remove "
+        f"{name}` and index its triples again with `prefrag index --kind graph FILES --source "
+        f"{name}`."
+    )
+
+
+def read_only(error: BaseException) -> bool:
+    """Whether `error` says a file cannot be written (permissions, a read-only disk)."""
+    import errno
+
+    return isinstance(error, PermissionError) or (
+        isinstance(error, OSError) and error.errno in (errno.EACCES, errno.EPERM, errno.EROFS)
+    )
+
+
+def check_graph(name: str, settings: Settings) -> StoreCheck:
+    """Check graph source `name`: SQLite's own check, then every table the lookup reads."""
+    import sqlite3
+
+    from prefrag.index.graph_store import graph_path
+
+    check = StoreCheck(name, kind="graph")
+    path = graph_path(name, settings)
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            verdict = connection.execute("PRAGMA quick_check").fetchone()[0]
+            if verdict != "ok":
+                check.problems.append(f"{path} fails SQLite's check ({_short(verdict)})")
+            for table in ("triples", "concepts", "names", "names_fts", "definitions"):
+                rows = connection.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+                check.counts[table] = int(rows)
+            check.counts["relations"] = int(
+                connection.execute("SELECT COUNT(*) FROM relations").fetchone()[0]
+            )
+        finally:
+            connection.close()
+    except sqlite3.DatabaseError as error:
+        check.problems.append(f"{path} cannot be read ({_short(error)})")
+    if check.sound and check.counts.get("triples") and not check.counts.get("concepts"):
+        check.problems.append(f"{path} holds triples but no concepts")
+    return check
 
 
 def check_generation(folder: Path, manifest: docstore.Manifest) -> StoreCheck:
@@ -105,6 +156,13 @@ def check_source(name: str, settings: Settings, *, qdrant: bool = False) -> Stor
             with QdrantStore(name, folder / docstore.QDRANT, settings) as store:
                 points = store.count()
         except Exception as error:  # a malformed storage.sqlite, a lost server...
+            if read_only(error) and settings.qdrant_url is None:
+                # Embedded Qdrant takes a lock file: a read-only home is not damage.
+                check.unchecked.append(
+                    f"its Qdrant store was not checked ({folder / docstore.QDRANT} is not "
+                    f"writable: {getattr(error, 'strerror', None) or error})"
+                )
+                return check
             check.problems.append(f"its Qdrant store cannot be read ({_short(error)})")
         else:
             check.counts["qdrant"] = points
@@ -165,14 +223,61 @@ def _vector_shape(path: Path, check: StoreCheck) -> tuple[int, int] | None:
 
 
 def _lexical_documents(path: Path, check: StoreCheck) -> int | None:
-    try:
-        params = json.loads((path / "params.index.json").read_text(encoding="utf-8"))
-        for part in ("data", "indices", "indptr"):
-            np.load(path / f"{part}.csc.index.npy", mmap_mode="r")
-        return int(params["num_docs"])
-    except (OSError, ValueError, EOFError, KeyError, TypeError) as error:
-        check.problems.append(f"{path} cannot be read ({_short(error)})")
+    problem = lexical_problem(path)
+    if isinstance(problem, str):
+        check.problems.append(problem)
         return None
+    return problem
+
+
+LEXICAL_FILES = (
+    "params.index.json",
+    "vocab.index.json",
+    "data.csc.index.npy",
+    "indices.csc.index.npy",
+    "indptr.csc.index.npy",
+)
+
+
+def lexical_problem(path: Path) -> int | str:
+    """The documents a saved bm25s index holds, or what is wrong with one of its files.
+
+    Every file is read and the parts are checked against each other (word ids within
+    the score matrix, document numbers within `num_docs`), so an index that would fail
+    at the first query fails here instead.
+    """
+    where = path / LEXICAL_FILES[0]
+    try:
+        params = json.loads(where.read_text(encoding="utf-8"))
+        documents = params.get("num_docs") if isinstance(params, dict) else None
+        if not isinstance(documents, int) or isinstance(documents, bool) or documents < 0:
+            raise ValueError("no document count 'num_docs'")
+        where = path / LEXICAL_FILES[1]
+        vocab = json.loads(where.read_text(encoding="utf-8"))
+        if not isinstance(vocab, dict) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in vocab.values()
+        ):
+            raise ValueError("not a map of words to ids")
+        arrays = []
+        for name in LEXICAL_FILES[2:]:
+            where = path / name
+            array = np.load(where, mmap_mode="r")
+            if array.ndim != 1 or array.dtype.kind not in "iuf":
+                raise ValueError("not a flat numeric array")
+            arrays.append(array)
+        data, indices, indptr = arrays
+        where = path
+        if len(indptr) == 0 or len(data) != len(indices) or int(indptr[-1]) != len(data):
+            raise ValueError("its score matrix parts disagree in length")
+        if len(indptr) > 1 and bool(np.any(np.diff(indptr) < 0)):
+            raise ValueError("its score matrix offsets are not ordered")
+        if len(indices) and (int(indices.min()) < 0 or int(indices.max()) >= documents):
+            raise ValueError(f"it names documents outside 0..{documents - 1}")
+        if vocab and (min(vocab.values()) < 0 or max(vocab.values()) >= len(indptr)):
+            raise ValueError("its vocabulary names words outside the score matrix")
+    except (OSError, ValueError, EOFError, KeyError, TypeError) as error:
+        return f"{where} cannot be read ({_short(error)})"
+    return documents
 
 
 def _short(error: BaseException) -> str:
@@ -182,4 +287,11 @@ def _short(error: BaseException) -> str:
 
 def describe(check: StoreCheck) -> dict[str, Any]:
     """A JSON-able summary of a check (for `prefrag sources check --json` and tests)."""
-    return {"name": check.name, "sound": check.sound, "problems": check.problems, **check.counts}
+    return {
+        "name": check.name,
+        "kind": check.kind,
+        "sound": check.sound,
+        "problems": check.problems,
+        "unchecked": check.unchecked,
+        **check.counts,
+    }

@@ -59,7 +59,8 @@ def reflect_on(question: str, answer: str, evidence: Sequence[Document]) -> Refl
     if not reflection.negative or reflection.gaps is not None:
         return reflection
     documents = unique_documents(evidence)
-    if not documents or answer.startswith(ABSTENTION) or not normalize_answer(answer):
+    claim = without_note(answer)
+    if not documents or claim.startswith(ABSTENTION) or not normalize_answer(claim):
         return reflection  # nothing usable was found: anything retrieved may help
     gaps = evidence_gaps(analyze_question(question), Evidence(documents))
     return reflection.model_copy(update={"gaps": gaps})
@@ -71,11 +72,15 @@ def label_answer(question: str, answer: str, evidence: Sequence[Document]) -> Re
     A span answer needs a sentence holding it whose chain names every name and year of the
     question, covers most of its weight, and states its relation words, with the answer of
     the asked type. A sentence or list answer needs its sentences (items) in the evidence and
-    the best of them to meet the same support. Negative labels carry a suggestion and the
+    the best of them to meet the same support. Only the answer's own claim is judged: the
+    conflict note ("(The sources disagree...)") that may follow it is not part of it. A
+    claim that is Markdown, a label line, a pasted document or a bare number whose
+    sentence gives a unit is never CORRECT. Negative labels carry a suggestion and the
     names to search for (`Reflection.leads`).
     """
     shape = analyze_question(question)
     documents = unique_documents(evidence)
+    answer = without_note(answer).strip()
     key = normalize_answer(answer)
     if not key or answer.startswith(ABSTENTION):
         return _negative(
@@ -88,12 +93,20 @@ def label_answer(question: str, answer: str, evidence: Sequence[Document]) -> Re
             "INCORRECT", "No evidence supports the answer.", suggest_search(shape, None)
         )
     held = Evidence(documents)
+    unfit = malformed(answer) or title_line(answer, documents)
+    if unfit:
+        return _negative(
+            "INCORRECT", f"The answer {unfit}, not a statement.", suggest_search(shape, held)
+        )
     weights = QuestionWeights(shape, held)
-    if shape.kind in ("choice", "yesno"):
-        return reflect_on_subjects(shape, held, key)
     ranked = rank_sentences(shape, held, weights)
-    if shape.form != "span":
-        return reflect_on_quotes(shape, held, weights, ranked, without_note(answer))
+    if shape.kind in ("choice", "yesno"):
+        return reflect_on_subjects(shape, held, key, weights, ranked)
+    polarity = yes_no_word(key)
+    if polarity is not None:  # "No." or "No. <the deciding sentence>" to an advice question
+        return _reflect_on_yes_no(shape, held, weights, ranked, polarity, answer)
+    if shape.form == "list" or (shape.form != "span" and not is_span_claim(answer)):
+        return reflect_on_quotes(shape, held, weights, ranked, answer)
     answer_terms = term_set(answer)
     containing = [
         s
@@ -185,6 +198,11 @@ def answer_doubt(
         or (word.isalpha() and lower_case_in(evidence, word.lower()))
     ):
         return "it is a common word or a bare number, not the name the question asks for"
+    if word.isalpha() and word[:1].isupper() and lower_case_in(evidence, word.lower()):
+        return "it is a common word capitalised at a sentence start, not an answer"
+    unit = unit_after(word, scored.sentence.text)
+    if unit:
+        return f"its sentence gives it with a unit ('{word} {unit}'), which the answer drops"
     # Counted, not idf-weighted: the relation word the answer's sentence shares ("victories")
     # is often in every held document, which gives it almost no idf weight.
     names = frozenset().union(*(term_set(c) for c in question_constraints(shape.text)))
@@ -193,6 +211,74 @@ def answer_doubt(
     if relation and stated == 0:
         return "its sentence states none of what the question asks about its subject"
     return ""
+
+
+# Markdown a reader would see as syntax: a heading marker, bold or a table rule.
+_MARKDOWN = re.compile(r"(?:^|\s)#{1,6}\s|\*\*|^\s*[-*]\s|\|\s*-{3}")
+# "Reviewed: 2025-02-11", "Patient: Aurelio Brandt": a label and its value, not a statement.
+_LABEL_LINE = re.compile(r"^[A-Z][\w' -]{0,30}:\s*\S")
+_UNIT = (
+    r"(?:mg|micrograms?|mcg|g|kg|ml|l|mmol/l|micromol/l|mmhg|mm|cm|m|km|metres?|meters?|"
+    r"miles?|mi|ft|feet|hectares?|%|percent|per cent|units?|hours?|days?|weeks?|months?|"
+    r"years?|minutes?|times?|tablets?|doses?|locks?|students?|people|inhabitants|residents)"
+)
+MAX_CLAIM_SENTENCES = 3
+MAX_CLAIM_WORDS = 100
+
+
+def malformed(claim: str) -> str:
+    """Why `claim` cannot be an answer ("" when it can): syntax, a label line, a pasted text."""
+    if _MARKDOWN.search(claim):
+        return "holds Markdown syntax"
+    if _LABEL_LINE.match(claim) and len(claim.split(":", 1)[1].split()) <= 4:
+        return "is a label line"
+    if len(split_sentences(claim)) > MAX_CLAIM_SENTENCES or len(claim.split()) > MAX_CLAIM_WORDS:
+        return "pastes a document"
+    return ""
+
+
+def title_line(claim: str, documents: Sequence[Document]) -> str:
+    """Why `claim` is a document's title or heading line rather than a statement ("" if not).
+
+    A text file's first line is its title ("Tessaly Cross" then the paragraph); a claim
+    opening with that line, or made of a heading's words alone, read the layout, not the
+    text.
+    """
+    words = claim.split()
+    for document in documents:
+        lines = [line.strip().lstrip("#").strip() for line in document.page_content.splitlines()]
+        first = next((line for line in lines if line), "")
+        if first and len(words) > len(first.split()) and claim.startswith(first + " "):
+            return "opens with a document's title line"
+        headings = [
+            line.strip().lstrip("#").strip()
+            for line in document.page_content.splitlines()
+            if line.strip().startswith("#")
+        ]
+        body = "\n".join(
+            line for line in document.page_content.splitlines() if not line.strip().startswith("#")
+        )
+        if (
+            len(words) <= 3
+            and any(h.split()[: len(words)] == words for h in headings if h)
+            and claim not in body
+        ):
+            return "is the start of a heading"
+    return ""
+
+
+def unit_after(answer: str, sentence: str) -> str:
+    """The unit `sentence` gives right after the bare number `answer` ("" if none or a year).
+
+    "6" read out of "no more than 6 mg" drops the unit; "1132" as a year needs none.
+    """
+    number = answer.strip()
+    if not re.fullmatch(r"\d[\d,.]*", number) or is_year(number):
+        return ""
+    range_tail = r"(?:\s*(?:-|\u2013|to|and)\s*\d[\d,.]*)?"
+    pattern = rf"(?<![\w.,]){re.escape(number)}{range_tail}\s*({_UNIT})(?![\w])"
+    match = re.search(pattern, sentence, flags=re.IGNORECASE)
+    return match.group(1) if match else ""
 
 
 def lower_case_in(evidence: Evidence, word: str) -> bool:
@@ -261,42 +347,197 @@ def _negative(label: ReflectionLabel, explanation: str, suggestion: Suggestion) 
     )
 
 
-def reflect_on_subjects(shape: QuestionShape, evidence: Evidence, key: str) -> Reflection:
-    """A choice or yes/no answer: CORRECT when every compared side has a document of its own."""
+def reflect_on_subjects(
+    shape: QuestionShape,
+    evidence: Evidence,
+    key: str,
+    weights: QuestionWeights,
+    ranked: Sequence[ScoredSentence],
+) -> Reflection:
+    """A choice or yes/no answer: CORRECT when the evidence settles it as answered.
+
+    A choice must be one of the options, with every named option documented (an option that
+    is not a name, "in pregnancy", needs only to be mentioned). A yes/no answer must be the
+    one its deciding sentence gives: "no" needs a negation or, for a question asking
+    whether something is safe or allowed, a stated harm; "yes" needs neither.
+    """
     subjects = subjects_of(shape)
-    # A side counts only with a document of its own (its title or its lead's subject).
-    covered = [s for s in subjects if evidence.has_document(s)]
-    missing = [s for s in subjects if s not in covered]
-    if shape.kind == "choice" and key not in {normalize_answer(c) for c in subjects}:
-        return Reflection(
-            label="INCORRECT",
-            explanation=f"'{key}' is not one of the options the question names.",
-            suggestion=f"Choose between {' and '.join(subjects)}.",
-        )
-    if shape.kind == "yesno" and key not in ("yes", "no"):
+    if shape.kind == "choice":
+        chosen = [c for c in subjects if _is_option(key, c, subjects)]
+        if not chosen:
+            return Reflection(
+                label="INCORRECT",
+                explanation=f"'{key}' is not one of the options the question names.",
+                suggestion=f"Choose between {' and '.join(subjects)}.",
+            )
+    polarity = yes_no_word(key)
+    if shape.kind == "yesno" and polarity is None:
         return Reflection(
             label="PARTIALLY CORRECT",
             explanation="The question asks for yes or no.",
             suggestion="Answer yes or no.",
         )
-    if subjects and not missing:
+    covered = [s for s in subjects if _documented(evidence, s)]
+    missing = [s for s in subjects if s not in covered]
+    if missing:
+        label: ReflectionLabel = "PARTIALLY CORRECT" if covered else "INCORRECT"
+        return _negative(
+            label,
+            "The evidence does not describe " + " and ".join(f"'{m}'" for m in missing) + ".",
+            Suggestion(f"Search for '{missing[0]}'.", (missing[0],)),
+        )
+    if shape.kind == "choice" or (shape.same and len(subjects) == 2):
+        if shape.kind == "yesno" and not _same_agrees(shape, evidence, polarity == "yes"):
+            return _negative(
+                "PARTIALLY CORRECT",
+                f"The documents of {' and '.join(subjects)} do not bear out '{key}'.",
+                suggest_search(shape, evidence),
+            )
         return Reflection(
             label="CORRECT",
             explanation="The evidence describes " + " and ".join(subjects) + ".",
         )
-    label: ReflectionLabel = "PARTIALLY CORRECT" if covered else "INCORRECT"
-    suggestion = (
-        Suggestion(f"Search for '{missing[0]}'.", (missing[0],))
-        if missing
-        else Suggestion("Search again with the question.")
+    return _reflect_on_yes_no(shape, evidence, weights, ranked, polarity or "")
+
+
+# Words that make a deciding sentence say "no"; harms say "no" only to "is it safe / can I".
+_NEGATION = re.compile(
+    r"\b(?:not|never|no|cannot|can't|don't|doesn't|avoid(?:ed)?|must not|should not|"
+    r"without|neither|nor|ended|stopped|closed)\b|n't\b",
+    re.IGNORECASE,
+)
+_HARM = re.compile(
+    r"\b(?:risk|toxic|toxicity|danger(?:ous|ously)?|harm(?:ful)?|severe|fatal|bleeding|"
+    r"raise|raises|increase|increases|contraindicated|interact(?:s|ion)?)\b",
+    re.IGNORECASE,
+)
+_PERMISSION = re.compile(
+    r"^(?:can|could|may|should|is it (?:safe|ok|okay|all right)|are .{0,40}safe)\b",
+    re.IGNORECASE,
+)
+
+
+def is_span_claim(claim: str) -> bool:
+    """A short span ("1,084 metres"), not sentences: at most eight words, no full stop."""
+    return len(claim.split()) <= 8 and not re.search(r"[.!?]\s*$", claim.strip())
+
+
+def yes_no_word(key: str) -> str | None:
+    """The answer's opening "yes" or "no" (of the normalized answer), else None."""
+    first = key.split()[0] if key.split() else ""
+    return first if first in ("yes", "no") else None
+
+
+def _reflect_on_yes_no(
+    shape: QuestionShape,
+    evidence: Evidence,
+    weights: QuestionWeights,
+    ranked: Sequence[ScoredSentence],
+    polarity: str,
+    claim: str = "",
+) -> Reflection:
+    """A yes/no answer about one matter: do the held sentences on it decide it so?
+
+    "no" needs a sentence on the matter that refuses or warns (the one the answer quotes
+    after its "no", when it is held); "yes" needs a sentence meeting most of the question
+    and no sentence on the matter that refuses or warns. Support counts only question words
+    the evidence uses at all ("safe" rarely is).
+    """
+
+    def support(scored: ScoredSentence) -> float:
+        return attainable_share(evidence, weights, scored.covered)
+
+    # A sentence is on the matter when it covers enough of the question, including its
+    # rarest word among those the evidence uses (the drug or place asked about).
+    telling = max(
+        (t for t in weights.weights if t in evidence.all_terms),
+        key=lambda t: weights.weights[t],
+        default=None,
     )
+    on_matter = [
+        s
+        for s in ranked
+        if support(s) >= PARAMS.weak_support
+        and (telling is None or telling in s.covered or telling in s.sentence.terms)
+    ]
+    refusing = [s for s in on_matter if _says_no(shape, s.sentence.text)]
+    quoted = " ".join(" ".join(claim.split()[1:]).split())
+    cited = [s for s in ranked if quoted and " ".join(s.sentence.text.split()) in quoted]
+    strongest_refusal = max(refusing, key=support, default=None)
+    if polarity == "no":
+        deciding = cited[0] if cited else strongest_refusal
+        decided = deciding is not None and deciding in refusing
+    else:
+        deciding = max(on_matter, key=support, default=None)
+        decided = deciding is not None and support(deciding) >= PARAMS.answer_support
+        if decided and strongest_refusal is not None:
+            deciding, decided = strongest_refusal, False
+    if deciding is None:
+        best = max(ranked, key=support, default=None)
+        share = support(best) if best is not None else 0.0
+        return _negative(
+            negative_label(share),
+            f"No held sentence on the question ({share:.0%} of it at best) decides '{polarity}'.",
+            suggest_search(shape, evidence, best.covered if best else frozenset()),
+        )
+    text = deciding.sentence.text
+    where = evidence.titles[deciding.sentence.doc] or evidence.ids[deciding.sentence.doc]
+    if decided:
+        return Reflection(label="CORRECT", explanation=f"'{where}' decides it: \"{text}\"")
     return _negative(
-        label,
-        "The evidence does not describe "
-        + " and ".join(f"'{m}'" for m in missing or ["the subject"])
-        + ".",
-        suggestion,
+        "PARTIALLY CORRECT",
+        f"The sentence in '{where}' that decides it does not say '{polarity}': \"{text}\"",
+        suggest_search(shape, evidence, deciding.covered),
     )
+
+
+def _says_no(shape: QuestionShape, sentence: str) -> bool:
+    """Whether `sentence` answers the question "no": a negation, or a harm to "is it safe"."""
+    says = bool(_NEGATION.search(sentence)) or (
+        bool(_PERMISSION.search(shape.text)) and bool(_HARM.search(sentence))
+    )
+    return says != shape.negated
+
+
+def _is_option(key: str, option: str, options: Sequence[str]) -> bool:
+    """Whether the answer names `option` (and no other): "that of fluoxetine" -> fluoxetine."""
+    named = [o for o in options if normalize_answer(o) and normalize_answer(o) in key]
+    wanted = normalize_answer(option)
+    return bool(wanted) and (key == wanted or (wanted in key and len(named) == 1))
+
+
+def _documented(evidence: Evidence, subject: str) -> bool:
+    """A name needs a document of its own; an option that is no name needs a mention."""
+    if evidence.has_document(subject):
+        return True
+    name = re.search(r"[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*", subject)
+    if name is not None:  # "the enzyme effect of St John's wort": St John's wort's document
+        return name.group(0) != subject and evidence.has_document(name.group(0))
+    terms = term_set(subject)
+    return bool(terms) and any(terms <= s.terms for s in evidence.sentences)
+
+
+def _same_agrees(shape: QuestionShape, evidence: Evidence, same: bool) -> bool:
+    """Whether the subjects' documents share a name in their property sentences as claimed.
+
+    "Were A and B born in the same town?": both birth sentences naming Marrowick says yes.
+    Without a shared name the evidence is left to the answerer's own comparison (True).
+    """
+    property_terms = term_set(shape.property_text) - term_set(" ".join(subjects_of(shape)))
+    names: list[set[str]] = []
+    for subject in subjects_of(shape):
+        about = [s for s in evidence.sentences if term_set(subject) & s.terms]
+        stating = [s for s in about if property_terms & s.terms] or about
+        names.append(
+            {
+                m.lower()
+                for sentence in stating
+                for m in re.findall(r"\b[A-Z][a-z]+(?:[ -][A-Z][a-z]+)*", sentence.text)
+                if not term_set(m) & term_set(subject)
+            }
+        )
+    shared = bool(names[0] & names[1]) if len(names) == 2 else False
+    return True if same else not shared
 
 
 def reflect_on_quotes(

@@ -30,7 +30,8 @@ def build_reasoner(
     a trained switcher behind its `compare`). "llm" builds one chat model per role (per-role
     names in `models`, which may carry a backend prefix, override `settings.<role>_model` and
     `settings.model`; `settings.hf_compare_checkpoint` puts a local checkpoint behind
-    `compare` only); roles resolving to the same model share one instance. "auto" is "llm"
+    `compare` only; `settings.<role>_base_url` gives a role its own server); roles
+    resolving to the same model on the same server share one instance. "auto" is "llm"
     when `settings.backend` is not "extractive" or an OpenAI base URL and a model name are
     configured, else "extractive", so a fresh install runs without any model.
 
@@ -59,15 +60,18 @@ def build_reasoner(
         # (switcher agreement 0.71 vs 0.69) and ~100x cheaper per compare on CPU.
         return ExtractiveReasoner(use_embeddings=False, switcher=_switcher(settings))
 
-    from prefrag.models import make_chat_model, resolve_model
+    from prefrag.models import endpoint_of, make_chat_model, resolve_model
     from prefrag.reasoners.llm import LLMReasoner
 
-    built: dict[tuple[str, str], BaseChatModel] = {}
+    built: dict[tuple[str, str, str | None, str | None], BaseChatModel] = {}
     chat_models: dict[str, BaseChatModel] = {}
     for role in ROLE_NAMES:
-        spec = resolve_model(role, settings, model_name=names.get(role) or names.get("default"))
+        backend, name = resolve_model(
+            role, settings, model_name=names.get(role) or names.get("default")
+        )
+        spec = (backend, name, *endpoint_of(role, settings))
         if spec not in built:
-            built[spec] = make_chat_model(spec[0], spec[1], settings)
+            built[spec] = make_chat_model(backend, name, settings, endpoint=role)
         chat_models[role] = built[spec]
     return LLMReasoner(
         chat_models, deadline=settings.role_deadline, max_doc_chars=settings.prompt_doc_chars
@@ -93,4 +97,5 @@ def _llm_configured(settings: Settings, names: Mapping[str, str]) -> bool:
     if settings.backend != "extractive":
         return True
     has_model = bool(names or settings.model or any(models_of(settings).values()))
-    return bool(settings.openai_base_url) and has_model
+    role_urls = any(getattr(settings, f"{role}_base_url", None) for role in ROLE_NAMES)
+    return bool(settings.openai_base_url or role_urls) and has_model

@@ -2,19 +2,30 @@
 
 Per role the reasoner asks for structured output (pydantic wire schemas, JSON-schema mode)
 when the model supports it, else plain text read by the tolerant parsers of
-`prefrag.reasoners.parsing`. A reply that cannot be read gets one repair retry showing the
-bad output and the expected format; after that a documented safe fallback is returned with
+`prefrag.reasoners.parsing`. A server that refuses OpenAI's `json_schema` response format
+(llama.cpp's server accepts only `text` or `json_object`) is asked for `json_object` with the
+schema instead, and text after that. A structured reply that cannot be read is asked for
+again as text; a text reply that cannot be read gets one repair retry showing the bad output
+and the expected format; after that a documented safe fallback is returned with
 `fallback=True`, so malformed output never stops a run. An unreachable or refusing endpoint
 is not malformed output: it raises `ModelEndpointError`.
+
+Each request runs in the caller's context (`contextvars`), so LangGraph's
+`stream_mode="messages"`, Studio's token stream and LangSmith traces see it even under the
+role deadline.
 """
 
 from __future__ import annotations
 
+import contextvars
+import json
 import logging
+import re
 import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, Literal, TypeVar
 
 from langchain_core.documents import Document
@@ -185,6 +196,9 @@ class LLMReasoner:
         self.max_doc_chars = max_doc_chars
         self.deadline = deadline
         self._structured_runnables: dict[str, Any] = {}
+        # Per role: "json_schema" (OpenAI's form) or "json_object" (with the schema, after
+        # a server refused json_schema).
+        self._structured_forms: dict[str, str] = {}
         if structured is not False:
             for role, schema in _WIRE.items():
                 runnable = _structured_runnable(self.models[role], schema)
@@ -195,6 +209,7 @@ class LLMReasoner:
                     )
                 if runnable is not None:
                     self._structured_runnables[role] = runnable
+                    self._structured_forms[role] = "json_schema"
 
     # --- the four roles ---------------------------------------------------------------------
 
@@ -238,11 +253,13 @@ class LLMReasoner:
                 expected=render_prompt("format_answer"),
             )
             if draft is None:
+                answer = _fallback_answer(raw)
                 return ThinkDecision(
                     thought="",
                     action="answer",
-                    answer=_fallback_answer(raw),
+                    answer=answer,
                     cited_ids=extract_citations(raw),
+                    abstained=answer == NO_ANSWER,
                     fallback=True,
                     usage=usage,
                 )
@@ -251,6 +268,7 @@ class LLMReasoner:
                 action="answer",
                 answer=draft.answer,
                 cited_ids=draft.cited_ids,
+                fallback=draft.fallback,  # a bare reply that ignored the answer format
                 usage=usage,
             )
 
@@ -299,10 +317,11 @@ class LLMReasoner:
     ) -> CompareVerdict:
         """The switcher (paper Table 20): True keeps the new local documents, False switches."""
         prompt = compare_prompt(question, held, new, max_doc_chars=self.max_doc_chars)
+        shown = [document.page_content for document in (*held, *new)]
         verdict, usage, _ = self._run(
             "compare",
             prompt,
-            parser=parse_compare,
+            parser=lambda text: parse_compare(text, quoted=shown),
             schema=CompareWire,
             convert=lambda wire: CompareVerdict(analysis=wire.analysis, status=wire.status),
             expected=render_prompt("format_compare"),
@@ -345,9 +364,11 @@ class LLMReasoner:
         )
         known = [doc_id(d) for d in evidence]
         if draft is None:
+            answer = _fallback_answer(raw)
             return AnswerDraft(
-                answer=_fallback_answer(raw),
+                answer=answer,
                 cited_ids=_known_ids(extract_citations(raw), known),
+                abstained=answer == NO_ANSWER,
                 fallback=True,
                 usage=usage,
             )
@@ -449,7 +470,7 @@ class LLMReasoner:
             )
         return plan.model_copy(update={"usage": usage})
 
-    # --- one role call: structured or text, one repair retry ---------------------------------
+    # --- one role call: structured, then text, then one repair --------------------------------
 
     def _run(
         self,
@@ -462,45 +483,49 @@ class LLMReasoner:
         expected: str,
         stop: list[str] | None = None,
     ) -> tuple[T | None, Usage, str]:
-        """Ask the role's model, parse, repair once; return (result or None, usage, raw)."""
+        """Ask the role's model and parse; return (result or None, usage, raw reply).
+
+        Structured output first (where the role has a schema and the model offers it); a
+        structured reply that cannot be read is asked for again as text; an unreadable text
+        reply gets one repair retry. None after that: the caller returns its fallback.
+        """
         # The forced answer comes from the agent itself, as in the paper.
         model_role = "think" if role == "forced" else role
         model = self.models[model_role]
         usage = Usage()
         messages: list[BaseMessage] = [HumanMessage(prompt)]
-        raw = ""
         due = None if self.deadline is None else time.monotonic() + self.deadline
-        for attempt in range(2):
-            if attempt == 1:
-                messages = [
-                    *messages,
-                    AIMessage(raw or "(empty reply)"),
-                    HumanMessage(
-                        render_prompt(
-                            "repair",
-                            bad_output=_trim(raw, _MAX_BAD_OUTPUT_CHARS) or "(empty reply)",
-                            expected_format=expected.strip(),
-                        )
-                    ),
-                ]
-            runnable = self._structured_runnables.get(role) if schema is not None else None
-            if runnable is not None:
-                outcome = self._call_structured(model_role, model, runnable, messages, usage, due)
-                if outcome is not _UNSUPPORTED:
-                    parsed_wire, raw = outcome
-                    result = _convert(convert, parsed_wire) if parsed_wire is not None else None
-                    if result is None:
-                        result = parser(raw)
-                    if result is not None:
-                        return result, usage, raw
-                    logger.info("%s: unreadable structured reply (attempt %d)", role, attempt + 1)
-                    continue
-            raw = self._call_text(model_role, model, messages, usage, stop, due)
-            result = parser(raw)
-            if result is not None:
-                return result, usage, raw
-            logger.info("%s: unreadable reply (attempt %d): %.200r", role, attempt + 1, raw)
-        return None, usage, raw
+        if schema is not None and role in self._structured_runnables:
+            outcome = self._call_structured(role, model, messages, usage, due)
+            if outcome is not _UNSUPPORTED:
+                parsed_wire, raw = outcome
+                result = _convert(convert, parsed_wire) if parsed_wire is not None else None
+                if result is None:
+                    result = parser(raw)
+                if result is not None:
+                    return result, usage, raw
+                logger.info("%s: unreadable structured reply; asking for text: %.200r", role, raw)
+        raw = self._call_text(model_role, model, messages, usage, stop, due)
+        result = parser(raw)
+        if result is not None:
+            return result, usage, raw
+        logger.info("%s: unreadable reply; one repair retry: %.200r", role, raw)
+        repair = [
+            *messages,
+            AIMessage(raw or "(empty reply)"),
+            HumanMessage(
+                render_prompt(
+                    "repair",
+                    bad_output=_trim(raw, _MAX_BAD_OUTPUT_CHARS) or "(empty reply)",
+                    expected_format=expected.strip(),
+                )
+            ),
+        ]
+        raw = self._call_text(model_role, model, repair, usage, stop, due)
+        result = parser(raw)
+        if result is None:
+            logger.info("%s: unreadable after the repair retry: %.200r", role, raw)
+        return result, usage, raw
 
     def _call_text(
         self,
@@ -511,6 +536,7 @@ class LLMReasoner:
         stop: list[str] | None,
         due: float | None = None,
     ) -> str:
+        """The text of one plain reply ("" for a reply of the wrong shape, counted)."""
         try:
             message = self._before_deadline(
                 role,
@@ -536,19 +562,22 @@ class LLMReasoner:
     def _before_deadline(
         self, role: str, model: BaseChatModel, call: Callable[[], Any], due: float | None
     ) -> Any:
-        """`call()`, or `ModelEndpointError` once the role call's overall deadline passes.
+        """`call()` in the caller's context, or `ModelEndpointError` once the deadline passes.
 
         The request runs on a daemon thread so a hanging endpoint cannot hold the run past
-        the deadline; the abandoned request ends at the client's own timeout.
+        the deadline (the abandoned request ends at the client's own timeout). The thread
+        runs in a copy of the caller's `contextvars` context, which carries LangChain's
+        run configuration and callbacks: streamed tokens and traces are not lost.
         """
         if due is None:
             return call()
         remaining = due - time.monotonic()
         outcome: dict[str, Any] = {}
+        context = contextvars.copy_context()
 
         def run() -> None:
             try:
-                outcome["value"] = call()
+                outcome["value"] = context.run(call)
             except BaseException as exc:  # handed to the caller's thread
                 outcome["error"] = exc
 
@@ -569,50 +598,77 @@ class LLMReasoner:
         self,
         role: str,
         model: BaseChatModel,
-        runnable: Any,
         messages: list[BaseMessage],
         usage: Usage,
         due: float | None = None,
     ) -> Any:
-        """(parsed wire object or None, raw text), or `_UNSUPPORTED` to use text instead."""
-        try:
-            output = self._before_deadline(role, model, lambda: runnable.invoke(messages), due)
-        except ModelEndpointError:
-            raise
-        except Exception as exc:
-            if _is_request_refused(exc) and self.structured == "auto":
-                return self._downgrade(role, exc)
-            error = _endpoint_error(exc, role, model)
-            if error is not None:
-                raise error from exc
-            if isinstance(exc, ValidationError | _MALFORMED_REPLY):
-                # A reply the structured parser rejected: malformed output, not a failure.
-                usage.calls += 1
-                return None, ""
-            raise
-        raw_message: Any = None
-        parsed: Any = output
-        if isinstance(output, dict) and "parsed" in output:
-            raw_message, parsed = output.get("raw"), output.get("parsed")
-        if isinstance(raw_message, BaseMessage):
-            usage.record(raw_message)
-        else:
-            usage.calls += 1
-        raw = _content_text(raw_message) if isinstance(raw_message, BaseMessage) else ""
-        if isinstance(parsed, dict):
-            parsed = _validate_dict(parsed, role)
-        if parsed is not None and not isinstance(parsed, BaseModel):
-            parsed = None
-        if not raw and isinstance(parsed, BaseModel):
-            raw = parsed.model_dump_json()
-        return parsed, raw
+        """(parsed wire object or None, raw text), or `_UNSUPPORTED` to use text instead.
+
+        A server refusing the `json_schema` response format is asked once with
+        `json_object` and the schema (llama.cpp's form); refusing that too, the role
+        reads text from then on (`structured="auto"`).
+        """
+        while True:
+            runnable = self._structured_runnables.get(role)
+            if runnable is None:
+                return _UNSUPPORTED
+            try:
+                output = self._before_deadline(role, model, partial(runnable.invoke, messages), due)
+            except ModelEndpointError:
+                raise
+            except Exception as exc:
+                if _is_request_refused(exc) and self.structured is not False:
+                    if self._next_structured_form(role, model, exc):
+                        continue
+                    if self.structured == "auto":
+                        return self._downgrade(role, exc)
+                error = _endpoint_error(exc, role, model)
+                if error is not None:
+                    raise error from exc
+                cut = _truncated_text(exc)
+                if cut is not None:
+                    # Cut at max_tokens: the client refuses to parse it; the text may still
+                    # hold a readable verdict.
+                    usage.calls += 1
+                    return None, cut
+                if isinstance(exc, (ValidationError, *_MALFORMED_REPLY)):
+                    # A reply the structured parser rejected: malformed output, not a failure.
+                    logger.info("%s: malformed structured reply (%s)", role, type(exc).__name__)
+                    usage.calls += 1
+                    return None, ""
+                raise
+            return _read_structured(output, role, usage)
+
+    def _next_structured_form(self, role: str, model: BaseChatModel, exc: BaseException) -> bool:
+        """After a refused `json_schema` request, try `json_object` with the schema once."""
+        if self._structured_forms.get(role) != "json_schema":
+            return False
+        if _json_object_runnable(model, _WIRE[role]) is None:
+            return False
+        logger.info(
+            "%s: the server refused response_format json_schema (%s); asking for json_object "
+            "with the schema",
+            role,
+            _first_sentence(exc),
+        )
+        for each in self._roles_served_by(model):  # the same server refuses it for all
+            if self._structured_forms.get(each) == "json_schema":
+                self._structured_runnables[each] = _json_object_runnable(model, _WIRE[each])
+                self._structured_forms[each] = "json_object"
+        return True
 
     def _downgrade(self, role: str, exc: BaseException) -> Any:
         logger.warning(
             "%s: the model refused structured output (%s); using text from now on", role, exc
         )
-        self._structured_runnables.pop(role, None)
+        for each in self._roles_served_by(self.models[role]):
+            self._structured_runnables.pop(each, None)
+            self._structured_forms.pop(each, None)
         return _UNSUPPORTED
+
+    def _roles_served_by(self, model: BaseChatModel) -> list[str]:
+        """The roles with a structured form whose chat model is `model`."""
+        return [r for r in _WIRE if self.models.get(r) is model]
 
     # --- prompt pieces -----------------------------------------------------------------------
 
@@ -649,6 +705,51 @@ def _structured_runnable(model: BaseChatModel, schema: type[BaseModel]) -> Any:
         return model.with_structured_output(schema, method="json_schema", include_raw=True)
     except (NotImplementedError, ValueError, TypeError, AttributeError, ImportError):
         return None
+
+
+def _json_object_runnable(model: BaseChatModel, schema: type[BaseModel]) -> Any:
+    """`model` asking for `{"type": "json_object", "schema": ...}`, or None when not OpenAI.
+
+    llama.cpp's server (and llama-cpp-python's) refuses OpenAI's `json_schema` response
+    format but constrains output to a schema given this way. The body is sent through
+    `extra_body`, so the OpenAI client passes it as it is.
+    """
+    module = sys.modules.get("langchain_openai")
+    if module is None or not isinstance(model, module.ChatOpenAI):
+        return None
+    response_format = {"type": "json_object", "schema": schema.model_json_schema()}
+    return model.bind(extra_body={"response_format": response_format})
+
+
+def _read_structured(output: Any, role: str, usage: Usage) -> tuple[BaseModel | None, str]:
+    """(the wire object or None, the raw text) of a structured call's output, counted.
+
+    The output is LangChain's `{"raw", "parsed", "parsing_error"}` (json_schema), a plain
+    message (json_object: its text holds the JSON), or an already parsed object.
+    """
+    raw_message: Any = None
+    parsed: Any = output
+    if isinstance(output, dict) and "parsed" in output:
+        raw_message, parsed = output.get("raw"), output.get("parsed")
+    elif isinstance(output, BaseMessage):
+        raw_message, parsed = output, None
+    if isinstance(raw_message, BaseMessage):
+        usage.record(raw_message)
+    else:
+        usage.calls += 1
+    raw = _content_text(raw_message) if isinstance(raw_message, BaseMessage) else ""
+    if parsed is None and raw:
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            parsed = None
+    if isinstance(parsed, dict):
+        parsed = _validate_dict(parsed, role)
+    if parsed is not None and not isinstance(parsed, BaseModel):
+        parsed = None
+    if not raw and isinstance(parsed, BaseModel):
+        raw = parsed.model_dump_json()
+    return parsed, raw
 
 
 def _validate_dict(data: dict[str, Any], role: str) -> BaseModel | None:
@@ -718,8 +819,22 @@ def _feedback_block(feedback: Feedback | None) -> str:
 
 
 def _fallback_answer(raw: str) -> str:
+    """The raw reply as the answer, or `NO_ANSWER` when it holds nothing but format labels.
+
+    A weak model often echoes the format (`Answer:` lines, empty `Final Answer:`); that is
+    no answer, and the run abstains rather than show it.
+    """
     text = strip_citations(raw or "").strip()
-    return _trim(text, _MAX_FALLBACK_ANSWER_CHARS) if text else NO_ANSWER
+    if not _LABEL_LINE.sub("", text).strip(" \t\n*_-:.`\"'"):
+        return NO_ANSWER
+    return _trim(text, _MAX_FALLBACK_ANSWER_CHARS)
+
+
+# A line holding only a format label (`Answer:`, `Final Answer:`, `Thought:` ...), or empty.
+_LABEL_LINE = re.compile(
+    r"(?im)^[\s*_#`]*(?:final\s+answer|answer|thought|action(?:\s+input)?|observation|"
+    r"self[-\s]*evaluation|explanation|citations?)?\s*[:*_]*[ \t]*$\n?"
+)
 
 
 def _trim(text: str, limit: int) -> str:
@@ -728,18 +843,33 @@ def _trim(text: str, limit: int) -> str:
 
 
 def _content_text(message: Any) -> str:
+    """The reply's text; for a reply with no text but a tool call, the call's arguments.
+
+    Some servers return the requested object as a tool call with `content: null`; its
+    arguments are the JSON the parsers read. A reasoning model's `reasoning_content` is
+    never read: it is the model thinking, not its answer.
+    """
     content = getattr(message, "content", message)
+    text = ""
     if isinstance(content, str):
-        return content
-    if isinstance(content, list):
+        text = content
+    elif isinstance(content, list):
         parts = []
         for part in content:
             if isinstance(part, str):
                 parts.append(part)
-            elif isinstance(part, dict) and isinstance(part.get("text"), str):
-                parts.append(part["text"])
-        return "".join(parts)
-    return "" if content is None else str(content)
+            elif isinstance(part, dict) and part.get("type", "text") == "text":
+                if isinstance(part.get("text"), str):
+                    parts.append(part["text"])
+        text = "".join(parts)
+    elif content is not None:
+        text = str(content)
+    if not text.strip():
+        for call in getattr(message, "tool_calls", None) or []:
+            args = call.get("args") if isinstance(call, dict) else None
+            if isinstance(args, dict) and args:
+                return json.dumps(args)
+    return text
 
 
 # --- endpoint errors ----------------------------------------------------------------------
@@ -762,6 +892,26 @@ def _is_request_refused(exc: BaseException) -> bool:
     if openai is None:
         return False
     return isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError)
+
+
+def _truncated_text(exc: BaseException) -> str | None:
+    """The text of a reply the OpenAI client refused to parse as cut short, else None.
+
+    With a JSON-schema response format the client raises `LengthFinishReasonError` (or
+    `ContentFilterFinishReasonError`) instead of returning a reply that stopped early.
+    """
+    openai = sys.modules.get("openai")
+    kinds = tuple(
+        getattr(openai, name)
+        for name in ("LengthFinishReasonError", "ContentFilterFinishReasonError")
+        if openai is not None and hasattr(openai, name)
+    )
+    if not kinds or not isinstance(exc, kinds):
+        return None
+    try:
+        return str(exc.completion.choices[0].message.content or "")  # type: ignore[attr-defined]
+    except (AttributeError, IndexError, TypeError):
+        return ""
 
 
 # What a client raises on a 200 reply of the wrong shape (no choices, no message, ...).

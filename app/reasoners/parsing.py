@@ -101,7 +101,7 @@ def parse_think(text: str, sources: Sequence[str] = ()) -> ThinkDecision | None:
         return None
 
 
-def parse_compare(text: str) -> CompareVerdict | None:
+def parse_compare(text: str, *, quoted: Sequence[str] = ()) -> CompareVerdict | None:
     """Read the switcher's verdict: JSON `{"analysis": ..., "status": ...}` (Table 20).
 
     Accepts code fences, single quotes, Python or JSON booleans, "true"/"yes" strings,
@@ -109,11 +109,20 @@ def parse_compare(text: str) -> CompareVerdict | None:
     reply that is only a boolean word. `status` True means the new local documents add
     something (keep local); False means switch.
 
+    The model's own verdict is the first it states, wherever quoted objects sit: an object
+    that appears in `quoted` (the documents the model was shown) is a quotation, not a
+    verdict; a full `{analysis, status}` object wins over a bare `{status}`; a status line
+    of its own wins over one inside a sentence (a restated instruction).
+
+    Args:
+        text: The model's reply.
+        quoted: Texts the model was shown (the documents), whose objects are not verdicts.
+
     Returns:
         The verdict, or None when no status can be read.
     """
     try:
-        return _parse_compare(_as_text(text))
+        return _parse_compare(_as_text(text), quoted)
     except Exception:
         return None
 
@@ -284,27 +293,43 @@ def _clean_query(query: str) -> str:
 # --- compare ------------------------------------------------------------------------------
 
 
-def _parse_compare(text: str) -> CompareVerdict | None:
-    # The model's own verdict comes last: an earlier object may be one it quotes from a
-    # document (`{"status": false}` injected into retrieved text).
-    data = _find_json_object(text, required_key="status", last=True)
-    if data is not None:
-        status = _as_bool(_get_ci(data, "status"))
-        if status is not None:
-            return CompareVerdict(
-                analysis=str(_get_ci(data, "analysis") or "").strip(), status=status
-            )
-    # The last status wins: models often restate the template before their verdict.
-    matches = list(_STATUS_LINE.finditer(text))
-    status_match = matches[-1] if matches else None
+def _parse_compare(text: str, quoted: Sequence[str] = ()) -> CompareVerdict | None:
+    shown = _squash(" ".join(quoted))
+    cleaned = _FENCE.sub("", text)
+    own: list[dict[str, Any]] = []
+    for block in _brace_blocks(cleaned):
+        data = _load_mapping(block)
+        if data is None or _as_bool(_get_ci(data, "status")) is None:
+            continue
+        if shown and _squash(block) in shown:
+            cleaned = cleaned.replace(block, " " * len(block))  # a quotation, not a verdict
+            continue
+        own.append(data)
+    full = [data for data in own if _get_ci(data, "analysis") is not None]
+    chosen = next(iter((*full, *own)), None)
+    if chosen is not None:
+        return CompareVerdict(
+            analysis=str(_get_ci(chosen, "analysis") or "").strip(),
+            status=bool(_as_bool(_get_ci(chosen, "status"))),
+        )
+    readable = [m for m in _STATUS_LINE.finditer(cleaned) if _as_bool(m.group(1)) is not None]
+    own_line = [
+        m for m in readable if not cleaned[: m.start()].rsplit("\n", 1)[-1].strip("{ \t*_-\"'")
+    ]
+    status_match = next(iter((*own_line, *readable)), None)
     if status_match is not None:
-        status = _as_bool(status_match.group(1))
-        if status is not None:
-            return CompareVerdict(analysis=_loose_analysis(text), status=status)
+        return CompareVerdict(
+            analysis=_loose_analysis(text), status=bool(_as_bool(status_match.group(1)))
+        )
     bare = text.strip().strip("`*\"'.").strip().lower()
     if bare in _TRUE | _FALSE and not bare.isdigit():
         return CompareVerdict(analysis="", status=bare in _TRUE)
     return None
+
+
+def _squash(text: str) -> str:
+    """`text` with whitespace runs made one space, for quotation matching."""
+    return " ".join(text.split())
 
 
 def _loose_analysis(text: str) -> str:

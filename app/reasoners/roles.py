@@ -11,16 +11,18 @@ method on each reasoner (with its prompt and wire schema).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "ENDPOINT_NAMES",
     "MODEL_HELP",
     "ROLES",
     "ROLE_NAMES",
     "Role",
     "complete",
+    "declare_endpoint_fields",
     "models_of",
     "require_model_fields",
 ]
@@ -75,6 +77,26 @@ def require_model_fields(names: Iterable[str], holder: str) -> None:
     missing = [role.model_field for role in ROLES if role.model_field not in present]
     if missing:
         raise TypeError(f"{holder} lacks the per-role model field(s) {missing}; add them.")
+
+
+# Endpoints can be set per role, and for the switcher-data teacher (a judge that often
+# runs on another server than the policy): `PREFRAG_<NAME>_BASE_URL` / `_API_KEY`.
+ENDPOINT_NAMES: tuple[str, ...] = (*ROLE_NAMES, "teacher")
+
+
+def declare_endpoint_fields(
+    namespace: MutableMapping[str, Any], default: Callable[[str, str], Any]
+) -> None:
+    """Declare optional `<name>_base_url` and `<name>_api_key` fields per endpoint name.
+
+    Called as `declare_endpoint_fields(locals(), ...)` in the body of `Settings`; `default`
+    gets the endpoint name and "base_url" or "api_key" and returns the field's default.
+    """
+    annotations = namespace.setdefault("__annotations__", {})
+    for name in ENDPOINT_NAMES:
+        for part in ("base_url", "api_key"):
+            annotations[f"{name}_{part}"] = "str | None"
+            namespace[f"{name}_{part}"] = default(name, part)
 
 
 def models_of(holder: object) -> dict[str, str | None]:

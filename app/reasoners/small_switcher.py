@@ -25,6 +25,7 @@ import json
 import math
 import re
 import threading
+import zipfile
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -293,7 +294,8 @@ class SwitcherNetwork:
                     out_bias=float(data["out_bias"]),
                     threshold=float(data["threshold"]),
                 )
-        except (OSError, KeyError, ValueError) as error:
+        except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile) as error:
+            # A truncated or garbage file: zipfile's BadZipFile is none of the others.
             raise ConfigurationError(
                 f"'{path}' is not a small switcher model ({type(error).__name__}); train one "
                 "with `prefrag train switcher-small`."

@@ -7,7 +7,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from langchain_core.documents import Document
 
-from prefrag.errors import UnknownSourceError
+from prefrag.errors import PrefRAGError, UnknownSourceError
 
 SourceKind = Literal["local", "web", "graph"]
 DEFAULT_QUERY_FORMAT = "a natural-language question"
@@ -51,6 +51,7 @@ class SourceRegistry:
     def __init__(self, sources: Iterable[Source] = ()) -> None:
         self._sources: dict[str, Source] = {}
         self._on_request: dict[str, Source] = {}
+        self._unavailable: dict[str, PrefRAGError] = {}
         for source in sources:
             self.add(source)
 
@@ -58,10 +59,30 @@ class SourceRegistry:
         """Register `source` under its name (replacing one of the same name)."""
         self._sources.pop(source.name, None)
         self._on_request.pop(source.name, None)
+        self._unavailable.pop(source.name, None)
         (self._on_request if on_request else self._sources)[source.name] = source
 
+    def add_unavailable(self, name: str, error: PrefRAGError) -> None:
+        """Remember that source `name` exists but cannot be opened (damaged, not built).
+
+        Asking for it by name raises `error`; every other source stays usable.
+        """
+        if name not in self._sources and name not in self._on_request:
+            self._unavailable[name] = error
+
+    @property
+    def unavailable(self) -> dict[str, PrefRAGError]:
+        """Sources that exist but cannot be opened, with why."""
+        return dict(self._unavailable)
+
     def get(self, name: str) -> Source:
-        """The source called `name`; `UnknownSourceError` lists the known ones."""
+        """The source called `name`; `UnknownSourceError` lists the known ones.
+
+        A source that exists but cannot be opened raises its own error (e.g.
+        `DamagedStoreError` naming the fix) instead.
+        """
+        if name in self._unavailable:
+            raise self._unavailable[name]
         found = self._sources.get(name) or self._on_request.get(name)
         if found is None:
             known = ", ".join([*self._sources, *self._on_request]) or "none"

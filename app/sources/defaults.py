@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from prefrag.config import Settings, get_settings
+from prefrag.errors import PrefRAGError
 from prefrag.sources.base import Source, SourceRegistry
 
 _DEMO_LOCK = threading.Lock()
@@ -15,14 +16,17 @@ logger = logging.getLogger(__name__)
 
 
 def ensure_demo_index(settings: Settings | None = None) -> bool:
-    """Index the bundled demo corpus when no local source exists yet; True if it did."""
+    """Index the bundled demo corpus when no local source exists yet; True if it did.
+
+    A damaged source counts as existing: the demo is not indexed beside it.
+    """
     from prefrag.demo_corpus import DEMO_SOURCE, demo_corpus_path
-    from prefrag.index.catalog import list_sources
+    from prefrag.index.catalog import damaged_sources, list_sources
     from prefrag.index.ingest import index_paths
 
     settings = settings or get_settings()
     with _DEMO_LOCK:
-        if list_sources(settings):
+        if list_sources(settings) or damaged_sources(settings):
             return False
         index_paths([demo_corpus_path()], DEMO_SOURCE, settings=settings, progress=False)
         return True
@@ -43,11 +47,17 @@ def demo_on_request(names: Iterable[str], settings: Settings | None = None) -> b
     return DEMO_SOURCE in names and bool(own) and not settings.include_demo
 
 
-def local_sources(settings: Settings | None = None, *, require: str | None = None) -> list[Source]:
+def local_sources(
+    settings: Settings | None = None,
+    *,
+    require: str | None = None,
+    unavailable: dict[str, PrefRAGError] | None = None,
+) -> list[Source]:
     """One `LocalSource` per sound indexed source under the data directory.
 
-    A damaged source is skipped with a warning, unless it is `require` (the source a run
-    asked for): then its `DamagedStoreError` is raised.
+    A damaged source is skipped with a warning (and its error put in `unavailable`),
+    unless it is `require` (the source a run asked for): then its `DamagedStoreError` is
+    raised.
     """
     from prefrag.errors import DamagedStoreError
     from prefrag.index.catalog import list_sources
@@ -63,13 +73,21 @@ def local_sources(settings: Settings | None = None, *, require: str | None = Non
                 raise
             # One damaged source never stops the others.
             logger.warning("%s", error)
+            if unavailable is not None:
+                unavailable[info.name] = error
     return sources
 
 
-def graph_sources(settings: Settings | None = None, *, require: str | None = None) -> list[Source]:
+def graph_sources(
+    settings: Settings | None = None,
+    *,
+    require: str | None = None,
+    unavailable: dict[str, PrefRAGError] | None = None,
+) -> list[Source]:
     """One `GraphSource` per indexed knowledge graph (`prefrag index --kind graph`).
 
-    A damaged graph is skipped with a warning, unless it is `require`.
+    A damaged graph is skipped with a warning (its error put in `unavailable`), unless
+    it is `require`.
     """
     from prefrag.errors import DamagedStoreError
     from prefrag.index.graph_store import list_graphs
@@ -84,6 +102,8 @@ def graph_sources(settings: Settings | None = None, *, require: str | None = Non
             if name == require:
                 raise
             logger.warning("%s", error)
+            if unavailable is not None:
+                unavailable[name] = error
     return sources
 
 
@@ -112,13 +132,18 @@ def default_sources(
     if registry_file is not None:
         from prefrag.sources.registry_file import registry_from_file
 
-        return registry_from_file(registry_file, settings, web=web)
+        return registry_from_file(registry_file, settings, web=web, require=require)
     from prefrag.demo_corpus import DEMO_SOURCE
+    from prefrag.index.catalog import damaged_sources
 
     ensure_demo_index(settings)
+    # Damage stays with the damaged source: asking for it by name raises its error.
+    unavailable: dict[str, PrefRAGError] = dict(damaged_sources(settings))
+    if require in unavailable:
+        raise unavailable[require]
     members = [
-        *local_sources(settings, require=require),
-        *graph_sources(settings, require=require),
+        *local_sources(settings, require=require, unavailable=unavailable),
+        *graph_sources(settings, require=require, unavailable=unavailable),
     ]
     held_back = demo_on_request([m.name for m in members], settings)
     searched = [m for m in members if not (held_back and m.name == DEMO_SOURCE)]
@@ -127,6 +152,8 @@ def default_sources(
         registry.add(CombinedSource(searched))
     for source in searched:
         registry.add(source)
+    for name, error in unavailable.items():
+        registry.add_unavailable(name, error)
     if web:
         registry.add(WebSource(settings))
     for source in members:

@@ -108,8 +108,14 @@ class LocalSource:
                 f"the manifest {self.manifest.chunks}"
             )
         if self.mode != "dense":
+            from prefrag.index.integrity import lexical_problem
             from prefrag.index.lexical import LexicalIndex
 
+            # Every file is checked first: a garbage one would load and then fail (or
+            # score wrongly) at the first query.
+            checked = lexical_problem(generation / docstore.LEXICAL)
+            if isinstance(checked, str):
+                raise DamagedStoreError(damage_message(self.store, checked), checked)
             self._lexical = LexicalIndex.load(generation / docstore.LEXICAL, len(self._records))
             if self._lexical.documents != len(self._records):
                 problems.append(

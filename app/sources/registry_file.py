@@ -18,6 +18,7 @@ search.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from prefrag.errors import ConfigurationError
+from prefrag.errors import ConfigurationError, PrefRAGError
 from prefrag.sources.base import DEFAULT_QUERY_FORMAT, Source, SourceKind, SourceRegistry
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 KINDS: dict[str, SourceKind] = {"text": "local", "local": "local", "graph": "graph", "web": "web"}
 _FIELDS = ("name", "kind", "description", "query_format", "authority", "store")
 _REQUIRED = ("name", "kind", "description")
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,10 @@ def load_registry_file(path: str | Path) -> list[SourceSpec]:
     except OSError as error:
         raise ConfigurationError(
             f"Cannot read the source registry {where}: {error.strerror or error}."
+        ) from None
+    except UnicodeDecodeError as error:
+        raise ConfigurationError(
+            f"Source registry {where} is not UTF-8 text (byte {error.start}); save it as UTF-8."
         ) from None
     except yaml.YAMLError as error:
         raise ConfigurationError(f"Source registry {where} is not valid YAML: {error}.") from None
@@ -187,33 +193,50 @@ def open_spec(spec: SourceSpec, settings: Settings, *, base: Path | None = None)
 
 
 def registry_from_file(
-    path: str | Path, settings: Settings | None = None, *, web: bool = True
+    path: str | Path,
+    settings: Settings | None = None,
+    *,
+    web: bool = True,
+    require: str | None = None,
 ) -> SourceRegistry:
     """The sources of a registry file, with a combined `local` source first when several.
 
     The combined source searches every text and graph source (how is chosen per run by
-    `multi_source_mode`); `web=False` leaves web sources out.
+    `multi_source_mode`); `web=False` leaves web sources out. A source whose store is
+    missing or damaged is left out with a warning and raises its error only when asked
+    for by name (at once when it is `require`), so it never blocks the healthy ones.
 
     Raises:
         ConfigurationError: The file is malformed (see `load_registry_file`).
-        StoreMissingError: A source's index has not been built.
+        StoreMissingError: The `require`d source's index has not been built.
+        DamagedStoreError: The `require`d source's index is damaged.
     """
     from prefrag.config import get_settings
+    from prefrag.errors import DamagedStoreError, StoreMissingError
     from prefrag.sources.combined import CombinedSource
 
     settings = settings or get_settings()
     where = Path(path).expanduser()
-    opened = [
-        open_spec(spec, settings, base=where.parent)
-        for spec in load_registry_file(where)
-        if web or spec.kind != "web"
-    ]
+    opened: list[Source] = []
+    unavailable: dict[str, PrefRAGError] = {}
+    for spec in load_registry_file(where):
+        if not web and spec.kind == "web":
+            continue
+        try:
+            opened.append(open_spec(spec, settings, base=where.parent))
+        except (StoreMissingError, DamagedStoreError) as error:
+            if spec.name == require:
+                raise
+            logger.warning("%s", error)
+            unavailable[spec.name] = error
     members = [source for source in opened if source.kind != "web"]
     registry = SourceRegistry()
     if len(members) > 1 and "local" not in {source.name for source in opened}:
         registry.add(CombinedSource(members))
     for source in opened:
         registry.add(source)
+    for name, why in unavailable.items():
+        registry.add_unavailable(name, why)
     return registry
 
 

@@ -6,6 +6,7 @@ by default a fresh `ddgs.DDGS` per attempt. Tests and the eval harness inject th
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import sqlite3
@@ -158,27 +159,46 @@ class WebSource:
         return documents
 
     def _fetch(self, query: str, k: int) -> list[dict[str, Any]] | None:
-        """Raw results, `[]` when there are none, None after failing (note set)."""
+        """Raw results, `[]` when there are none, None after failing (note set).
+
+        Transient failures (ddgs errors, rate limits, timeouts, connection errors) are
+        retried by tenacity with `_backoff` waits; anything else fails at once.
+        """
+        from tenacity import Retrying, retry_if_exception_type, stop_after_attempt
+
         attempts = max(0, self.settings.web_retries) + 1
-        error: Exception | None = None
-        for attempt in range(attempts):
-            if attempt:
-                self._sleep(_backoff(attempt - 1, error))
-            try:
-                return self._call(query, k)
-            except DDGSException as failure:
-                if _NO_RESULTS in str(failure).lower():
-                    return []
-                error = failure
-            except OSError as failure:  # includes TimeoutError and connection errors
-                error = failure
-            except Exception as failure:  # a broken client will not heal by retrying
-                self._local.note = f"web search unavailable: {_describe(failure)}."
-                return None
-            logger.info("web search attempt %d/%d failed: %r", attempt + 1, attempts, error)
-        tries = f"{attempts} attempt" + ("s" if attempts != 1 else "")
-        self._local.note = f"web search unavailable: {_describe(error)} after {tries}."
+        retrying = Retrying(
+            stop=stop_after_attempt(attempts),
+            wait=lambda state: _backoff(
+                state.attempt_number - 1, state.outcome.exception() if state.outcome else None
+            ),
+            retry=retry_if_exception_type((DDGSException, OSError)),
+            sleep=self._sleep,
+            before_sleep=lambda state: logger.info(
+                "web search attempt %d/%d failed: %r",
+                state.attempt_number,
+                attempts,
+                state.outcome.exception() if state.outcome else None,
+            ),
+            reraise=True,
+        )
+        try:
+            return retrying(self._call_or_empty, query, k)
+        except (DDGSException, OSError) as error:  # includes TimeoutError
+            tries = f"{attempts} attempt" + ("s" if attempts != 1 else "")
+            self._local.note = f"web search unavailable: {_describe(error)} after {tries}."
+        except Exception as failure:  # a broken client will not heal by retrying
+            self._local.note = f"web search unavailable: {_describe(failure)}."
         return None
+
+    def _call_or_empty(self, query: str, k: int) -> list[dict[str, Any]]:
+        """`_call`, with ddgs's "No results found." error read as an empty result."""
+        try:
+            return self._call(query, k)
+        except DDGSException as failure:
+            if _NO_RESULTS in str(failure).lower():
+                return []
+            raise
 
     def _call(self, query: str, k: int) -> list[dict[str, Any]]:
         client = self._client if self._client is not None else _ddgs_client(self.settings)
@@ -265,9 +285,77 @@ def _default_cache(settings: Settings) -> WebCache | None:
 
 def _ddgs_client(settings: Settings) -> SearchClient:
     # Imported here: `ddgs.DDGS` loads its engines lazily and most runs never touch the web.
-    from ddgs import DDGS
+    return _bounded_ddgs()(timeout=settings.web_timeout, proxy=settings.web_proxy)  # type: ignore[no-any-return]
 
-    return DDGS(timeout=settings.web_timeout, proxy=settings.web_proxy)  # type: ignore[arg-type]
+
+MAX_RESPONSE_BYTES = 2_000_000  # a results page is 50-500 kB; more is hostile or broken
+
+
+@functools.cache
+def _bounded_ddgs() -> type:
+    """`ddgs.DDGS` whose engines read each response as a bounded stream (`bound_reads`)."""
+    from ddgs.ddgs import DDGS  # the real class: `ddgs.DDGS` is a lazy-loading proxy
+
+    class BoundedDDGS(DDGS):  # type: ignore[misc]
+        def _get_engines(self, category: str, backend: str) -> list[Any]:
+            engines = super()._get_engines(category, backend)
+            for engine in engines:
+                bound_reads(engine.http_client, float(self._timeout or 10))
+            return list(engines)
+
+    return BoundedDDGS
+
+
+def bound_reads(http_client: Any, timeout: float, limit: int = MAX_RESPONSE_BYTES) -> None:
+    """Make a ddgs `HttpClient` stream each body and stop at `limit` bytes or `timeout` s.
+
+    ddgs reads whole bodies, so a server whose body never ends is read (into memory)
+    long after the search's deadline has passed; with this the read stops at once.
+    """
+    if getattr(http_client, "_prefrag_bounded", False):
+        return
+    client = http_client.client
+
+    def request(method: str, url: str, *args: Any, **kwargs: Any) -> _BoundedResponse:
+        import primp
+
+        deadline = time.monotonic() + timeout
+        try:
+            response = client.request(method, url, *args, stream=True, **kwargs)
+            try:
+                body = bytearray()
+                for chunk in response.iter_bytes():
+                    body += chunk
+                    if len(body) > limit:
+                        raise DDGSException(f"response over {limit:,} bytes; stopped reading")
+                    if time.monotonic() > deadline:
+                        raise TimeoutException(f"response not complete within {timeout:g} s")
+            finally:
+                response.close()
+        except primp.TimeoutError:
+            raise TimeoutException(f"response not complete within {timeout:g} s") from None
+        except DDGSException:
+            raise
+        except Exception as error:
+            if "timed out" in str(error):  # primp's body reads time out as a generic error
+                raise TimeoutException(f"response not complete within {timeout:g} s") from None
+            raise DDGSException(f"{type(error).__name__}: {error}") from None
+        return _BoundedResponse(int(response.status_code), bytes(body), response.encoding)
+
+    http_client.request = request
+    http_client._prefrag_bounded = True
+
+
+class _BoundedResponse:
+    """What ddgs engines read from a response: status, bytes and text."""
+
+    def __init__(self, status_code: int, content: bytes, encoding: str | None) -> None:
+        self.status_code = status_code
+        self.content = content
+        try:
+            self.text = content.decode(encoding or "utf-8", errors="replace")
+        except LookupError:  # an encoding name Python does not know
+            self.text = content.decode("utf-8", errors="replace")
 
 
 def _with_deadline(call: Callable[[], _T], timeout: float) -> _T:
@@ -307,7 +395,7 @@ def _with_deadline(call: Callable[[], _T], timeout: float) -> _T:
     return value
 
 
-def _backoff(retry: int, error: Exception | None) -> float:
+def _backoff(retry: int, error: BaseException | None) -> float:
     # Rate limits clear slower than network blips, so they start from a longer wait.
     base = _BACKOFF_BASE_SECONDS * (2.0 if isinstance(error, RatelimitException) else 1.0)
     return float(min(base * 2**retry, _BACKOFF_CAP_SECONDS))

@@ -34,6 +34,22 @@ def filter_text(question: str, snippet: str, title: str | None = None) -> str:
     return render_prompt("filter_input", question=question, snippet=text)
 
 
+_WEIGHTS = ("model.safetensors", "model.safetensors.index.json", "pytorch_model.bin")
+_TOKENIZER = ("tokenizer.json", "vocab.txt", "tokenizer.model", "vocab.json")
+
+
+def missing_model_files(folder: Path) -> str:
+    """Which saved-model files `folder` lacks ("" when config, weights and tokenizer are there)."""
+    missing = []
+    if not (folder / "config.json").is_file():
+        missing.append("config.json")
+    if not any((folder / name).is_file() for name in _WEIGHTS):
+        missing.append("weights (model.safetensors)")
+    if not any((folder / name).is_file() for name in _TOKENIZER):
+        missing.append("tokenizer (tokenizer.json)")
+    return " and ".join(missing)
+
+
 class TrainedSnippetFilter:
     """A trained two-label classifier that judges one snippet at a time (RAG² filter)."""
 
@@ -55,17 +71,38 @@ class TrainedSnippetFilter:
         """
         path = Path(folder).expanduser()
         settings_file = path / FILTER_FILE
+        retrain = "retrain it with `prefrag train filter` or unset PREFRAG_EVIDENCE_FILTER"
         if not settings_file.is_file():
             raise ConfigurationError(
                 f"{path} is not a trained evidence filter (no {FILTER_FILE}); train one with "
                 "`prefrag train filter`."
             )
-        settings = json.loads(settings_file.read_text(encoding="utf-8"))
-        return cls(
-            path,
-            threshold=float(settings.get("threshold", 0.5)),
-            max_length=int(settings.get("max_length", 512)),
-        )
+        try:
+            settings = json.loads(settings_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise ConfigurationError(
+                f"{settings_file} is not valid JSON ({type(error).__name__}); {retrain}."
+            ) from None
+        if not isinstance(settings, dict):
+            raise ConfigurationError(f"{settings_file} is not a JSON object; {retrain}.")
+        threshold = settings.get("threshold", 0.5)
+        if (
+            isinstance(threshold, bool)
+            or not isinstance(threshold, int | float)
+            or not 0.0 <= threshold <= 1.0
+        ):
+            raise ConfigurationError(
+                f"{settings_file}: threshold must be a number in [0, 1], not {threshold!r}."
+            )
+        max_length = settings.get("max_length", 512)
+        if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 1:
+            raise ConfigurationError(
+                f"{settings_file}: max_length must be a positive whole number, not {max_length!r}."
+            )
+        missing = missing_model_files(path)
+        if missing:
+            raise ConfigurationError(f"{path} lacks the filter's {missing}; {retrain}.")
+        return cls(path, threshold=float(threshold), max_length=max_length)
 
     def judge(self, question: str, document: Document) -> SnippetJudgement:
         """P(helpful) of `document` for `question`; helpful when it reaches the threshold."""

@@ -1,0 +1,271 @@
+"""What a local source still holds before a write, and how its damaged parts are rebuilt.
+
+`prefrag index` never drops a record the user did not ask to drop. Before it adds new
+chunks it salvages the current contents of the source:
+
+- a lost or unreadable `manifest.json` is rebuilt from the newest generation folder;
+- records lost from `chunks.jsonl` (cut short, garbage lines) are taken back from the
+  Qdrant store of record, whose points carry each chunk's record as payload, when it can
+  name exactly the lost ones;
+- vectors that are missing, cut short or unreadable are taken from Qdrant by chunk id, and
+  the chunks Qdrant lacks are embedded again (`Salvage.to_embed`);
+- the lexical index and the Qdrant collection are rebuilt from the salvaged records.
+
+When records are lost and cannot be restored, `RecordsLostError` refuses the write and
+says how to rebuild the source from its files (`prefrag index ... --rebuild`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from prefrag.errors import DamagedStoreError
+from prefrag.index import docstore
+
+if TYPE_CHECKING:
+    from prefrag.config import Settings
+    from prefrag.index.dense import QdrantStore
+
+logger = logging.getLogger(__name__)
+
+_ID = re.compile(rb'"id":\s*"([^"\\]{1,200})"')
+
+
+class RecordsLostError(DamagedStoreError):
+    """Records of a source are unreadable and its Qdrant store cannot restore them."""
+
+
+@dataclass
+class Salvage:
+    """The contents a write starts from.
+
+    Attributes:
+        manifest: The sound (or rebuilt) manifest; None for a source never indexed.
+        records: Every chunk record kept, in row order.
+        vectors: One vector per record when all are known, else None.
+        recovered: Vectors taken back from Qdrant, by chunk id (when `vectors` is None).
+        problems: What was damaged (empty when the source is sound).
+        repairs: What the salvage did about it, in words for the report.
+    """
+
+    manifest: docstore.Manifest | None
+    records: list[dict[str, Any]] = field(default_factory=list)
+    vectors: np.ndarray | None = None
+    recovered: dict[str, np.ndarray] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    repairs: list[str] = field(default_factory=list)
+
+    @property
+    def damaged(self) -> bool:
+        """True when some part had to be rebuilt."""
+        return bool(self.problems)
+
+    def to_embed(self) -> list[int]:
+        """Rows of `records` whose vectors are lost (to embed again)."""
+        if self.vectors is not None:
+            return []
+        recovered = self.recovered
+        return [row for row, record in enumerate(self.records) if record["id"] not in recovered]
+
+
+def salvage(folder: Path, source: str, store: QdrantStore | None, settings: Settings) -> Salvage:
+    """What source `source` in `folder` still holds, with damaged parts marked for rebuilding.
+
+    `store` is the source's opened Qdrant store (None when it could not be opened).
+
+    Raises:
+        RecordsLostError: Records are lost and Qdrant cannot name exactly which.
+    """
+    from prefrag.index.integrity import check_generation
+
+    problems: list[str] = []
+    try:
+        manifest = docstore.read_manifest(folder)
+    except DamagedStoreError as error:
+        manifest = None
+        problems.append(error.problem)
+    generation: Path | None = None
+    if manifest is not None:
+        check = check_generation(folder, manifest)
+        current = folder / manifest.generation
+        if check.sound:
+            return Salvage(manifest, docstore.load_records(current), docstore.load_vectors(current))
+        problems.extend(check.problems)
+        generation = current if current.is_dir() else _newest_generation(folder)
+    else:
+        generation = _newest_generation(folder)
+        if generation is not None and not problems:
+            problems.append(f"{folder / docstore.MANIFEST} is missing")
+    if generation is None and not problems:
+        return Salvage(None)  # a new source
+    result = Salvage(manifest, problems=problems)
+    rows, line_count = _salvage_records(result, generation, store, source)
+    _salvage_vectors(result, generation, store, rows, line_count)
+    if result.manifest is None and result.records:
+        result.manifest = _rebuilt_manifest(source, result, generation, settings)
+        result.repairs.append(f"rebuilt its manifest from {generation}")
+    return result
+
+
+def _newest_generation(folder: Path) -> Path | None:
+    generations = [p for p in folder.glob("gen-*") if (p / docstore.CHUNKS).is_file()]
+    return max(generations, key=lambda p: p.name, default=None)
+
+
+def _read_lines(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[bytes], int]:
+    """(row, record) of each readable line, the unreadable lines, and the row count."""
+    good: list[tuple[int, dict[str, Any]]] = []
+    bad: list[bytes] = []
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return good, bad, 0
+    rows = 0
+    for line in raw.split(b"\n"):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line.decode("utf-8"))
+        except ValueError:
+            record = None
+        if isinstance(record, dict) and isinstance(record.get("id"), str) and "text" in record:
+            good.append((rows, record))
+        else:
+            bad.append(line)
+        rows += 1
+    return good, bad, rows
+
+
+def _salvage_records(
+    result: Salvage, generation: Path | None, store: QdrantStore | None, source: str
+) -> tuple[dict[str, int], int]:
+    """Keep every readable record and restore lost ones; (row of each kept id, lines)."""
+    good, bad, rows = _read_lines(generation / docstore.CHUNKS) if generation else ([], [], 0)
+    result.records = [record for _, record in good]
+    kept = {record["id"]: row for row, record in good}
+    expected = result.manifest.chunks if result.manifest is not None else None
+    if expected is None:
+        expected = rows if generation is not None else None
+    lost = None if expected is None else expected - len(good)
+    if lost is not None and lost <= 0:
+        return kept, rows
+    known = {record["id"] for record in result.records}
+    try:
+        pool = {
+            point_id: (payload, vector)
+            for point_id, payload, vector in (store.points() if store is not None else [])
+            if point_id not in known and isinstance(payload.get("text"), str)
+        }
+    except Exception as error:  # an unreadable store restores nothing
+        logger.warning("Qdrant store of '%s' unreadable (%s).", source, error)
+        pool = {}
+    named = [m.group(1).decode("utf-8", "replace") for line in bad if (m := _ID.search(line))]
+    if lost is None:
+        chosen = list(pool)  # no generation left: Qdrant is all the source holds
+    elif len(named) == lost and all(i in pool for i in named):
+        chosen = named
+    elif len(pool) == lost:
+        chosen = list(pool)
+    else:
+        raise RecordsLostError(_lost_message(source, lost, expected or 0, result.problems))
+    for point_id in chosen:
+        payload, vector = pool[point_id]
+        result.records.append({**payload, "id": point_id})
+        if vector is not None:
+            result.recovered[point_id] = vector
+    if chosen:
+        result.repairs.append(f"restored {len(chosen)} lost records from its Qdrant store")
+    return kept, rows
+
+
+def _lost_message(source: str, lost: int, expected: int, problems: list[str]) -> str:
+    return (
+        f"Source '{source}' lost {lost} of its {expected} records "
+        f"({'; '.join(problems)}) and its Qdrant store cannot restore them; nothing was "
+        f"changed. Rebuild it from every file it was built from with `prefrag index FILES "
+        f"--source {source} --rebuild` (the source then holds exactly FILES), or delete it "
+        f"with `prefrag sources remove {source}`."
+    )
+
+
+def _salvage_vectors(
+    result: Salvage,
+    generation: Path | None,
+    store: QdrantStore | None,
+    rows: dict[str, int],
+    line_count: int,
+) -> None:
+    """Vectors of the kept records: their own rows when aligned, else Qdrant's by id."""
+    dimension = result.manifest.dimension if result.manifest is not None else None
+    vectors = None
+    if generation is not None:
+        try:
+            vectors = docstore.load_vectors(generation)
+        except (OSError, ValueError, EOFError):
+            vectors = None
+    if (
+        vectors is not None
+        and vectors.ndim == 2
+        and len(vectors) == line_count
+        and dimension in (None, vectors.shape[1])
+    ):
+        # Rows still line up with the lines of chunks.jsonl, even around a garbage line.
+        for record in result.records:
+            row = rows.get(record["id"])
+            if row is not None:
+                result.recovered[record["id"]] = np.asarray(vectors[row], dtype=np.float32)
+        if len(result.recovered) == len(result.records) and list(rows.values()) == list(
+            range(len(result.records))
+        ):
+            result.vectors = np.asarray(vectors, dtype=np.float32)
+            result.recovered = {}
+            return
+    wanted = [r["id"] for r in result.records if r["id"] not in result.recovered]
+    if wanted and store is not None:
+        try:
+            for point_id, _, vector in store.points(wanted, with_payload=False):
+                if vector is not None and dimension in (None, len(vector)):
+                    result.recovered[point_id] = vector
+        except Exception as error:  # an unreadable store: embed again instead
+            logger.warning("Qdrant vectors unreadable (%s); embedding again.", error)
+    if len(result.recovered) == len(result.records) and result.records:
+        result.vectors = np.vstack([result.recovered[r["id"]] for r in result.records])
+        result.recovered = {}
+    again = len(result.to_embed())
+    if again:
+        result.repairs.append(f"embedded {again} chunks again whose vectors were lost")
+    elif vectors is None or len(vectors) != line_count:
+        result.repairs.append("took its vectors back from its Qdrant store")
+
+
+def _rebuilt_manifest(
+    source: str, result: Salvage, generation: Path | None, settings: Settings
+) -> docstore.Manifest:
+    from prefrag.index.dense import collection_name
+
+    authorities = Counter(
+        float(r["authority"]) for r in result.records if isinstance(r.get("authority"), int | float)
+    )
+    authority = authorities.most_common(1)[0][0] if authorities else docstore.DEFAULT_AUTHORITY
+    dimension = int(result.vectors.shape[1]) if result.vectors is not None else 0
+    return docstore.Manifest(
+        name=source,
+        generation=generation.name if generation is not None else "gen-000000",
+        documents=len({r.get("parent_id") for r in result.records}),
+        chunks=len(result.records),
+        dimension=dimension,
+        embedding_model=settings.embedding_model,
+        authority=authority,
+        chunk_size=settings.chunk_size,
+        chunk_overlap=settings.chunk_overlap,
+        chunk_unit="tokens",  # what `prefrag index` builds new sources with
+        collection=collection_name(source),
+    )

@@ -1,0 +1,378 @@
+"""Fault injection on stores: index real files with `prefrag index`, damage them on disk,
+then repair through the CLI. No record a user did not ask to drop is ever lost."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from prefrag.cli import app
+
+runner = CliRunner(env={"COLUMNS": "1000"})  # long temporary paths never wrap mid-word
+
+NOTES = [
+    {
+        "id": f"n{i}",
+        "title": f"Remedy {i}",
+        "text": f"Remedy {i} is brewed from {herb} leaves and eases {ailment}.",
+    }
+    for i, (herb, ailment) in enumerate(
+        [
+            ("nettle", "hay fever"),
+            ("sage", "sore throats"),
+            ("yarrow", "small cuts"),
+            ("chamomile", "sleeplessness"),
+            ("fennel", "colic"),
+            ("thyme", "coughs"),
+            ("mallow", "dry skin"),
+            ("lovage", "bloating"),
+        ]
+    )
+]
+EXTRA = {"id": "x1", "title": "Borage", "text": "Borage flowers are candied for cakes."}
+
+
+def _write(path, rows):
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def _index(*args: str):
+    result = runner.invoke(app, ["index", *args])
+    _no_traceback(result)
+    return result
+
+
+def _no_traceback(result) -> None:
+    """The command ended by itself: exit 0 or 2 with its sentence, no uncaught exception.
+
+    (Checked on the result, not by searching the captured output for "Traceback": a
+    server thread of another test may print one there.)
+    """
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    assert "Traceback (most recent call last)" not in result.stdout
+
+
+def _words(result) -> str:
+    return " ".join(result.output.split())
+
+
+@pytest.fixture
+def notes(tmp_path, _isolated_home):
+    """Source `herbs` indexed from a real file with the CLI; (files folder, source folder)."""
+    files = tmp_path / "files"
+    files.mkdir()
+    _write(files / "herbs.jsonl", NOTES)
+    _write(tmp_path / "extra.jsonl", [EXTRA])
+    assert _index(str(files), "--source", "herbs").exit_code == 0
+    return tmp_path, _isolated_home / "sources" / "herbs"
+
+
+def _generation(folder):
+    return folder / json.loads((folder / "manifest.json").read_text())["generation"]
+
+
+def _parents(folder) -> list[str]:
+    lines = (_generation(folder) / "chunks.jsonl").read_text().splitlines()
+    return sorted(json.loads(line)["parent_id"] for line in lines)
+
+
+def _vectors_by_id(folder) -> dict[str, np.ndarray]:
+    generation = _generation(folder)
+    lines = (generation / "chunks.jsonl").read_text().splitlines()
+    vectors = np.load(generation / "vectors.npy")
+    return {json.loads(line)["id"]: vectors[row] for row, line in enumerate(lines)}
+
+
+def _check(name: str | None = None):
+    result = runner.invoke(app, ["sources", "check", *([name] if name else [])])
+    _no_traceback(result)
+    return result
+
+
+def _ask(name: str, question: str):
+    result = runner.invoke(app, ["ask", question, "--source", name, "--no-web", "--json"])
+    _no_traceback(result)
+    return result
+
+
+def _cut_vectors(folder):
+    generation = _generation(folder)
+    np.save(generation / "vectors.npy", np.load(generation / "vectors.npy")[:3])
+
+
+def _truncate_vectors_file(folder):
+    path = _generation(folder) / "vectors.npy"
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def _cut_chunks(folder):
+    path = _generation(folder) / "chunks.jsonl"
+    text = path.read_text()
+    path.write_text(text[: len(text) // 2])
+
+
+def _garbage_line(folder):
+    path = _generation(folder) / "chunks.jsonl"
+    lines = path.read_text().splitlines()
+    lines[2] = lines[2][:40]  # a line cut mid-record; the id survives
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _drop_manifest(folder):
+    (folder / "manifest.json").unlink()
+
+
+def _garbage_manifest(folder):
+    (folder / "manifest.json").write_bytes(b"\x00\xff not json")
+
+
+DAMAGE = {
+    "vectors cut short": _cut_vectors,
+    "vectors file truncated": _truncate_vectors_file,
+    "chunks cut short": _cut_chunks,
+    "one garbage chunk line": _garbage_line,
+    "manifest deleted": _drop_manifest,
+    "manifest garbage": _garbage_manifest,
+}
+
+
+# --- 1. adding to a damaged source keeps every record -----------------------------------
+
+
+@pytest.mark.parametrize("how", list(DAMAGE))
+def test_adding_a_document_to_a_damaged_source_keeps_every_record(notes, how):
+    tmp_path, folder = notes
+    before = _vectors_by_id(folder)
+    DAMAGE[how](folder)
+    assert _check("herbs").exit_code == 2
+    added = _index(str(tmp_path / "extra.jsonl"), "--source", "herbs")
+    assert added.exit_code == 0, added.output
+    assert "was damaged" in _words(added) and "repaired" in _words(added)
+    assert "1 chunks added" in _words(added)
+    assert _parents(folder) == sorted([*(n["id"] for n in NOTES), EXTRA["id"]])
+    check = _check("herbs")
+    assert check.exit_code == 0 and "herbs: sound" in check.output
+    assert "qdrant 9" in _words(check)
+    # Every old chunk has its own vector back (taken from Qdrant or embedded again).
+    after = _vectors_by_id(folder)
+    for chunk_id, vector in before.items():
+        assert np.allclose(after[chunk_id], vector, atol=1e-4), chunk_id
+    answer = _ask("herbs", "Which remedy eases colic?")
+    assert answer.exit_code == 0 and "Remedy 4" in answer.stdout
+    again = _index(str(tmp_path / "extra.jsonl"), "--source", "herbs")
+    assert "0 chunks added" in _words(again) and "damaged" not in _words(again)
+
+
+def test_lost_records_qdrant_cannot_restore_are_refused_with_the_fix(notes):
+    tmp_path, folder = notes
+    _cut_chunks(folder)
+    (sqlite_file,) = (folder / "qdrant").rglob("storage.sqlite")
+    sqlite_file.write_bytes(b"garbage, not sqlite")
+    before = (_generation(folder) / "chunks.jsonl").read_bytes()
+    refused = _index(str(tmp_path / "extra.jsonl"), "--source", "herbs")
+    assert refused.exit_code == 2
+    words = _words(refused)
+    assert "Source 'herbs' lost" in words and "of its 8 records" in words
+    assert "--rebuild" in words and "prefrag sources remove herbs" in words
+    assert (_generation(folder) / "chunks.jsonl").read_bytes() == before  # nothing changed
+    rebuilt = _index(str(tmp_path / "files"), "--source", "herbs", "--rebuild")
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert _parents(folder) == sorted(n["id"] for n in NOTES)
+    assert _check("herbs").exit_code == 0
+
+
+# --- 2. every file of the lexical index -------------------------------------------------
+
+LEXICAL_FILES = [
+    "vocab.index.json",
+    "params.index.json",
+    "data.csc.index.npy",
+    "indices.csc.index.npy",
+    "indptr.csc.index.npy",
+]
+
+
+@pytest.mark.parametrize("damage", ["garbage", "missing"])
+@pytest.mark.parametrize("name", LEXICAL_FILES)
+def test_each_lexical_file_is_checked_and_reindexing_repairs_it(notes, name, damage):
+    tmp_path, folder = notes
+    path = _generation(folder) / "lexical" / name
+    if damage == "missing":
+        path.unlink()
+    elif name.endswith(".json"):
+        path.write_text('["not", "a", "map"]' if name.startswith("vocab") else "{bad")
+    else:
+        np.save(path, np.array([7.5, -3.0, 1e9]))  # a valid .npy that disagrees
+    check = _check("herbs")
+    assert check.exit_code == 2
+    assert "Source 'herbs' is damaged" in _words(check) and "lexical" in _words(check)
+    asked = _ask("herbs", "Which remedy eases colic?")
+    assert asked.exit_code == 2 and "Source 'herbs' is damaged" in _words(asked)
+    again = _index(str(tmp_path / "files"), "--source", "herbs")
+    assert again.exit_code == 0 and "0 chunks added" in _words(again)
+    assert "rebuilt its lexical index" in _words(again)
+    assert _check("herbs").exit_code == 0
+    assert _ask("herbs", "Which remedy eases colic?").exit_code == 0
+
+
+# --- 3. Qdrant reconciled both ways -------------------------------------------------------
+
+
+def _qdrant_points(folder, change: str) -> None:
+    from prefrag.config import get_settings
+    from prefrag.index.dense import QdrantStore
+
+    with QdrantStore("herbs", folder / "qdrant", get_settings()) as store:
+        if change == "one too many":
+            # What a run killed between its upsert and its manifest swap leaves behind.
+            (point_id, payload, vector) = store.points()[0]
+            ghost = {**payload, "id": "00000000-0000-4000-8000-000000000001", "text": "Ghost."}
+            store.upsert([ghost], np.asarray([vector]))
+        else:
+            from qdrant_client import models
+
+            (point_id, _, _) = store.points(with_vectors=False)[0]
+            store.client.delete(store.collection, models.PointIdsList(points=[point_id]))
+
+
+@pytest.mark.parametrize("change", ["one too many", "one too few", "garbage storage"])
+def test_reindexing_reconciles_qdrant_with_the_records(notes, change):
+    tmp_path, folder = notes
+    if change == "garbage storage":
+        (sqlite_file,) = (folder / "qdrant").rglob("storage.sqlite")
+        sqlite_file.write_bytes(b"garbage, not sqlite")
+    else:
+        _qdrant_points(folder, change)
+    check = _check("herbs")
+    assert check.exit_code == 2 and "Qdrant store" in _words(check)
+    again = _index(str(tmp_path / "files"), "--source", "herbs")
+    assert again.exit_code == 0 and "0 chunks added" in _words(again)
+    assert "rebuilt its Qdrant store" in _words(again)
+    repaired = _check("herbs")
+    assert repaired.exit_code == 0 and "qdrant 8" in _words(repaired)
+    assert _parents(folder) == sorted(n["id"] for n in NOTES)
+
+
+# --- 4. check, list, remove: graphs, orphans, read-only homes, the API ------------------
+
+
+@pytest.fixture
+def graph(tmp_path, notes):
+    triples = tmp_path / "herbs.csv"
+    triples.write_text(
+        "subject,relation,object\nNettle,definition,A stinging herb.\nNettle,treats,Hay fever\n"
+    )
+    assert _index("--kind", "graph", str(triples), "--source", "herbgraph").exit_code == 0
+    return notes[1].parent.parent / "graphs" / "herbgraph.sqlite"
+
+
+def test_check_covers_graphs_and_remove_deletes_them(graph):
+    assert "herbgraph: sound (graph" in _check().output
+    graph.write_bytes(b"SQLite format 3\x00" + b"\x00" * 80 + b"garbage" * 500)
+    check = _check()
+    assert check.exit_code == 2
+    assert "Graph source 'herbgraph' is damaged" in _words(check)
+    assert "herbs: sound" in check.output  # the text source is unaffected
+    listing = runner.invoke(app, ["sources"])
+    assert "damaged: Graph source 'herbgraph'" in _words(listing)
+    removed = runner.invoke(app, ["sources", "remove", "herbgraph"])
+    assert removed.exit_code == 0 and not graph.exists()
+    assert _check().exit_code == 0
+
+
+def test_an_orphaned_folder_is_reported_and_recovered(notes):
+    tmp_path, folder = notes
+    _drop_manifest(folder)
+    check = _check()
+    assert check.exit_code == 2 and "manifest.json is missing" in _words(check)
+    listing = runner.invoke(app, ["sources"])
+    assert "damaged: Source 'herbs' is damaged" in _words(listing)
+    again = _index(str(tmp_path / "files"), "--source", "herbs")
+    assert "0 chunks added" in _words(again) and _check().exit_code == 0
+
+
+def test_listing_shows_a_source_damaged_inside_its_generation_as_damaged(notes):
+    _, folder = notes
+    _cut_vectors(folder)
+    listing = runner.invoke(app, ["sources"])
+    assert listing.exit_code == 0
+    assert "damaged: Source 'herbs' is damaged" in _words(listing)
+    assert "No local sources yet" in listing.output  # not listed as a healthy source
+
+
+def test_a_read_only_home_is_not_called_damaged(notes, monkeypatch):
+    import builtins
+    import io
+
+    real_open = builtins.open
+
+    def read_only_open(file, mode="r", *args, **kwargs):
+        if any(flag in mode for flag in "wax+"):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", read_only_open)
+    monkeypatch.setattr(io, "open", read_only_open)
+    check = _check("herbs")
+    words = _words(check)
+    assert check.exit_code == 0, words
+    assert "herbs: sound" in words and "not writable" in words
+    assert "damaged" not in words and "remove" not in words
+
+
+def test_the_api_answers_a_damaged_source_with_its_damage(notes):
+    from prefrag import ask
+    from prefrag.errors import DamagedStoreError, UnknownSourceError
+
+    _, folder = notes
+    _garbage_manifest(folder)
+    with pytest.raises(DamagedStoreError, match="Source 'herbs' is damaged") as raised:
+        ask("Which remedy eases colic?", preferred_source="herbs", fallback_sources=[])
+    assert not isinstance(raised.value, UnknownSourceError)
+
+
+# --- 5. a registry naming a missing or damaged store ------------------------------------
+
+
+@pytest.mark.parametrize("broken", ["missing", "damaged"])
+def test_a_registry_with_one_broken_store_still_serves_the_healthy_one(notes, broken):
+    tmp_path, folder = notes
+    if broken == "damaged":
+        shutil.copytree(folder, folder.parent / "other")
+        _cut_vectors(folder.parent / "other")
+    registry = tmp_path / "sources.yaml"
+    registry.write_text(
+        "sources:\n"
+        "  - {name: herbs, kind: text, description: Herbal remedies}\n"
+        "  - {name: other, kind: text, description: Something else}\n"
+    )
+    args = ["--sources", str(registry), "--no-web", "--json"]
+    healthy = runner.invoke(app, ["ask", "Which remedy eases colic?", "--source", "herbs", *args])
+    assert healthy.exit_code == 0, healthy.output
+    assert json.loads(healthy.stdout)["citations"]
+    broken_run = runner.invoke(app, ["ask", "Anything?", "--source", "other", *args])
+    assert broken_run.exit_code == 2
+    _no_traceback(broken_run)
+    expected = "has no index yet" if broken == "missing" else "Source 'other' is damaged"
+    assert expected in _words(broken_run)
+
+
+def test_a_damaged_graph_file_in_a_registry_does_not_block_text(graph, tmp_path):
+    with sqlite3.connect(graph) as connection:
+        connection.execute("DROP TABLE concepts")
+    registry = tmp_path / "sources.yaml"
+    registry.write_text(
+        "sources:\n"
+        "  - {name: herbs, kind: text, description: Herbal remedies}\n"
+        "  - {name: herbgraph, kind: graph, description: Herb concepts}\n"
+    )
+    args = ["--sources", str(registry), "--no-web", "--json"]
+    healthy = runner.invoke(app, ["ask", "Which remedy eases colic?", "--source", "herbs", *args])
+    assert healthy.exit_code == 0, healthy.output

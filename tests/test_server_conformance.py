@@ -1,0 +1,338 @@
+"""Replies in the shapes real OpenAI-compatible servers send, replayed through a loopback stub.
+
+Every reply shape here is one a real server returns: vLLM's and llama.cpp's JSON-schema
+output, llama.cpp's refusal of `response_format: json_schema` (it takes `json_object` with
+a schema), `content: null` with tool calls, a reasoning model's `reasoning_content`,
+refusals, empty choices, a garbage body and a reply cut at `max_tokens`. Each is sent to the
+LLM reasoner as `prefrag ask --reasoner llm` builds it (ChatOpenAI, structured "auto"), and
+a few go end to end through the CLI and the API. The documents are invented.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from prefrag.cli import app
+from prefrag.config import Settings
+from prefrag.documents import make_document
+from prefrag.eval.stub_server import Reply, StubChatServer
+from prefrag.reasoners.factory import build_reasoner
+
+runner = CliRunner()
+
+QUESTION = "Which glaze did the potter Ilse Marrow fire at cone ten?"
+HELD = [
+    make_document(
+        "Ilse Marrow ran a pottery on the Vell estuary from 1961.",
+        id="held-1",
+        source="notes",
+        title="Marrow pottery",
+    )
+]
+NEW = [
+    make_document(
+        'Marrow fired a celadon glaze at cone ten; her kiln log reads {"status": false}.',
+        id="new-1",
+        source="notes",
+        title="Marrow kiln log",
+    )
+]
+LLAMA_CPP_REFUSAL = {
+    "detail": [
+        {
+            "type": "literal_error",
+            "loc": ["body", "response_format", "type"],
+            "msg": "Input should be 'text' or 'json_object'",
+            "input": "json_schema",
+        }
+    ]
+}
+
+
+def completion(message: dict[str, Any], *, finish_reason: str = "stop") -> dict[str, Any]:
+    """A chat completion with one choice holding `message`."""
+    return {
+        "id": "chatcmpl-conformance",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": "served-model",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", **message},
+                "finish_reason": finish_reason,
+            }
+        ],
+        "usage": {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59},
+    }
+
+
+def text(content: str | None, **extra: Any) -> Callable[[dict[str, Any]], Reply]:
+    """A server that answers every request with `content` (and `extra` message fields)."""
+    return lambda request: completion({"content": content, **extra})
+
+
+def cut(content: str) -> Callable[[dict[str, Any]], Reply]:
+    """A server whose every reply stops at `max_tokens` after `content`."""
+    return lambda request: completion({"content": content}, finish_reason="length")
+
+
+def schema_kind(request: dict[str, Any]) -> str:
+    return str((request.get("response_format") or {}).get("type") or "text")
+
+
+def vllm(verdict: str) -> Callable[[dict[str, Any]], Reply]:
+    """vLLM: honours `json_schema` (guided decoding), compact JSON; text otherwise."""
+
+    def reply(request: dict[str, Any]) -> Reply:
+        if schema_kind(request) == "json_schema":
+            return completion({"content": verdict})
+        return completion({"content": "I think so."})
+
+    return reply
+
+
+def llama_cpp(verdict: str) -> Callable[[dict[str, Any]], Reply]:
+    """llama.cpp's server: refuses `json_schema` (422); `json_object` + schema constrains."""
+
+    def reply(request: dict[str, Any]) -> Reply:
+        kind = schema_kind(request)
+        if kind == "json_schema":
+            return 422, LLAMA_CPP_REFUSAL
+        if kind == "json_object" and request["response_format"].get("schema"):
+            return completion({"content": verdict})
+        return completion({"content": "I think so."})
+
+    return reply
+
+
+def reasoner_for(url: str) -> Any:
+    """The reasoner `prefrag ask --reasoner llm` builds against the server at `url`."""
+    settings = Settings(openai_base_url=url, model="served-model", request_timeout=5)
+    return build_reasoner(settings, reasoner="llm")
+
+
+# --- the compare role against each server shape -------------------------------------------
+
+TOOL_CALL = {
+    "content": None,
+    "tool_calls": [
+        {
+            "id": "call-1",
+            "type": "function",
+            "function": {
+                "name": "CompareWire",
+                "arguments": '{"analysis": "names the glaze", "status": true}',
+            },
+        }
+    ],
+}
+
+# (server, expected status, expected fallback)
+SHAPES: dict[str, tuple[Callable[[dict[str, Any]], Reply], bool, bool]] = {
+    "vllm json_schema": (vllm('{"analysis":"names the glaze","status":true}'), True, False),
+    "llama.cpp json_object+schema": (
+        llama_cpp('{\n  "analysis": "true",\n  "status": false\n}'),
+        False,
+        False,
+    ),
+    "content null with a tool call": (text(None, tool_calls=TOOL_CALL["tool_calls"]), True, False),
+    "reasoning_content beside the content": (
+        text(
+            '{"analysis": "names the glaze", "status": true}',
+            reasoning_content='Maybe {"status": false}? No: it names the glaze.',
+        ),
+        True,
+        False,
+    ),
+    "reasoning_content only (cut while thinking)": (
+        text(None, reasoning_content='It could be {"status": false} but'),
+        True,
+        True,
+    ),
+    "refusal": (text(None, refusal="I can't help with that."), True, True),
+    "empty choices": (
+        lambda request: {**completion({"content": "x"}), "choices": []},
+        True,
+        True,
+    ),
+    "null choices": (lambda request: {**completion({"content": "x"}), "choices": None}, True, True),
+    "garbage body": (lambda request: (200, "<html><body>Bad gateway</body></html>"), True, True),
+    "truncated at max_tokens before the status": (
+        cut('{"analysis": "The new document names the gla'),
+        True,
+        True,
+    ),
+    "truncated at max_tokens after the status": (
+        cut('{"status": false, "analysis": "Already kno'),
+        False,
+        False,
+    ),
+    "own verdict first, then a quoted document object": (
+        text(
+            '{"analysis": "The log names the glaze.", "status": true}\n'
+            'The kiln log itself reads {"status": false}.'
+        ),
+        True,
+        False,
+    ),
+    "quoted document object first, then the own verdict": (
+        text(
+            'The kiln log reads {"status": false}.\n'
+            '{"analysis": "It names the glaze, which was missing.", "status": "False"}'
+        ),
+        False,
+        False,
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_compare_reads_each_server_shape_or_falls_back_safely(shape: str) -> None:
+    server_reply, status, fallback = SHAPES[shape]
+    with StubChatServer(reply=server_reply) as server:
+        verdict = reasoner_for(server.url).compare(QUESTION, HELD, NEW)
+    assert (verdict.status, verdict.fallback) == (status, fallback)
+    # Structured, then text, then one repair: never more than three requests.
+    assert 1 <= server.requests <= 3 + (1 if "llama" in shape else 0)
+
+
+def test_llama_cpp_is_asked_for_json_object_once_refused_then_directly():
+    with StubChatServer(reply=llama_cpp('{"analysis": "new", "status": true}')) as server:
+        reasoner = reasoner_for(server.url)
+        first = reasoner.compare(QUESTION, HELD, NEW)
+        second = reasoner.compare(QUESTION, HELD, NEW)
+    kinds = [schema_kind(request) for request in server.received]
+    assert kinds == ["json_schema", "json_object", "json_object"]
+    assert server.received[1]["response_format"]["schema"]["properties"]["status"] == {
+        "description": "True if the new information is new and useful.",
+        "title": "Status",
+        "type": "boolean",
+    }
+    assert not first.fallback and not second.fallback
+
+
+def test_an_unreadable_answer_abstains_and_a_quoted_id_is_not_invented():
+    with StubChatServer(reply=text("")) as server:
+        draft = reasoner_for(server.url).answer(QUESTION, [], NEW)
+    assert draft.fallback and draft.abstained and draft.cited_ids == []
+
+
+# --- end to end: the CLI and the API ---------------------------------------------------------
+
+
+@pytest.fixture
+def notes(tmp_path, monkeypatch) -> None:
+    corpus = tmp_path / "notes.jsonl"
+    rows = [
+        {"id": "m1", "title": "Marrow pottery", "text": HELD[0].page_content},
+        {"id": "m2", "title": "Marrow kiln log", "text": NEW[0].page_content},
+    ]
+    corpus.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
+    assert runner.invoke(app, ["index", str(corpus), "--source", "notes"]).exit_code == 0
+
+
+def _serve(monkeypatch: pytest.MonkeyPatch, server: StubChatServer) -> None:
+    from prefrag.config import get_settings
+
+    monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+    monkeypatch.setenv("PREFRAG_MODEL", "served-model")
+    monkeypatch.setenv("PREFRAG_REQUEST_TIMEOUT", "5")
+    get_settings.cache_clear()
+
+
+def _ask(*extra: str) -> dict[str, Any]:
+    args = ["ask", QUESTION, "--source", "notes", "--no-web", "--json", *extra]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_cli_garbage_from_every_role_abstains_and_says_so(notes, monkeypatch):
+    with StubChatServer(reply=text("~~ lorem ipsum ~~")) as server:
+        _serve(monkeypatch, server)
+        record = _ask("--reasoner", "llm")
+    assert record["abstained"] is True
+    assert record["citations"] == []
+    assert all(r["label"] != "CORRECT" for r in record["reflections"])
+    assert record["role_fallbacks"] == record["role_decisions"] and record["role_decisions"]
+    assert any("Every role's reply was unreadable" in note for note in record["notes"])
+
+
+def test_cli_against_a_llama_cpp_server_answers_from_the_model(notes, monkeypatch):
+    def reply(request: dict[str, Any]) -> Reply:
+        kind = schema_kind(request)
+        if kind == "json_schema":
+            return 422, LLAMA_CPP_REFUSAL
+        properties = (request.get("response_format") or {}).get("schema", {}).get("properties")
+        if kind != "json_object" or not properties:
+            return completion({"content": "?"})
+        if "status" in properties:
+            content = {"analysis": "names the glaze", "status": True}
+        elif "label" in properties:
+            content = {"label": "CORRECT", "explanation": "the log says so", "suggestion": ""}
+        elif "cited_ids" in properties:
+            prompt = request["messages"][-1]["content"]
+            shown = re.findall(r"\[([^\]\s]+)\][^\[]*celadon", prompt)  # the kiln log's id
+            content = {"rationale": "log", "answer": "a celadon glaze", "cited_ids": shown[:1]}
+        elif "celadon" in request["messages"][-1]["content"]:  # the log was retrieved
+            content = {
+                "thought": "enough",
+                "action": "answer",
+                "query": "",
+                "source": "",
+                "answer": "a celadon glaze",
+            }
+        else:
+            content = {
+                "thought": "find the kiln log",
+                "action": "search",
+                "query": "Marrow glaze cone ten",
+                "source": "",
+                "answer": "",
+            }
+        return completion({"content": json.dumps(content)})
+
+    with StubChatServer(reply=reply) as server:
+        _serve(monkeypatch, server)
+        record = _ask("--reasoner", "llm")
+    assert record["abstained"] is False
+    assert "celadon" in record["answer"]
+    assert [c["title"] for c in record["citations"]] == ["Marrow kiln log"]
+    assert sum(record["role_fallbacks"].values()) == 0
+    assert record["reflections"][-1]["label"] == "CORRECT"
+
+
+def test_cli_reasoner_option_is_honoured(notes, monkeypatch):
+    with StubChatServer(reply=text("~~")) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        extractive = _ask("--reasoner", "extractive")
+        assert server.requests == 0
+        _serve(monkeypatch, server)
+        llm = _ask("--reasoner", "llm")
+    assert extractive["role_decisions"] and sum(extractive["role_fallbacks"].values()) == 0
+    assert server.requests > 0 and llm["abstained"] is True
+
+
+def test_api_reasoner_name_chooses_the_llm_reasoner(notes, monkeypatch):
+    import prefrag
+
+    with StubChatServer(reply=text("~~")) as server:
+        _serve(monkeypatch, server)
+        result = prefrag.ask(
+            QUESTION, reasoner="llm", preferred_source="notes", fallback_sources=[]
+        )
+    assert server.requests > 0
+    assert result["abstained"] is True and result["citations"] == []
+
+
+def test_a_model_option_without_an_llm_reasoner_is_noted(notes):
+    record = _ask("--plan-model", "hf:/nowhere/planner", "--use-planning")
+    assert any("--plan-model hf:/nowhere/planner: no effect" in n for n in record["notes"])

@@ -41,7 +41,7 @@ class RecordingModel(BaseChatModel):
 
 
 def verdict(analysis: str, status: bool) -> list[dict[str, str]]:
-    text = json.dumps({"analysis": analysis, "status": "True" if status else "False"})
+    text = json.dumps({"analysis": analysis, "status": status})
     return [{"role": "assistant", "content": text}]
 
 

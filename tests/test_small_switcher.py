@@ -230,3 +230,29 @@ def test_cli_trains_a_switcher_that_prefrag_switcher_then_uses(tmp_path, monkeyp
     held, new = _step(77, keep=False)
     verdict = reasoner.compare(QUESTION.format(q=77), held, new)
     assert verdict.status is False and str(out) in verdict.analysis
+
+
+def test_each_document_is_embedded_once_however_often_it_is_judged():
+    class CountingEmbedder(WordEmbedder):
+        def __init__(self):
+            self.texts = []
+
+        def encode(self, texts):
+            self.texts.extend(texts)
+            return super().encode(texts)
+
+    embedder = CountingEmbedder()
+    extractor = FeatureExtractor(embedder)
+    question = QUESTION.format(q=5)
+    held, new = _step(5, keep=True)
+    first = extractor.features(question, held, new)
+    embedded = len(embedder.texts)
+    assert embedded == 1 + len(held) + len(new)  # the question and each document, once
+    # The next step holds what was new: nothing is embedded again, the features are equal.
+    assert np.array_equal(extractor.features(question, held, new), first)
+    extractor.features(question, [*held, *new], new[:1])
+    assert len(embedder.texts) == embedded
+    # A long document is embedded by its lead only.
+    long = _doc("x", "Long", "word " * 2000)
+    extractor.features(question, held, [long])
+    assert len(embedder.texts) == embedded + 1 and len(embedder.texts[-1]) < 200

@@ -179,7 +179,7 @@ def test_a_bad_sft_file_is_one_sentence_naming_the_line(tmp_path: Path) -> None:
 def test_a_plan_that_would_be_cut_off_is_refused(spo_data: Path, tiny_causal_lm: Path) -> None:
     from prefrag.training.spo_sft import main
 
-    with pytest.raises(ConfigurationError, match=r"6 of 6 SFT rows are longer than"):
+    with pytest.raises(ConfigurationError, match=r"All 6 SFT rows are longer than --max_length 64"):
         main(
             [
                 "--model_name_or_path",

@@ -72,7 +72,12 @@ def test_gold_teacher_keeps_exactly_when_a_supporting_paragraph_is_new(tmp_path)
     assert teacher.verdict(item, item.question, [town], [lake]).status is False
     repeated = teacher.verdict(item, item.question, [town, region], [region])
     assert repeated.status is False and "Region0" in repeated.analysis
-    assert teacher.opposite(repeated).status is True
+    # The wrong verdict argues about this step's own documents, not a fixed sentence.
+    wrong = teacher.opposite(repeated, [town, region], [region])
+    assert wrong.status is True and "Region0" in wrong.analysis
+    right = teacher.verdict(item, item.question, [town], [region, lake])
+    wrong = teacher.opposite(right, [town], [region, lake])
+    assert wrong.status is False and "Region0" in wrong.analysis and "Lake0" in wrong.analysis
     # The gold-needed variant does not switch once nothing is missing.
     needed = GoldTeacher(needed_only=True)
     assert needed.name == "gold-needed"
@@ -96,11 +101,11 @@ def test_extractive_policy_with_gold_teacher_writes_trl_pairs(tmp_path):
         assert pair["prompt"][0]["role"] == "user" and len(pair["prompt"]) == 1
         chosen = json.loads(pair["chosen"][0]["content"])
         rejected = json.loads(pair["rejected"][0]["content"])
-        assert {chosen["status"], rejected["status"]} == {"True", "False"}
+        assert {chosen["status"], rejected["status"]} == {True, False}
         meta = pair["meta"]
         assert meta["question_id"] in item_ids
         assert meta["teacher"] == "gold" and meta["policy"] == "extractive"
-        assert meta["label"] == ("keep" if chosen["status"] == "True" else "switch")
+        assert meta["label"] == ("keep" if chosen["status"] is True else "switch")
         assert 2 <= meta["sampling"]["top_k"] <= 5
         inputs = read_compare_prompt(pair["prompt"][0]["content"])
         # The chosen verdict is the gold one: keep iff a supporting paragraph is new.
@@ -108,7 +113,7 @@ def test_extractive_policy_with_gold_teacher_writes_trl_pairs(tmp_path):
         new = {d.metadata["title"] for d in inputs.new}
         q = meta["question_id"][1:]
         adds_gold = bool({f"Town{q}", f"Region{q}"} & (new - held))
-        assert (chosen["status"] == "True") == adds_gold
+        assert chosen["status"] is adds_gold
     assert list(read_pairs(tmp_path / "pairs.jsonl")) == pairs
 
 
@@ -231,8 +236,8 @@ def test_llm_policy_samples_nine_verdicts_and_the_teacher_picks(tmp_path):
     for pair in pairs:
         # Byte-for-byte the prompt the compare role sent to the endpoint.
         assert pair["prompt"][0]["content"] in compare_prompts
-        assert json.loads(pair["chosen"][0]["content"])["status"] == "True"
-        assert json.loads(pair["rejected"][0]["content"])["status"] == "False"
+        assert json.loads(pair["chosen"][0]["content"])["status"] is True
+        assert json.loads(pair["rejected"][0]["content"])["status"] is False
         sampling = pair["meta"]["sampling"]
         assert sampling["chosen"]["temperature"] == 0.1
         assert sampling["rejected"]["temperature"] in (0.5, 0.9)
@@ -324,3 +329,66 @@ def test_cli_builds_pairs_from_the_two_source_split_of_real_items(tmp_path, shar
     summary = json.loads(out.with_name("pairs.jsonl.summary.json").read_text())
     assert summary["questions"] == 4 and summary["pairs"] == len(pairs)
     assert "pairs" in result.output and str(summary["pairs"]) in result.output
+
+
+def test_policy_and_teacher_on_two_servers(tmp_path):
+    """One vLLM server serves one base model: the teacher runs on a second endpoint."""
+    from prefrag.config import get_settings
+    from prefrag.eval.stub_server import StubChatServer
+
+    policy_seen: list[dict] = []
+    teacher_seen: list[dict] = []
+    with (
+        StubChatServer(reply=stub_reply(policy_seen)) as policy_server,
+        StubChatServer(reply=stub_reply(teacher_seen)) as teacher_server,
+    ):
+        settings = get_settings().model_copy(
+            update={"openai_base_url": "http://127.0.0.1:9/v1", "openai_api_key": "x"}
+        )
+        config = _config(
+            tmp_path,
+            policy="openai:policy",
+            teacher="openai:teacher",
+            policy_base_url=policy_server.url,
+            teacher_base_url=teacher_server.url,
+            teacher_api_key="teacher-key",
+        )
+        result = run(config, settings=settings, sources=two_hop_sources())
+    assert result.pairs > 0 and not result.failed
+    assert {r["model"] for r in policy_seen} == {"policy"}
+    assert {r["model"] for r in teacher_seen} == {"teacher"}
+
+
+def test_hotpotqa_official_json_becomes_a_dataset_switcher_data_reads(tmp_path):
+    from prefrag.cli import app
+
+    official = [
+        {
+            "_id": f"h{q}",
+            "question": f"Which country holds the region of town{q}?",
+            "answer": f"Country{q}",
+            "context": [
+                [f"Town{q}", [f"Town{q} is a town ", f"in the region of Region{q}."]],
+                [f"Region{q}", [f"Region{q} is a region of Country{q}."]],
+                [f"Lake{q}", [f"Lake{q} is a lake."]],
+            ],
+            "supporting_facts": [[f"Town{q}", 1], [f"Region{q}", 0]],
+        }
+        for q in range(3)
+    ]
+    source = tmp_path / "hotpot.json"
+    source.write_text(json.dumps(official))
+    out = tmp_path / "train.jsonl"
+    result = CliRunner().invoke(
+        app, ["train", "hotpot-convert", "--source", str(source), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    item = load_dataset(out).items[1]
+    assert item.id == "h1" and item.answers == ("Country1",)
+    assert item.gold_titles == ["Town1", "Region1"]
+    assert item.paragraphs[0].text == "Town1 is a town in the region of Region1."
+    source.write_text(json.dumps([{"_id": "x", "question": "q"}]))
+    result = CliRunner().invoke(
+        app, ["train", "hotpot-convert", "--source", str(source), "--out", str(out)]
+    )
+    assert result.exit_code == 2 and "Question 1 of" in result.output

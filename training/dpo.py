@@ -19,7 +19,7 @@ settings, metrics) and `training_summary.json`; it loads as the `compare` role w
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,9 +28,12 @@ from prefrag.errors import ConfigurationError
 from prefrag.jsonl import read_jsonl
 from prefrag.training.config import parse_config
 from prefrag.training.hf_jobs import (
+    TIE_TOLERANCE,
     bf16_supported,
+    check_lengths,
     load_tokenizer,
     merge_adapter,
+    quantization_config,
     require_base_model,
     resume_point,
     run_settings,
@@ -44,10 +47,13 @@ __all__ = [
     "PAPER_DEFAULTS",
     "DPOResult",
     "DPOScriptArguments",
+    "PairFile",
     "load_pairs",
     "main",
     "merge_adapter",
+    "pair_lengths",
     "parse_dpo_args",
+    "read_pair_file",
     "train_dpo",
 ]
 
@@ -86,8 +92,9 @@ SETTING_KEYS = (
 SWITCHER_CARD = (
     "PrefRAG switcher (DPO)",
     """The model behind PrefRAG's `compare` role: given the question, the evidence already held
-and newly retrieved local documents, it answers `{"analysis": ..., "status": "True"|"False"}`
-(True keeps the local documents, False switches to the web).
+and newly retrieved local documents, it answers `{"analysis": ..., "status": true|false}` (the
+JSON schema `compare` asks for at run time; true keeps the local documents, false switches
+to the web).
 
 Use it behind the extractive reasoner's `compare` (no other model needed):
 `PREFRAG_SWITCHER=hf:<this folder> prefrag ask "..."`; or with chat models for the other
@@ -115,7 +122,17 @@ class DPOScriptArguments:
     )
     eval_fraction: float = field(
         default=0.0,
-        metadata={"help": "Without --eval_data, hold out this fraction of the pairs instead."},
+        metadata={
+            "help": "Without --eval_data, hold out this fraction of the questions instead "
+            "(all pairs of a question on one side, by meta.question_id)."
+        },
+    )
+    drop_too_long: bool = field(
+        default=False,
+        metadata={
+            "help": "Leave out pairs longer than --max_length tokens (counted in the model "
+            "card) instead of stopping with an error naming the first."
+        },
     )
     max_pairs: int | None = field(
         default=None, metadata={"help": "Train on at most this many pairs (file order)."}
@@ -177,17 +194,22 @@ def train_dpo(
     if not script.data:
         raise ConfigurationError("Preference pairs are required: pass --data pairs.jsonl.")
     require_base_model(model_args)
+    quantization_config(model_args)  # an impossible QLoRA request fails before any loading
     resume = resume_point(training)
-    pairs, labels = load_pairs(Path(script.data), limit=script.max_pairs)
-    eval_pairs = load_pairs(Path(script.eval_data))[0] if script.eval_data else None
+    data = read_pair_file(Path(script.data), limit=script.max_pairs)
+    held = read_pair_file(Path(script.eval_data)) if script.eval_data else None
+    tokenizer = load_tokenizer(model_args, training)
+    read = len(data.pairs)
+    data = _fitting(data, tokenizer, training.max_length, script.drop_too_long)
+    held = _fitting(held, tokenizer, training.max_length, True) if held else None
     train_set, eval_set = split_held_out(
-        Dataset.from_list(pairs),
-        Dataset.from_list(eval_pairs) if eval_pairs is not None else None,
+        Dataset.from_list(data.pairs),
+        Dataset.from_list(held.pairs) if held is not None else None,
         script.eval_fraction,
         training.seed,
         noun="pairs",
+        groups=data.questions,
     )
-    tokenizer = load_tokenizer(model_args, training)
     run = train_and_save(
         DPOTrainer,
         training,
@@ -202,9 +224,13 @@ def train_dpo(
             "base_model": model_args.model_name_or_path,
             "data": str(script.data),
             "eval_data": script.eval_data,
+            "pairs_read": read,
+            "pairs_too_long": read - len(data.pairs),
             "pairs": len(train_set),
             "eval_pairs": len(eval_set) if eval_set is not None else 0,
-            "labels": dict(labels),
+            "eval_pairs_too_long": held.dropped if held is not None else 0,
+            "questions": len(set(data.questions)),
+            "labels": dict(Counter(data.labels)),
             "settings": run_settings(training, model_args, SETTING_KEYS),
             "metrics": run.metrics,
         }
@@ -214,16 +240,44 @@ def train_dpo(
     return DPOResult(output_dir=run.output_dir, merged_dir=run.merged_dir, metrics=run.metrics)
 
 
-def load_pairs(path: Path, *, limit: int | None = None) -> tuple[list[dict[str, Any]], Counter]:
-    """Read switcher preference pairs, checking each row's shape.
+@dataclass
+class PairFile:
+    """The preference pairs of a file, with what each came from.
+
+    Attributes:
+        pairs: The pairs (`prompt`, `chosen`, `rejected` only: what the trainer reads).
+        labels: Each pair's `meta.label` ("keep"/"switch"; "unlabelled" without one).
+        questions: Each pair's `meta.question_id` (its position when there is none): the
+            unit of the held-out split.
+        names: Each pair's name in messages ("pair 3 of 'pairs.jsonl' (question q7)").
+        dropped: Pairs left out for length.
+    """
+
+    pairs: list[dict[str, Any]]
+    labels: list[str]
+    questions: list[str]
+    names: list[str]
+    dropped: int = 0
+
+    def keep(self, indices: Iterable[int]) -> PairFile:
+        """The pairs at `indices` (the rest counted as dropped)."""
+        chosen = list(indices)
+        return PairFile(
+            [self.pairs[i] for i in chosen],
+            [self.labels[i] for i in chosen],
+            [self.questions[i] for i in chosen],
+            [self.names[i] for i in chosen],
+            self.dropped + len(self.pairs) - len(chosen),
+        )
+
+
+def read_pair_file(path: Path, *, limit: int | None = None) -> PairFile:
+    """Read preference pairs, checking each row's shape.
 
     Args:
         path: A JSONL file of `{"prompt": [...], "chosen": [...], "rejected": [...],
             "meta": {...}}` rows (TRL's conversational preference format).
         limit: Keep at most this many pairs.
-
-    Returns:
-        The pairs (prompt, chosen, rejected only) and a count of their `meta.label` values.
 
     Raises:
         ConfigurationError: The file does not exist.
@@ -238,9 +292,54 @@ def load_pairs(path: Path, *, limit: int | None = None) -> tuple[list[dict[str, 
         problem=preference_pair_problem,
         limit=limit,
     )
-    pairs = [{key: row[key] for key in ("prompt", "chosen", "rejected")} for row in rows]
-    labels = Counter(str((row.get("meta") or {}).get("label", "unlabelled")) for row in rows)
-    return pairs, labels
+    metas = [row.get("meta") if isinstance(row.get("meta"), dict) else {} for row in rows]
+    questions = [str(meta.get("question_id", f"#{i}")) for i, meta in enumerate(metas, 1)]
+    return PairFile(
+        pairs=[{key: row[key] for key in ("prompt", "chosen", "rejected")} for row in rows],
+        labels=[str(meta.get("label", "unlabelled")) for meta in metas],
+        questions=questions,
+        names=[
+            f"Pair {i} of '{path}'"
+            + (f" (question {meta['question_id']})" if "question_id" in meta else "")
+            for i, meta in enumerate(metas, 1)
+        ],
+    )
+
+
+def load_pairs(path: Path, *, limit: int | None = None) -> tuple[list[dict[str, Any]], Counter]:
+    """The pairs of a file (prompt, chosen, rejected) and a count of their labels.
+
+    Raises:
+        ConfigurationError: The file does not exist.
+        IngestError: A line is malformed (named), or the file holds no pair.
+    """
+    data = read_pair_file(path, limit=limit)
+    return data.pairs, Counter(data.labels)
+
+
+def pair_lengths(pairs: Sequence[dict[str, Any]], tokenizer: Any) -> list[int]:
+    """Each pair's token count as the DPO trainer sees it.
+
+    That is the longer of prompt + chosen and prompt + rejected, rendered with the
+    tokenizer's chat template.
+    """
+
+    def count(messages: list[dict[str, str]]) -> int:
+        text = tokenizer.apply_chat_template(messages, tokenize=False)
+        return len(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    return [
+        max(count(pair["prompt"] + pair["chosen"]), count(pair["prompt"] + pair["rejected"]))
+        for pair in pairs
+    ]
+
+
+def _fitting(data: PairFile, tokenizer: Any, max_length: int | None, drop: bool) -> PairFile:
+    """The pairs that fit in `max_length` (see `hf_jobs.check_lengths`)."""
+    if max_length is None:
+        return data
+    lengths = pair_lengths(data.pairs, tokenizer)
+    return data.keep(check_lengths(lengths, data.names, max_length, drop=drop, noun="pairs"))
 
 
 def parse_dpo_args(
@@ -280,8 +379,11 @@ Trained with TRL's DPO ({kind}) from `{summary["base_model"]}`.
 {merged_line}
 ## Data
 
-- Pairs: {summary["pairs"]} for training from `{summary["data"]}` (the file holds {labels}).
-- Held-out pairs: {summary["eval_pairs"]}{held_out_from}.
+- Pairs: {summary["pairs"]} for training from `{summary["data"]}` ({summary["pairs_read"]} read;
+  {summary["pairs_too_long"]} longer than `max_length` left out; kept: {labels}; from
+  {summary["questions"]} questions).
+- Held-out pairs: {summary["eval_pairs"]}{held_out_from} (whole questions; \
+{summary["eval_pairs_too_long"]} longer than `max_length` left out).
 
 ## Settings
 
@@ -292,8 +394,11 @@ Trained with TRL's DPO ({kind}) from `{summary["base_model"]}`.
 ## Metrics
 
 Training metrics are the last logged values; `eval_before`/`eval_after` are measured on the
-held-out pairs before and after training (reward accuracy: share of pairs whose implicit
-reward prefers the chosen response).
+held-out pairs before and after training. `pairs/won`, `pairs/tied` and `pairs/lost` are the
+shares of held-out pairs whose implicit reward margin (beta x the log-ratio of chosen minus
+rejected) is above, within and below ±{TIE_TOLERANCE:g}; `pairs/margin_mean` and
+`pairs/margin_median` are that margin. TRL's `rewards/accuracies` counts a tie as lost: before
+training the policy is the reference and every pair ties, so read it next to `pairs/tied`.
 
 | metric | value |
 |---|---|

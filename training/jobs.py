@@ -41,6 +41,11 @@ JOBS: tuple[Job, ...] = (
         "Train the Mix-of-Granularity router of a source (soft labels, BCE, Adam).",
     ),
     Job(
+        "hotpot-convert",
+        "prefrag.training.hotpot_convert",
+        "Convert HotpotQA's official JSON into the IRCoT JSONL that switcher-data reads.",
+    ),
+    Job(
         "switcher-data",
         "prefrag.training.switcher_data",
         "Build switcher preference pairs (TRL format) from real graph runs.",

@@ -9,8 +9,11 @@ A pair is one line in TRL's conversational preference format plus `meta`::
      "rejected": [{"role": "assistant", "content": <verdict>}],
      "meta": {"question_id", "step", "teacher", "policy", "sampling", "label"}}
 
-where a verdict is the JSON text `{"analysis": "...", "status": "True"}` that
-`prompts/compare.txt` asks for, and `label` is the chosen verdict's "keep" or "switch".
+where a verdict is the JSON text `{"analysis": "...", "status": true}`: the object the
+`compare` role's JSON schema (`CompareWire`, a boolean `status`) makes a served model
+return at run time, so the trained model learns the reply it will be asked for; `label` is
+the chosen verdict's "keep" or "switch". (Older files with the paper's `"status": "True"`
+strings still read.)
 """
 
 from __future__ import annotations
@@ -36,11 +39,8 @@ _DOCUMENT_RE = re.compile(r"<document>\[(.*?)\] title: (.*?) content: (.*?)</doc
 
 
 def verdict_text(verdict: CompareVerdict) -> str:
-    """The verdict as the JSON text the compare prompt asks for (status "True"/"False")."""
-    return json.dumps(
-        {"analysis": verdict.analysis, "status": "True" if verdict.status else "False"},
-        ensure_ascii=False,
-    )
+    """The verdict as the JSON the runtime `compare` schema asks for (boolean status)."""
+    return json.dumps({"analysis": verdict.analysis, "status": verdict.status}, ensure_ascii=False)
 
 
 def make_pair(
@@ -103,7 +103,7 @@ def _documents(block: str) -> list[Document]:
 
 
 def pair_status(pair: dict[str, Any], side: str) -> bool:
-    """The status ("True" keeps local) of a pair's `chosen` or `rejected` verdict.
+    """The status (True keeps local) of a pair's `chosen` or `rejected` verdict.
 
     Raises:
         IngestError: The verdict has no readable status.

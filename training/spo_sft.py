@@ -10,7 +10,9 @@ GPU supports it, off on CPU.
 The data is the `sft.jsonl` that `prefrag train spo-judge` writes: `{"messages": [user: the
 planning prompt, assistant: the positive plan]}`. Each row is trained as a conversational
 prompt-completion pair, so the loss covers only the assistant's plan, never the prompt.
-A row longer than `--max_length` tokens is an error rather than a silently cut plan.
+A row longer than `--max_length` tokens is an error naming it rather than a silently cut
+plan (`--drop_too_long true` leaves such rows out and counts them in the card); the
+held-out share is of questions, never one question's rows on both sides.
 
 The output folder holds the adapter (or model) and tokenizer, a model card (`README.md`:
 data, settings, metrics) and `training_summary.json`; with LoRA, `merged/` holds base +
@@ -31,7 +33,9 @@ from prefrag.jsonl import read_jsonl
 from prefrag.training.config import parse_config
 from prefrag.training.hf_jobs import (
     bf16_supported,
+    check_lengths,
     load_tokenizer,
+    quantization_config,
     require_base_model,
     resume_point,
     run_settings,
@@ -99,7 +103,17 @@ class SFTScriptArguments:
     )
     eval_fraction: float = field(
         default=0.0,
-        metadata={"help": "Without --eval_data, hold out this fraction of the rows instead."},
+        metadata={
+            "help": "Without --eval_data, hold out this fraction of the questions instead "
+            "(by meta.question_id)."
+        },
+    )
+    drop_too_long: bool = field(
+        default=False,
+        metadata={
+            "help": "Leave out rows longer than --max_length tokens (counted in the model "
+            "card) instead of stopping with an error naming the first."
+        },
     )
     max_rows: int | None = field(
         default=None, metadata={"help": "Train on at most this many rows (file order)."}
@@ -163,12 +177,16 @@ def train_sft(script: SFTScriptArguments, training: Any, model_args: Any) -> SFT
     if not script.data:
         raise ConfigurationError("SFT plan rows are required: pass --data sft.jsonl.")
     require_base_model(model_args)
+    quantization_config(model_args)  # an impossible QLoRA request fails before any loading
     resume = resume_point(training)  # before any loading: a wrong path fails at once
     rows = load_conversations(Path(script.data), limit=script.max_rows)
     eval_rows = load_conversations(Path(script.eval_data)) if script.eval_data else None
 
     tokenizer = load_tokenizer(model_args, training)
-    _check_lengths(rows + (eval_rows or []), tokenizer, training.max_length)
+    read = len(rows)
+    rows = _fitting(rows, tokenizer, training.max_length, script.drop_too_long, script.data)
+    if eval_rows is not None and script.eval_data:
+        eval_rows = _fitting(eval_rows, tokenizer, training.max_length, True, script.eval_data)
 
     def columns(items: list[dict[str, Any]]) -> Any:
         return Dataset.from_list([{k: r[k] for k in ("prompt", "completion")} for r in items])
@@ -179,6 +197,7 @@ def train_sft(script: SFTScriptArguments, training: Any, model_args: Any) -> SFT
         script.eval_fraction,
         training.seed,
         noun="rows",
+        groups=[str(json.loads(r["meta"]).get("question_id", i)) for i, r in enumerate(rows)],
     )
     run = train_and_save(
         SFTTrainer,
@@ -195,6 +214,8 @@ def train_sft(script: SFTScriptArguments, training: Any, model_args: Any) -> SFT
             "base_model": model_args.model_name_or_path,
             "data": str(script.data),
             "eval_data": script.eval_data,
+            "rows_read": read,
+            "rows_too_long": read - len(rows),
             "rows": len(train_set),
             "eval_rows": len(eval_set) if eval_set is not None else 0,
             "sources": _source_names(rows),
@@ -273,10 +294,12 @@ def _parse(argv: Sequence[str] | None) -> tuple[SFTScriptArguments, Any, Any]:
     return script, training, model
 
 
-def _check_lengths(rows: list[dict[str, Any]], tokenizer: Any, max_length: int | None) -> None:
-    """Refuse rows whose plan would be cut off by `max_length` (truncation keeps the start)."""
+def _fitting(
+    rows: list[dict[str, Any]], tokenizer: Any, max_length: int | None, drop: bool, path: str
+) -> list[dict[str, Any]]:
+    """The rows whose whole conversation fits in `max_length` (truncation cuts the plan)."""
     if max_length is None:
-        return
+        return rows
     lengths = [
         len(
             tokenizer(
@@ -286,13 +309,13 @@ def _check_lengths(rows: list[dict[str, Any]], tokenizer: Any, max_length: int |
         )
         for row in rows
     ]
-    too_long = [n for n in lengths if n > max_length]
-    if too_long:
-        raise ConfigurationError(
-            f"{len(too_long)} of {len(rows)} SFT rows are longer than --max_length "
-            f"{max_length} tokens (the longest has {max(too_long)}); raise --max_length so "
-            "no plan is cut off."
-        )
+    names = [
+        f"SFT row {i} of '{path}'"
+        + (f" (question {q})" if (q := json.loads(row["meta"]).get("question_id")) else "")
+        for i, row in enumerate(rows, 1)
+    ]
+    kept = check_lengths(lengths, names, max_length, drop=drop, noun="SFT rows")
+    return [rows[i] for i in kept]
 
 
 def _training_metrics(history: list[dict[str, Any]]) -> dict[str, float]:
@@ -335,7 +358,8 @@ further with `prefrag train spo-dpo --model_name_or_path {start} --data dpo.json
 
 ## Data
 
-- Plans: {summary["rows"]} for training from `{summary["data"]}`; sources: {sources}.
+- Plans: {summary["rows"]} for training from `{summary["data"]}` ({summary["rows_read"]} read;
+  {summary["rows_too_long"]} longer than `max_length` left out); sources: {sources}.
 - Held-out plans: {summary["eval_rows"]}{held_out_from}.
 
 ## Settings

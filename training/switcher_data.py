@@ -13,7 +13,8 @@ policy's chat model at temperature 0.9 while collecting). At every judged `compa
 - candidates agreeing with the teacher are chosen-candidates (the one whose analysis is
   closest to the teacher's, by word overlap, is chosen) and a random disagreeing one is
   rejected; with a deterministic policy the teacher's verdict is chosen and the rejected one
-  is the policy's disagreeing verdict, or the teacher's verdict with the status flipped;
+  is the policy's disagreeing verdict, or else the opposite claim about the same new
+  documents (`switcher_teachers.contradiction`: no fixed template sentence);
 - the trajectory continues with the chosen verdict.
 
 Per question one pair is kept after de-duplication (`--per-question`); `--keep-switch 3:1`
@@ -99,6 +100,27 @@ class SwitcherDataConfig:
             "help": "'gold' (keep exactly when a supporting paragraph is new), 'gold-needed' "
             "(also keep when every supporting paragraph is held) or a chat model name."
         },
+    )
+    policy_base_url: str | None = field(
+        default=None,
+        metadata={
+            "help": "OpenAI-compatible endpoint of a chat-model policy (e.g. "
+            "http://localhost:8000/v1); default: OPENAI_BASE_URL."
+        },
+    )
+    policy_api_key: str | None = field(
+        default=None, metadata={"help": "API key of --policy_base_url (default: OPENAI_API_KEY)."}
+    )
+    teacher_base_url: str | None = field(
+        default=None,
+        metadata={
+            "help": "OpenAI-compatible endpoint of a chat-model teacher, e.g. a second server "
+            "(http://localhost:8001/v1): one vLLM server serves one base model; default: "
+            "OPENAI_BASE_URL."
+        },
+    )
+    teacher_api_key: str | None = field(
+        default=None, metadata={"help": "API key of --teacher_base_url (default: OPENAI_API_KEY)."}
     )
     samples: int = field(
         default=9, metadata={"help": "Policy samples per judged step (temperature x top-p grid)."}
@@ -307,7 +329,7 @@ class CollectingReasoner:
         if deterministic:
             chosen = ({"teacher": self.teacher.name}, _plain(teacher))
             flipped_sampling: dict[str, Any] = {"teacher": self.teacher.name, "flipped": True}
-            opposite = (flipped_sampling, self.teacher.opposite(teacher))
+            opposite = (flipped_sampling, self.teacher.opposite(teacher, held, new))
             rejected = disagree[0] if disagree else opposite
         else:
             chosen = max(agree, key=lambda c: _closeness(c[1], teacher)) if agree else None
@@ -641,6 +663,7 @@ def build_policy(config: SwitcherDataConfig, settings: Settings) -> Policy:
         return Policy("extractive", ExtractiveReasoner(use_embeddings=False))
     from prefrag.models import make_chat_model, resolve_model
 
+    settings = endpoint_settings(settings, config.policy_base_url, config.policy_api_key)
     backend, name = resolve_model("compare", settings, model_name=config.policy)
     base = make_chat_model(backend, name, settings, endpoint="compare")
 
@@ -655,6 +678,16 @@ def build_policy(config: SwitcherDataConfig, settings: Settings) -> Policy:
     )
 
 
+def endpoint_settings(settings: Settings, base_url: str | None, api_key: str | None) -> Settings:
+    """`settings` pointed at another OpenAI-compatible endpoint (unchanged without one)."""
+    update = {
+        key: value
+        for key, value in (("openai_base_url", base_url), ("openai_api_key", api_key))
+        if value is not None
+    }
+    return settings.model_copy(update=update) if update else settings
+
+
 def build_teacher(config: SwitcherDataConfig, settings: Settings) -> Teacher:
     """The teacher the config names: `gold` or a chat model (settings' temperature)."""
     if config.teacher in ("gold", "gold-needed"):
@@ -662,7 +695,8 @@ def build_teacher(config: SwitcherDataConfig, settings: Settings) -> Teacher:
     from prefrag.models import build_chat_model
     from prefrag.reasoners.llm import LLMReasoner
 
-    # The teacher may run on its own server (PREFRAG_TEACHER_BASE_URL).
+    # The teacher may run on its own server (--teacher_base_url or PREFRAG_TEACHER_BASE_URL).
+    settings = endpoint_settings(settings, config.teacher_base_url, config.teacher_api_key)
     model = build_chat_model("compare", settings, model_name=config.teacher, endpoint="teacher")
     reasoner = LLMReasoner({"default": model}, max_doc_chars=settings.prompt_doc_chars)
     return ModelTeacher(reasoner, config.teacher)

@@ -5,10 +5,13 @@ into the small switcher's features (`prefrag.reasoners.small_switcher`). The net
 the "keep" verdict against the "switch" verdict and learns from pairs with a pairwise
 (Bradley-Terry) preference loss, `-log sigmoid(r(chosen) - r(rejected))`, where `r(keep)`
 is the network's logit and `r(switch)` is 0: with a keep/switch pair that is logistic
-regression on the chosen label. Pairs whose two verdicts share a status carry no
-keep/switch preference and are skipped. Numpy only (full-batch Adam, weight decay,
-optional class balancing). A seeded share of the questions is held out for the model card's
-metrics; the saved model is then trained on every pair.
+regression on the chosen label, which is how it is fitted: scikit-learn's `MLPClassifier`
+(one tanh hidden layer, L-BFGS, L2 penalty `--weight_decay`, class balancing by sample
+weights) on standardised features, or `LogisticRegression` with `--hidden 0`. Pairs whose
+two verdicts share a status carry no keep/switch preference and are skipped. The fitted
+weights are saved as plain arrays (`switcher.npz`, no pickle) and scored with numpy at run
+time. A seeded share of the questions is held out for the model card's metrics; the saved
+model is then trained on every pair.
 
     prefrag train switcher-small --pairs pairs.jsonl --out switcher/
 """
@@ -43,8 +46,7 @@ class SwitcherSmallConfig:
     pairs: str = field(metadata={"help": "Switcher preference pairs (JSONL)."})
     out: str = field(metadata={"help": "Folder for switcher.npz and model_card.json."})
     hidden: int = field(default=4, metadata={"help": "Hidden units (0: a linear scorer)."})
-    epochs: int = field(default=300, metadata={"help": "Full-batch Adam steps."})
-    lr: float = field(default=0.02, metadata={"help": "Adam learning rate."})
+    epochs: int = field(default=300, metadata={"help": "At most this many L-BFGS iterations."})
     weight_decay: float = field(default=0.1, metadata={"help": "L2 penalty on weights."})
     balance: bool = field(default=True, metadata={"help": "Weight keep and switch equally."})
     threshold: float = field(default=0.5, metadata={"help": "P(keep) at which it keeps."})
@@ -56,8 +58,8 @@ class SwitcherSmallConfig:
     def __post_init__(self) -> None:
         """Refuse settings no run can use, in one sentence."""
         problems = []
-        if self.hidden < 0 or self.epochs < 1 or self.lr <= 0:
-            problems.append("--hidden must be >= 0, --epochs >= 1 and --lr > 0")
+        if self.hidden < 0 or self.epochs < 1 or self.weight_decay < 0:
+            problems.append("--hidden must be >= 0, --epochs >= 1 and --weight_decay >= 0")
         if not 0.0 <= self.validation < 1.0:
             problems.append("--validation must lie in [0, 1)")
         if not 0.0 < self.threshold < 1.0:
@@ -101,65 +103,58 @@ def build_examples(
 def train_network(
     features: np.ndarray, labels: np.ndarray, config: SwitcherSmallConfig
 ) -> tuple[SwitcherNetwork, list[float]]:
-    """Fit the scorer with the pairwise preference loss; returns it and the loss curve."""
-    rng = np.random.default_rng(config.seed)
-    mean = features.mean(axis=0)
-    scale = features.std(axis=0)
-    scale[scale < 1e-6] = 1.0
-    x = (features - mean) / scale
-    sign = np.where(labels > 0.5, 1.0, -1.0)  # r(chosen) - r(rejected) = sign * logit
-    weights = np.ones(len(labels))
-    if config.balance and 0 < labels.sum() < len(labels):
-        positive = labels.mean()
-        weights = np.where(labels > 0.5, 0.5 / positive, 0.5 / (1 - positive))
-    weights /= weights.sum()
-    hidden = config.hidden
-    params = {
-        "w1": rng.normal(0, 1 / np.sqrt(x.shape[1]), (x.shape[1], max(hidden, 1))),
-        "b1": np.zeros(max(hidden, 1)),
-        "w2": rng.normal(0, 1 / np.sqrt(max(hidden, 1)), max(hidden, 1)),
-        "b2": np.zeros(1),
-    }
-    if hidden == 0:  # a linear scorer: only w2 (over the inputs) and b2 are learned
-        params["w1"] = np.zeros((x.shape[1], 1))
-        params["w2"] = rng.normal(0, 0.01, x.shape[1])
-    moments = {k: np.zeros_like(v) for k, v in params.items()}
-    squares = {k: np.zeros_like(v) for k, v in params.items()}
-    losses = []
-    for step in range(1, config.epochs + 1):
-        if hidden:
-            h = np.tanh(x @ params["w1"] + params["b1"])
-            logit = h @ params["w2"] + params["b2"][0]
-        else:
-            logit = x @ params["w2"] + params["b2"][0]
-        margin = sign * logit
-        loss = float(np.sum(weights * np.logaddexp(0.0, -margin)))
-        losses.append(loss)
-        d_logit = weights * (-sign) / (1.0 + np.exp(margin))
-        grads: dict[str, np.ndarray] = {"b2": np.array([d_logit.sum()])}
-        if hidden:
-            grads["w2"] = h.T @ d_logit + config.weight_decay * params["w2"]
-            d_h = np.outer(d_logit, params["w2"]) * (1 - h**2)
-            grads["w1"] = x.T @ d_h + config.weight_decay * params["w1"]
-            grads["b1"] = d_h.sum(axis=0)
-        else:
-            grads["w2"] = x.T @ d_logit + config.weight_decay * params["w2"]
-            grads["w1"] = np.zeros_like(params["w1"])
-            grads["b1"] = np.zeros_like(params["b1"])
-        for key, grad in grads.items():
-            moments[key] = 0.9 * moments[key] + 0.1 * grad
-            squares[key] = 0.999 * squares[key] + 0.001 * grad**2
-            m = moments[key] / (1 - 0.9**step)
-            v = squares[key] / (1 - 0.999**step)
-            params[key] = params[key] - config.lr * m / (np.sqrt(v) + 1e-8)
-    if hidden:
-        network = SwitcherNetwork(
-            mean, scale, params["w1"], params["b1"], params["w2"], float(params["b2"][0])
-        )
-    else:
-        network = _linear_network(mean, scale, params["w2"], float(params["b2"][0]))
-    network.threshold = config.threshold
-    return network, losses
+    """Fit the scorer with scikit-learn; returns it and its final training loss (a list).
+
+    The linear scorer's loss is computed from its fitted probabilities.
+    """
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.preprocessing import StandardScaler
+
+    scaler = StandardScaler().fit(features)
+    scale = np.where(scaler.scale_ < 1e-6, 1.0, scaler.scale_)
+    x = (features - scaler.mean_) / scale
+    y = (labels > 0.5).astype(int)
+    weights = np.ones(len(y))
+    if config.balance and 0 < y.sum() < len(y):
+        positive = y.mean()
+        weights = np.where(y == 1, 0.5 / positive, 0.5 / (1 - positive))
+    weights = weights * len(y) / weights.sum()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # max_iter is the user's cap
+        if config.hidden == 0:
+            # sklearn's C is the inverse of the summed penalty: C = 1 / (alpha * n).
+            linear = LogisticRegression(
+                C=1.0 / max(config.weight_decay * len(y), 1e-12), max_iter=config.epochs
+            ).fit(x, y, sample_weight=weights)
+            network = _linear_network(
+                scaler.mean_, scale, linear.coef_[0], float(linear.intercept_[0])
+            )
+            probability = np.clip(network.keep_probability(features), 1e-12, 1 - 1e-12)
+            loss = float(-np.mean(weights * np.log(np.where(y == 1, probability, 1 - probability))))
+            network.threshold = config.threshold
+            return network, [loss]
+        mlp = MLPClassifier(
+            hidden_layer_sizes=(config.hidden,),
+            activation="tanh",
+            solver="lbfgs",
+            alpha=config.weight_decay,
+            max_iter=config.epochs,
+            random_state=config.seed,
+        ).fit(x, y, sample_weight=weights)
+    network = SwitcherNetwork(
+        scaler.mean_,
+        scale,
+        mlp.coefs_[0],
+        mlp.intercepts_[0],
+        mlp.coefs_[1][:, 0],
+        float(mlp.intercepts_[1][0]),
+        threshold=config.threshold,
+    )
+    return network, [float(mlp.loss_)]
 
 
 def _linear_network(

@@ -30,8 +30,10 @@ class Teacher(Protocol):
         """The teacher's verdict (status True keeps the new local documents)."""
         ...
 
-    def opposite(self, verdict: CompareVerdict) -> CompareVerdict:
-        """A verdict with the other status, phrased as this teacher would."""
+    def opposite(
+        self, verdict: CompareVerdict, held: Sequence[Document], new: Sequence[Document]
+    ) -> CompareVerdict:
+        """The wrong verdict on this step: the other status, argued about its documents."""
         ...
 
 
@@ -84,9 +86,11 @@ class GoldTeacher:
             status=False,
         )
 
-    def opposite(self, verdict: CompareVerdict) -> CompareVerdict:
-        """The other status with a generic analysis."""
-        return flipped(verdict)
+    def opposite(
+        self, verdict: CompareVerdict, held: Sequence[Document], new: Sequence[Document]
+    ) -> CompareVerdict:
+        """The other status, argued about this step's documents (see `contradiction`)."""
+        return contradiction(verdict, held, new)
 
 
 class ModelTeacher:
@@ -102,22 +106,39 @@ class ModelTeacher:
         """The model's verdict (an unreadable reply is marked `fallback`)."""
         return self.reasoner.compare(question, held, new)
 
-    def opposite(self, verdict: CompareVerdict) -> CompareVerdict:
-        """The other status with a generic analysis."""
-        return flipped(verdict)
+    def opposite(
+        self, verdict: CompareVerdict, held: Sequence[Document], new: Sequence[Document]
+    ) -> CompareVerdict:
+        """The other status, argued about this step's documents (see `contradiction`)."""
+        return contradiction(verdict, held, new)
 
 
-def flipped(verdict: CompareVerdict) -> CompareVerdict:
-    """A verdict with the other status and a generic analysis saying so."""
+def contradiction(
+    verdict: CompareVerdict, held: Sequence[Document], new: Sequence[Document]
+) -> CompareVerdict:
+    """The wrong verdict on a step, argued about the step's own documents.
+
+    The rejected side of a pair when the (deterministic) policy agreed with the teacher.
+    It names the same new documents the right verdict is about and makes the opposite
+    claim (a document the question needs called redundant, or a redundant one called
+    needed), so chosen and rejected differ in the judgement, not in boilerplate: two fixed
+    sentences would let a model learn to spot the template instead of the judgement.
+    """
+    held_titles = {_title(d) for d in held}
+    titles = [t for t in dict.fromkeys(_title(d) for d in new) if t] or ["the new passage"]
+    fresh = [t for t in titles if t not in held_titles]
     if verdict.status:
+        named = " and ".join(f"'{t}'" for t in titles[:2])
         return CompareVerdict(
-            analysis="The new information adds nothing relevant beyond the information "
-            "already obtained.",
+            analysis=f"The new information about {named} repeats or strays from what the "
+            "question asks; the information already obtained covers it, so nothing in it "
+            "helps answer the question.",
             status=False,
         )
+    title = (fresh or titles)[0]
     return CompareVerdict(
-        analysis="The new information adds relevant details that the information already "
-        "obtained lacks.",
+        analysis=f"The new information includes '{title}', which holds details needed to "
+        "answer the question that the information already obtained lacks.",
         status=True,
     )
 

@@ -40,8 +40,8 @@ def local_text() -> Iterator[str]:
                 yield " ".join(
                     str(row[k]) for k in ("title", "text", "question", "answer") if k in row
                 )
-    yield '{"analysis": "The new information adds the missing detail.", "status": "True"}'
-    yield '{"analysis": "The new information repeats what is known.", "status": "False"}'
+    yield '{"analysis": "The new information adds the missing detail.", "status": true}'
+    yield '{"analysis": "The new information repeats what is known.", "status": false}'
 
 
 def build_tiny_causal_lm(folder: Path, *, seed: int = 0) -> Path:

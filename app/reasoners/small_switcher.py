@@ -8,6 +8,14 @@ what is held. A one-hidden-layer network (numpy only, no torch) scores "keep"; t
 switcher preference pairs by `prefrag train switcher-small`. With `PREFRAG_SWITCHER=PATH`
 the extractive reasoner's `compare` asks it instead of its heuristic.
 
+What a document contributes (its MiniLM vector, its content words, its lower-cased text)
+is computed once per document and kept in a bounded cache keyed by the document's id and
+text, so a `compare` call embeds only documents it has never seen (a step's new ones; the
+held ones were new a step before). A document is embedded by its lead (title and first
+`EMBED_CHARS` characters), which holds what the features ask of it (is it about the
+question, is it new) at a fraction of a whole passage's cost. Embedding runs outside the
+cache's lock, so concurrent questions do not queue behind one another.
+
 The model file is a `.npz` of weights next to a JSON model card (`<name>.json`).
 """
 
@@ -18,6 +26,7 @@ import math
 import re
 import threading
 import zipfile
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +57,10 @@ FEATURES: tuple[str, ...] = (
     "held_count",
     "named_and_close",
 )
+# A document is embedded by its title and this many leading characters of its text.
+EMBED_CHARS = 100
+# Documents (and questions) whose features are kept; the oldest go first.
+CACHE_SIZE = 50_000
 MODEL_FILE = "switcher.npz"
 CARD_FILE = "model_card.json"
 _WORD_RE = re.compile(r"[a-z0-9]+")
@@ -74,16 +87,29 @@ def words(text: str) -> frozenset[str]:
     return frozenset(w for w in _WORD_RE.findall(text.lower()) if w not in _STOP and len(w) > 1)
 
 
+@dataclass(frozen=True)
+class DocumentView:
+    """What the features read of one document, computed once."""
+
+    vector: np.ndarray
+    words: frozenset[str]
+    title: str
+    text: str
+
+
 @dataclass
 class FeatureExtractor:
     """Turns (question, held, new) into the `FEATURES` vector.
 
     Args:
         embedder: MiniLM (`get_embedder()` when None, loaded on first use).
+        cache_size: Documents and questions whose views are kept (least recent dropped).
     """
 
     embedder: Embedder | None = None
-    _vectors: dict[str, np.ndarray] = field(default_factory=dict)
+    cache_size: int = CACHE_SIZE
+    _views: OrderedDict[tuple[str, str], DocumentView] = field(default_factory=OrderedDict)
+    _questions: OrderedDict[str, np.ndarray] = field(default_factory=OrderedDict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def features(
@@ -98,57 +124,98 @@ class FeatureExtractor:
             for d in unique_documents(new)
             if doc_id(d) not in held_ids and _title(d).lower() not in held_titles
         ]
+        views = self.views([*held, *novel])
+        held_views, novel_views = views[: len(held)], views[len(held) :]
         asked = words(question)
-        held_words = frozenset().union(*(words(_text(d)) for d in held)) if held else frozenset()
-        held_text = " ".join(d.page_content.lower() for d in held)
-        question_vector = self._embed([question])[0]
-        held_vectors = self._embed([_text(d) for d in held]) if held else np.zeros((0, 1))
+        held_words = frozenset().union(*(v.words for v in held_views))
+        held_text = " ".join(v.text for v in held_views)
+        question_vector = self.question_vector(question)
         values = dict.fromkeys(FEATURES, 0.0)
         values["novel_share"] = len(novel) / len(new) if new else 0.0
         values["nothing_novel"] = 1.0 if not novel else 0.0
         values["held_coverage"] = len(asked & held_words) / len(asked) if asked else 0.0
         values["held_count"] = math.log1p(len(held))
-        if held:
+        held_vectors = np.stack([v.vector for v in held_views]) if held_views else None
+        if held_vectors is not None:
             values["held_question_cosine"] = float((held_vectors @ question_vector).max())
-        if novel:
-            vectors = self._embed([_text(d) for d in novel])
+        if novel_views:
+            vectors = np.stack([v.vector for v in novel_views])
             cosines = vectors @ question_vector
             values["max_question_cosine"] = float(cosines.max())
             values["mean_question_cosine"] = float(cosines.mean())
-            novel_words = [words(_text(d)) for d in novel]
+            novel_words = [v.words for v in novel_views]
             if asked:
                 values["max_question_coverage"] = max(len(asked & w) for w in novel_words) / len(
                     asked
                 )
                 gained = asked & frozenset().union(*novel_words)
                 values["coverage_gain"] = len(gained - held_words) / len(asked)
-            named = [_named_in(_title(d), held_text) for d in novel]
+            named = [_named_in(v.title, held_text) for v in novel_views]
             values["named_by_held"] = 1.0 if any(named) else 0.0
             values["named_and_close"] = max(
                 (float(c) if n else 0.0 for c, n in zip(cosines, named, strict=True)), default=0.0
             )
             values["title_in_question"] = max(
-                (_title_share(_title(d), asked) for d in novel), default=0.0
+                (_title_share(v.title, asked) for v in novel_views), default=0.0
             )
-            if held:
+            if held_vectors is not None:
                 values["novelty"] = float(1.0 - (vectors @ held_vectors.T).max(axis=1).min())
             else:
                 values["novelty"] = 1.0
         return np.array([values[name] for name in FEATURES], dtype=np.float64)
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
+    def views(self, documents: Sequence[Document]) -> list[DocumentView]:
+        """Each document's view, from the cache or computed (all missing ones in one batch)."""
+        keys = [(doc_id(d), d.page_content) for d in documents]
+        with self._lock:
+            found = {key: self._views[key] for key in keys if key in self._views}
+            for key in found:
+                self._views.move_to_end(key)
+        missing = {key: d for key, d in zip(keys, documents, strict=True) if key not in found}
+        if missing:
+            docs = list(missing.values())
+            vectors = self._encoder().encode([_lead(d) for d in docs])
+            made = {
+                key: DocumentView(
+                    vector=np.asarray(vector),
+                    words=words(_text(d)),
+                    title=_title(d),
+                    text=d.page_content.lower(),
+                )
+                for (key, d), vector in zip(missing.items(), vectors, strict=True)
+            }
+            with self._lock:
+                self._views.update(made)
+                while len(self._views) > self.cache_size:
+                    self._views.popitem(last=False)
+            found.update(made)
+        return [found[key] for key in keys]
+
+    def question_vector(self, question: str) -> np.ndarray:
+        """The question's MiniLM vector (cached)."""
+        with self._lock:
+            cached = self._questions.get(question)
+        if cached is not None:
+            return cached
+        vector = np.asarray(self._encoder().encode([question])[0])
+        with self._lock:
+            self._questions[question] = vector
+            while len(self._questions) > self.cache_size:
+                self._questions.popitem(last=False)
+        return vector
+
+    def _encoder(self) -> Embedder:
         with self._lock:
             if self.embedder is None:
                 from prefrag.index.embeddings import get_embedder
 
                 self.embedder = get_embedder()
-            missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
-            if missing:
-                if len(self._vectors) > 20_000:
-                    self._vectors.clear()
-                encoded = self.embedder.encode(missing)
-                self._vectors.update(zip(missing, np.asarray(encoded), strict=True))
-            return np.stack([self._vectors[t] for t in texts])
+            return self.embedder
+
+
+def _lead(document: Document) -> str:
+    """What a document is embedded by: its title and the start of its text."""
+    return _text(document)[: EMBED_CHARS + len(_title(document)) + 2]
 
 
 def _title(document: Document) -> str:

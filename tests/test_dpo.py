@@ -328,6 +328,8 @@ def test_graph_answers_with_the_trained_switcher_behind_compare(trained_switcher
             responses=["Self-Evaluation: CORRECT\nExplanation: Supported.\nImprovement: None"]
         ),
         "plan": FakeListChatModel(responses=["<local></local>"]),  # planning is off
+        # A first question on its thread is never condensed, so this model is never asked.
+        "condense": FakeListChatModel(responses=["Standalone question: unused"]),
     }
     local = ListSource(
         "local",

@@ -182,3 +182,11 @@ def test_reflect_falls_back_to_correct(text):
         assert reflection.fallback and reflection.label == "CORRECT"
     else:
         assert reflection.label == parse_reflection(text).label
+
+
+def test_a_reflection_echoing_the_label_template_is_unreadable_not_correct() -> None:
+    # A small real model continues the prompt and repeats its placeholder line.
+    echo = "Self-Evaluation: <CORRECT, PARTIALLY CORRECT or INCORRECT>\nExplanation: <why>"
+    assert parse_reflection(echo) is None
+    verdict = parse_reflection(echo + "\nSelf-Evaluation: INCORRECT\nExplanation: wrong dose")
+    assert verdict is not None and verdict.label == "INCORRECT"

@@ -428,6 +428,8 @@ def _parse_reflection(text: str) -> Reflection | None:
 
 def _label(text: str, *, anywhere_case_sensitive: bool) -> ReflectionLabel | None:
     haystack = text if anywhere_case_sensitive else text.upper()
+    # A line naming all three labels is the prompt's template echoed back, not a verdict.
+    haystack = "\n".join(line for line in haystack.splitlines() if len(_labels_named(line)) < 3)
     match = _LABEL_ANYWHERE.search(haystack)
     if match is None:
         return None
@@ -437,6 +439,10 @@ def _label(text: str, *, anywhere_case_sensitive: bool) -> ReflectionLabel | Non
     if word in {"INCORRECT", "NOT CORRECT"}:
         return "INCORRECT"
     return "CORRECT"
+
+
+def _labels_named(line: str) -> set[str]:
+    return {re.sub(r"\s+", " ", found) for found in _LABEL_ANYWHERE.findall(line.upper())}
 
 
 def _named_section(text: str, marker: re.Pattern[str], stops: tuple[re.Pattern[str], ...]) -> str:

@@ -6,6 +6,8 @@ import json
 
 import numpy as np
 import pytest
+from cli_checks import no_traceback
+from cli_checks import words as output_words
 from typer.testing import CliRunner
 
 from prefrag.cli import app
@@ -16,22 +18,8 @@ runner = CliRunner()
 def _run(*args: str, env: dict[str, str] | None = None):
     # Wide enough that long temporary paths are never wrapped mid-word.
     result = runner.invoke(app, list(args), env={"COLUMNS": "1000", **(env or {})})
-    _no_traceback(result)
+    no_traceback(result)
     return result
-
-
-def _no_traceback(result) -> None:
-    """The command ended by itself: exit 0 or 2 with its sentence, no uncaught exception.
-
-    (Checked on the result, not by searching the captured output for "Traceback": a
-    server thread of another test may print one there.)
-    """
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
-    assert "Traceback (most recent call last)" not in result.stdout
-
-
-def _words(result) -> str:
-    return " ".join(result.output.split())
 
 
 @pytest.fixture
@@ -74,7 +62,7 @@ def test_a_truncated_switcher_file_is_one_sentence(notes, monkeypatch):
     _reset_settings()
     result = _run("ask", "What soothes sore throats?", "--source", "notes", "--no-web")
     assert result.exit_code == 2
-    assert "is not a small switcher model (BadZipFile)" in _words(result)
+    assert "is not a small switcher model (BadZipFile)" in output_words(result)
 
 
 @pytest.mark.parametrize(
@@ -106,7 +94,7 @@ def test_a_broken_evidence_filter_folder_fails_before_retrieval(
         "--use-evidence-filter",
     )  # fmt: skip
     assert result.exit_code == 2
-    assert expected in _words(result)
+    assert expected in output_words(result)
     assert not searched  # refused at start-up, not inside filter_evidence after retrieval
 
 
@@ -125,7 +113,8 @@ def test_dpo_with_a_missing_base_model_is_one_sentence(tmp_path):
         "--output_dir", str(tmp_path / "out"),
     )  # fmt: skip
     assert result.exit_code == 2
-    assert "is neither a model folder nor a model in the local Hugging Face cache" in _words(result)
+    said = output_words(result)
+    assert "is neither a model folder nor a model in the local Hugging Face cache" in said
 
 
 def test_a_missing_base_model_path_is_refused_before_loading(tmp_path):
@@ -146,7 +135,7 @@ def test_switcher_small_out_naming_a_file_is_refused_before_training(tmp_path):
     pairs.write_text('{"prompt": "x"}\n')
     result = _run("train", "switcher-small", "--pairs", str(pairs), "--out", str(taken))
     assert result.exit_code == 2
-    assert "is a file, not a folder" in _words(result)
+    assert "is a file, not a folder" in output_words(result)
     assert taken.read_text() == "keep me"
 
 
@@ -162,7 +151,8 @@ def test_a_registry_file_that_is_not_utf8_is_one_sentence(notes):
     )
     result = _run("ask", "What soothes?", "--sources", str(registry), "--no-web")
     assert result.exit_code == 2
-    assert "is not UTF-8 text" in _words(result) and "save it as UTF-8" in _words(result)
+    said = output_words(result)
+    assert "is not UTF-8 text" in said and "save it as UTF-8" in said
 
 
 CSV = (
@@ -184,7 +174,7 @@ def test_graph_files_in_other_encodings(tmp_path, encoding):
         assert any("à boire" in d.page_content for d in found)
     else:
         assert result.exit_code == 2
-        assert f"{path}, line 2: not UTF-8 text" in _words(result)
+        assert f"{path}, line 2: not UTF-8 text" in output_words(result)
 
 
 def test_a_graph_jsonl_that_is_not_utf8_names_the_line(tmp_path):
@@ -192,7 +182,7 @@ def test_a_graph_jsonl_that_is_not_utf8_names_the_line(tmp_path):
     row = {"subject": "Sage", "relation": "definition", "object": "Tisane"}
     path.write_bytes((json.dumps(row) + "\n").encode() + b'{"subject": "Th\xe9"}\n')
     result = _run("index", "--kind", "graph", str(path), "--source", "g")
-    assert result.exit_code == 2 and f"{path}, line 2: not UTF-8 text" in _words(result)
+    assert result.exit_code == 2 and f"{path}, line 2: not UTF-8 text" in output_words(result)
 
 
 def test_a_csv_field_over_the_csv_limit_is_one_sentence(tmp_path):
@@ -200,7 +190,7 @@ def test_a_csv_field_over_the_csv_limit_is_one_sentence(tmp_path):
     path.write_text("subject,relation,object\nSage,definition," + "x" * 140_000 + "\n")
     result = _run("index", "--kind", "graph", str(path), "--source", "g")
     assert result.exit_code == 2
-    assert f"{path}, line" in _words(result) and "not readable as CSV" in _words(result)
+    assert f"{path}, line" in output_words(result) and "not readable as CSV" in output_words(result)
 
 
 def test_a_pairs_file_that_is_not_utf8_names_the_line(tmp_path):
@@ -208,4 +198,4 @@ def test_a_pairs_file_that_is_not_utf8_names_the_line(tmp_path):
     pairs.write_bytes(b'{"prompt": [{"role": "user", "content": "Caf\xe9?"}]}\n')
     result = _run("train", "switcher-small", "--pairs", str(pairs), "--out", str(tmp_path / "o"))
     assert result.exit_code == 2
-    assert f"{pairs}:1 is not UTF-8 text" in _words(result)
+    assert f"{pairs}:1 is not UTF-8 text" in output_words(result)

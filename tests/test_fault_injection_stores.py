@@ -9,6 +9,8 @@ import sqlite3
 
 import numpy as np
 import pytest
+from cli_checks import no_traceback
+from cli_checks import words as output_words
 from typer.testing import CliRunner
 
 from prefrag.cli import app
@@ -44,22 +46,8 @@ def _write(path, rows):
 
 def _index(*args: str):
     result = runner.invoke(app, ["index", *args])
-    _no_traceback(result)
+    no_traceback(result)
     return result
-
-
-def _no_traceback(result) -> None:
-    """The command ended by itself: exit 0 or 2 with its sentence, no uncaught exception.
-
-    (Checked on the result, not by searching the captured output for "Traceback": a
-    server thread of another test may print one there.)
-    """
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
-    assert "Traceback (most recent call last)" not in result.stdout
-
-
-def _words(result) -> str:
-    return " ".join(result.output.split())
 
 
 @pytest.fixture
@@ -91,13 +79,13 @@ def _vectors_by_id(folder) -> dict[str, np.ndarray]:
 
 def _check(name: str | None = None):
     result = runner.invoke(app, ["sources", "check", *([name] if name else [])])
-    _no_traceback(result)
+    no_traceback(result)
     return result
 
 
 def _ask(name: str, question: str):
     result = runner.invoke(app, ["ask", question, "--source", name, "--no-web", "--json"])
-    _no_traceback(result)
+    no_traceback(result)
     return result
 
 
@@ -154,12 +142,12 @@ def test_adding_a_document_to_a_damaged_source_keeps_every_record(notes, how):
     assert _check("herbs").exit_code == 2
     added = _index(str(tmp_path / "extra.jsonl"), "--source", "herbs")
     assert added.exit_code == 0, added.output
-    assert "was damaged" in _words(added) and "repaired" in _words(added)
-    assert "1 chunks added" in _words(added)
+    assert "was damaged" in output_words(added) and "repaired" in output_words(added)
+    assert "1 chunks added" in output_words(added)
     assert _parents(folder) == sorted([*(n["id"] for n in NOTES), EXTRA["id"]])
     check = _check("herbs")
     assert check.exit_code == 0 and "herbs: sound" in check.output
-    assert "qdrant 9" in _words(check)
+    assert "qdrant 9" in output_words(check)
     # Every old chunk has its own vector back (taken from Qdrant or embedded again).
     after = _vectors_by_id(folder)
     for chunk_id, vector in before.items():
@@ -167,7 +155,7 @@ def test_adding_a_document_to_a_damaged_source_keeps_every_record(notes, how):
     answer = _ask("herbs", "Which remedy eases colic?")
     assert answer.exit_code == 0 and "Remedy 4" in answer.stdout
     again = _index(str(tmp_path / "extra.jsonl"), "--source", "herbs")
-    assert "0 chunks added" in _words(again) and "damaged" not in _words(again)
+    assert "0 chunks added" in output_words(again) and "damaged" not in output_words(again)
 
 
 def test_lost_records_qdrant_cannot_restore_are_refused_with_the_fix(notes):
@@ -178,7 +166,7 @@ def test_lost_records_qdrant_cannot_restore_are_refused_with_the_fix(notes):
     before = (_generation(folder) / "chunks.jsonl").read_bytes()
     refused = _index(str(tmp_path / "extra.jsonl"), "--source", "herbs")
     assert refused.exit_code == 2
-    words = _words(refused)
+    words = output_words(refused)
     assert "Source 'herbs' lost" in words and "of its 8 records" in words
     assert "--rebuild" in words and "prefrag sources remove herbs" in words
     assert (_generation(folder) / "chunks.jsonl").read_bytes() == before  # nothing changed
@@ -212,12 +200,12 @@ def test_each_lexical_file_is_checked_and_reindexing_repairs_it(notes, name, dam
         np.save(path, np.array([7.5, -3.0, 1e9]))  # a valid .npy that disagrees
     check = _check("herbs")
     assert check.exit_code == 2
-    assert "Source 'herbs' is damaged" in _words(check) and "lexical" in _words(check)
+    assert "Source 'herbs' is damaged" in output_words(check) and "lexical" in output_words(check)
     asked = _ask("herbs", "Which remedy eases colic?")
-    assert asked.exit_code == 2 and "Source 'herbs' is damaged" in _words(asked)
+    assert asked.exit_code == 2 and "Source 'herbs' is damaged" in output_words(asked)
     again = _index(str(tmp_path / "files"), "--source", "herbs")
-    assert again.exit_code == 0 and "0 chunks added" in _words(again)
-    assert "rebuilt its lexical index" in _words(again)
+    assert again.exit_code == 0 and "0 chunks added" in output_words(again)
+    assert "rebuilt its lexical index" in output_words(again)
     assert _check("herbs").exit_code == 0
     assert _ask("herbs", "Which remedy eases colic?").exit_code == 0
 
@@ -251,12 +239,12 @@ def test_reindexing_reconciles_qdrant_with_the_records(notes, change):
     else:
         _qdrant_points(folder, change)
     check = _check("herbs")
-    assert check.exit_code == 2 and "Qdrant store" in _words(check)
+    assert check.exit_code == 2 and "Qdrant store" in output_words(check)
     again = _index(str(tmp_path / "files"), "--source", "herbs")
-    assert again.exit_code == 0 and "0 chunks added" in _words(again)
-    assert "rebuilt its Qdrant store" in _words(again)
+    assert again.exit_code == 0 and "0 chunks added" in output_words(again)
+    assert "rebuilt its Qdrant store" in output_words(again)
     repaired = _check("herbs")
-    assert repaired.exit_code == 0 and "qdrant 8" in _words(repaired)
+    assert repaired.exit_code == 0 and "qdrant 8" in output_words(repaired)
     assert _parents(folder) == sorted(n["id"] for n in NOTES)
 
 
@@ -278,10 +266,10 @@ def test_check_covers_graphs_and_remove_deletes_them(graph):
     graph.write_bytes(b"SQLite format 3\x00" + b"\x00" * 80 + b"garbage" * 500)
     check = _check()
     assert check.exit_code == 2
-    assert "Graph source 'herbgraph' is damaged" in _words(check)
+    assert "Graph source 'herbgraph' is damaged" in output_words(check)
     assert "herbs: sound" in check.output  # the text source is unaffected
     listing = runner.invoke(app, ["sources"])
-    assert "damaged: Graph source 'herbgraph'" in _words(listing)
+    assert "damaged: Graph source 'herbgraph'" in output_words(listing)
     removed = runner.invoke(app, ["sources", "remove", "herbgraph"])
     assert removed.exit_code == 0 and not graph.exists()
     assert _check().exit_code == 0
@@ -291,11 +279,11 @@ def test_an_orphaned_folder_is_reported_and_recovered(notes):
     tmp_path, folder = notes
     _drop_manifest(folder)
     check = _check()
-    assert check.exit_code == 2 and "manifest.json is missing" in _words(check)
+    assert check.exit_code == 2 and "manifest.json is missing" in output_words(check)
     listing = runner.invoke(app, ["sources"])
-    assert "damaged: Source 'herbs' is damaged" in _words(listing)
+    assert "damaged: Source 'herbs' is damaged" in output_words(listing)
     again = _index(str(tmp_path / "files"), "--source", "herbs")
-    assert "0 chunks added" in _words(again) and _check().exit_code == 0
+    assert "0 chunks added" in output_words(again) and _check().exit_code == 0
 
 
 def test_listing_shows_a_source_damaged_inside_its_generation_as_damaged(notes):
@@ -303,7 +291,7 @@ def test_listing_shows_a_source_damaged_inside_its_generation_as_damaged(notes):
     _cut_vectors(folder)
     listing = runner.invoke(app, ["sources"])
     assert listing.exit_code == 0
-    assert "damaged: Source 'herbs' is damaged" in _words(listing)
+    assert "damaged: Source 'herbs' is damaged" in output_words(listing)
     assert "No local sources yet" in listing.output  # not listed as a healthy source
 
 
@@ -321,7 +309,7 @@ def test_a_read_only_home_is_not_called_damaged(notes, monkeypatch):
     monkeypatch.setattr(builtins, "open", read_only_open)
     monkeypatch.setattr(io, "open", read_only_open)
     check = _check("herbs")
-    words = _words(check)
+    words = output_words(check)
     assert check.exit_code == 0, words
     assert "herbs: sound" in words and "not writable" in words
     assert "damaged" not in words and "remove" not in words
@@ -359,9 +347,9 @@ def test_a_registry_with_one_broken_store_still_serves_the_healthy_one(notes, br
     assert json.loads(healthy.stdout)["citations"]
     broken_run = runner.invoke(app, ["ask", "Anything?", "--source", "other", *args])
     assert broken_run.exit_code == 2
-    _no_traceback(broken_run)
+    no_traceback(broken_run)
     expected = "has no index yet" if broken == "missing" else "Source 'other' is damaged"
-    assert expected in _words(broken_run)
+    assert expected in output_words(broken_run)
 
 
 def test_a_damaged_graph_file_in_a_registry_does_not_block_text(graph, tmp_path):

@@ -272,10 +272,16 @@ class CollectingReasoner:
         sources: Sequence[str],
         force_answer: bool = False,
         feedback: Feedback | None = None,
+        rationale: bool = False,
     ) -> ThinkDecision:
         """The policy's own step."""
         return self.policy.reasoner.think(
-            question, scratchpad, sources=sources, force_answer=force_answer, feedback=feedback
+            question,
+            scratchpad,
+            sources=sources,
+            force_answer=force_answer,
+            feedback=feedback,
+            rationale=rationale,
         )
 
     def answer(

@@ -12,8 +12,6 @@ Output folder layout:
 from __future__ import annotations
 
 import json
-import random
-import re
 import time
 import traceback
 from collections.abc import Callable, Mapping
@@ -23,11 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prefrag.concurrency import run_jobs
+from prefrag.dataset_sources import dataset_sources
+from prefrag.datasets import Dataset, EvalItem, load_dataset, select_items
 from prefrag.documents import doc_id, unique_documents
 from prefrag.errors import ConfigurationError
 from prefrag.eval import metrics
 from prefrag.eval.cache import CachedSource, RetrievalCache
-from prefrag.eval.datasets import Dataset, EvalItem, load_dataset
 from prefrag.jsonl import JsonlAppender, readable_rows
 from prefrag.reasoners.roles import ROLES
 
@@ -119,37 +118,6 @@ class RunState:
     snippet_texts: dict[str, str] | None = None
 
 
-def parse_item_range(value: str) -> tuple[int, int]:
-    """`"201-350"` → `(201, 350)`: a 1-based, inclusive range of a dataset's items.
-
-    Raises:
-        ConfigurationError: The value is not `START-END` with 1 <= START <= END.
-    """
-    match = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", value)
-    if not match or not 1 <= int(match[1]) <= int(match[2]):
-        raise ConfigurationError(
-            f"--items takes a 1-based inclusive range START-END such as 201-350, not {value!r}."
-        )
-    return int(match[1]), int(match[2])
-
-
-def select_items(dataset: Dataset, config: EvalConfig) -> list[EvalItem]:
-    """The items to evaluate.
-
-    The `items` range (1-based, inclusive) if given, then the first `limit` of those, or a
-    seeded sample of `limit`.
-    """
-    items = list(dataset.items)
-    if config.items:
-        start, end = parse_item_range(config.items)
-        items = items[start - 1 : end]
-    if config.limit is None or config.limit >= len(items):
-        return items
-    if config.sample:
-        return random.Random(config.seed).sample(items, config.limit)
-    return items[: config.limit]
-
-
 def prepare(
     config: EvalConfig,
     *,
@@ -168,7 +136,9 @@ def prepare(
 
     settings = settings or get_settings()
     dataset = _dataset_for_task(config)
-    items = select_items(dataset, config)
+    items = select_items(
+        dataset, item_range=config.items, limit=config.limit, sample=config.sample, seed=config.seed
+    )
     state = RunState(dataset, items, sources, reasoner, rerankers=dict(rerankers or {}))
     out = Path(config.out)
     if dataset.task == "retrieval":
@@ -189,28 +159,15 @@ def prepare(
     if dataset.corpus:
         _prepare_snippet_qa(config, state, out, settings, progress)
     elif state.sources is None:
-        if config.two_source is not None:
-            from prefrag.eval.twosource import build_two_source
-
-            state.sources, split = build_two_source(
-                corpus_items,
-                out / "index",
-                local_share=config.two_source,
-                seed=config.seed,
-                settings=settings,
-                progress=progress,
-            )
-            state.facts["two_source"] = split.summary()
-        elif any(item.paragraphs for item in corpus_items):
-            from prefrag.eval.twosource import build_single_source
-
-            state.sources = build_single_source(
-                corpus_items, out / "index", settings=settings, progress=progress
-            )
-        else:
-            from prefrag.sources.defaults import default_sources
-
-            state.sources = default_sources()
+        state.sources, facts = dataset_sources(
+            corpus_items,
+            out / "index",
+            two_source=config.two_source,
+            seed=config.seed,
+            settings=settings,
+            progress=progress,
+        )
+        state.facts.update(facts)
     assert state.sources is not None
     base = _base_context(config)  # refuses bad run settings before any work
     if base.use_polyview:
@@ -654,7 +611,7 @@ def _retrieval_jobs(
     cache: RetrievalCache,
     done: set[tuple[str, str]],
 ) -> list[Job]:
-    from prefrag.eval.twosource import isolated_settings
+    from prefrag.dataset_sources import isolated_settings
 
     rows = state.dataset.corpus
     if config.corpus == "items":
@@ -678,10 +635,10 @@ def _retrieval_jobs(
 def _retrieval_sources(
     rows: list[dict[str, Any]], work: Path, settings: Settings
 ) -> dict[str, Any]:
-    from prefrag.eval.twosource import _ensure_index
+    from prefrag.dataset_sources import ensure_index
     from prefrag.sources.local import LocalSource
 
-    _ensure_index("corpus", rows, work, settings, "hybrid")
+    ensure_index("corpus", rows, work, settings, "hybrid")
     return {mode: LocalSource("corpus", settings=settings, mode=mode) for mode in RETRIEVAL_METHODS}
 
 

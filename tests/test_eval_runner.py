@@ -526,14 +526,12 @@ def test_accuracy_plot_starts_at_zero_and_its_legend_covers_no_bar():
 
 
 def test_an_item_range_selects_those_items_one_based_and_inclusive():
-    from prefrag.eval.datasets import Dataset, EvalItem
-    from prefrag.eval.runner import EvalConfig, select_items
+    from prefrag.datasets import Dataset, EvalItem, select_items
 
     items = [EvalItem(id=f"q{i}", question=f"question {i}?", answers=("a",)) for i in range(1, 11)]
     dataset = Dataset(name="toy", task="qa", items=items)
-    chosen = select_items(dataset, EvalConfig(dataset="x", methods=[], out="o", items="3-5"))
+    chosen = select_items(dataset, item_range="3-5")
     assert [item.id for item in chosen] == ["q3", "q4", "q5"]
-    limited = EvalConfig(dataset="x", methods=[], out="o", items="3-8", limit=2)
-    assert [item.id for item in select_items(dataset, limited)] == ["q3", "q4"]
+    assert [item.id for item in select_items(dataset, item_range="3-8", limit=2)] == ["q3", "q4"]
     with pytest.raises(ConfigurationError, match="201-350"):
-        select_items(dataset, EvalConfig(dataset="x", methods=[], out="o", items="5-2"))
+        select_items(dataset, item_range="5-2")

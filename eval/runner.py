@@ -55,6 +55,36 @@ _RESUME_KEYS = (
     "distractors",
 )
 TASKS = ("qa", "mc", "retrieval")
+REASONERS = ("extractive", "llm", "auto")
+CORPORA = ("all", "items")
+METHODS_HELP = (
+    "Comma-separated methods: prefrag, prefrag-no-pref, prefrag-no-reflection, "
+    "prefrag-prompt, no-retrieval, vanilla-local, vanilla-web, vanilla-both, react-both, "
+    "react-choose, or 'all'; retrieval datasets (MedQuAD) take dense, lexical, hybrid."
+)
+
+
+def _option(
+    help_text: str,
+    *,
+    choices: tuple[str, ...] = (),
+    cli: str | None = None,
+    cli_default: Any = MISSING,
+    **field_args: Any,
+) -> Any:
+    """A field that `prefrag eval` offers as an option (`prefrag.eval.cli` builds them).
+
+    `choices` are checked by `EvalConfig.check`; `cli` renames the option (default: the
+    field's name with dashes); `cli_default` is the command line's default when it differs.
+    """
+    metadata = {"help": help_text, "choices": choices, "cli": cli, "cli_default": cli_default}
+    return field(metadata=metadata, **field_args)
+
+
+def option_of(name: str) -> str:
+    """The `prefrag eval` option of `EvalConfig` field `name` (`two_source` -> `--two-source`)."""
+    meta = next(f.metadata for f in fields(EvalConfig) if f.name == name)
+    return str(meta.get("cli") or "--" + name.replace("_", "-"))
 
 
 @dataclass
@@ -72,23 +102,71 @@ class EvalConfig:
     the evaluated questions other snippets indexed beside the gold ones.
     """
 
-    dataset: str
-    methods: list[str]
-    out: str
-    reasoner: str = "extractive"
-    two_source: float | None = None
-    limit: int | None = None
-    sample: bool = False
-    items: str | None = None
-    concurrency: int = 4
-    seed: int = 0
-    corpus: str = "all"
+    dataset: str = _option("Dataset file or folder.")
+    methods: list[str] = _option(METHODS_HELP, cli="--method", cli_default="prefrag")  # noqa: RUF009 (a field specifier)
+    out: str = _option("Output folder (resumable).")
+    reasoner: str = _option(
+        "extractive (no model), llm (the settings' endpoint) or auto (llm when a model is set).",
+        choices=REASONERS,
+        default="extractive",
+    )
+    two_source: float | None = _option(
+        "Split HotpotQA paragraphs into local + web; share of questions whose second gold "
+        "paragraph stays local.",
+        default=None,
+    )
+    limit: int | None = _option("Evaluate the first N items.", default=None)
+    sample: bool = _option("With --limit: a seeded random sample instead.", default=False)
+    items: str | None = _option(
+        "Evaluate a 1-based inclusive range of the dataset's items, e.g. 201-350 (before --limit).",
+        default=None,
+    )
+    concurrency: int = _option("Items run at once.", default=4)
+    seed: int = _option("Seed of the split and of --sample.", default=0)
+    corpus: str = _option(
+        "Index 'all' of the dataset's paragraphs or only the evaluated 'items' (default: items "
+        "with --limit or --items, else all).",
+        choices=CORPORA,
+        default="all",
+        cli_default=None,
+    )
+    # The run settings: every `Context` field is an option of its own (`prefrag.run_options`).
     context: dict[str, Any] = field(default_factory=dict)
-    # A trained switcher behind the extractive reasoner's `compare` (`Settings.switcher`).
-    switcher: str | None = None
-    task: str | None = None
-    withhold: float = 0.0
-    distractors: float = 1.0
+    switcher: str | None = _option(
+        "A trained switcher behind the extractive reasoner's compare (`Settings.switcher`): a "
+        "small switcher's folder (prefrag train switcher-small) or hf:PATH / openai:NAME.",
+        default=None,
+    )
+    task: str | None = _option(
+        "qa: answer a MedQuAD-shaped file's questions from its own snippets (web off), scored "
+        "against the gold snippet (default: the file's own task).",
+        choices=TASKS,
+        default=None,
+    )
+    withhold: float = _option(
+        "With --task qa: a seeded share (e.g. 0.1) of the questions whose gold snippet is left "
+        "out of the index, to score abstention.",
+        default=0.0,
+    )
+    distractors: float = _option(
+        "With --task qa and --corpus items: other snippets indexed per evaluated question "
+        "(seeded).",
+        default=1.0,
+    )
+
+    def check(self) -> None:
+        """Refuse a value outside its field's choices, naming the option and what it takes.
+
+        Raises:
+            ConfigurationError: e.g. "--reasoner must be one of extractive, llm, auto; got 'x'."
+        """
+        for spec in fields(self):
+            choices = spec.metadata.get("choices")
+            value = getattr(self, spec.name)
+            if choices and value is not None and value not in choices:
+                raise ConfigurationError(
+                    f"{option_of(spec.name)} must be one of {', '.join(choices)}; got {value!r}."
+                )
 
     def setting(self, name: str) -> Any:
         """The effective value of run setting `name` (the context's default if unset)."""
@@ -194,8 +272,7 @@ def _dataset_for_task(config: EvalConfig) -> Dataset:
     """The dataset in the shape of `config.task` (its file's own task when unset)."""
     from prefrag.eval.snippet_qa import as_snippet_qa, check_share
 
-    if config.task is not None and config.task not in TASKS:
-        raise ConfigurationError(f"--task must be one of {', '.join(TASKS)}; got {config.task!r}.")
+    config.check()
     check_share(config.withhold)
     if config.withhold and config.task != "qa":
         raise ConfigurationError("--withhold applies to --task qa on a MedQuAD-shaped file.")

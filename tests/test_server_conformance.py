@@ -336,3 +336,32 @@ def test_api_reasoner_name_chooses_the_llm_reasoner(notes, monkeypatch):
 def test_a_model_option_without_an_llm_reasoner_is_noted(notes):
     record = _ask("--plan-model", "hf:/nowhere/planner", "--use-planning")
     assert any("--plan-model hf:/nowhere/planner: no effect" in n for n in record["notes"])
+
+
+def test_the_reasoner_flag_wins_over_an_environment_configured_for_a_model(notes, monkeypatch):
+    """Env says "llm" (backend, URL, model all set); `--reasoner extractive` still wins, and a
+    `--compare-model` flag wins over `PREFRAG_COMPARE_MODEL`."""
+    import prefrag
+
+    seen: list[str] = []
+
+    def reply(request: dict[str, Any]) -> Reply:
+        seen.append(request["model"])
+        return completion({"content": "~~"})
+
+    with StubChatServer(reply=reply) as server:
+        _serve(monkeypatch, server)
+        monkeypatch.setenv("PREFRAG_BACKEND", "openai")
+        monkeypatch.setenv("PREFRAG_COMPARE_MODEL", "env-judge")
+        extractive = _ask("--reasoner", "extractive")
+        api_extractive = prefrag.ask(
+            QUESTION, reasoner="extractive", preferred_source="notes", fallback_sources=[]
+        )
+        assert server.requests == 0
+        assert extractive["abstained"] is False and api_extractive["abstained"] is False
+        auto = _ask()  # the environment's choice: the model
+        assert server.requests > 0 and auto["abstained"] is True
+        assert "env-judge" in seen
+        seen.clear()
+        _ask("--compare-model", "flag-judge")
+    assert "flag-judge" in seen and "env-judge" not in seen

@@ -712,7 +712,9 @@ def build_teacher(config: SwitcherDataConfig, settings: Settings) -> Teacher:
     from prefrag.reasoners.llm import LLMReasoner
 
     # The teacher may run on its own server (--teacher_base_url or PREFRAG_TEACHER_BASE_URL).
-    settings = endpoint_settings(settings, "teacher", config.teacher_base_url, config.teacher_api_key)
+    settings = endpoint_settings(
+        settings, "teacher", config.teacher_base_url, config.teacher_api_key
+    )
     model = build_chat_model("compare", settings, model_name=config.teacher, endpoint="teacher")
     reasoner = LLMReasoner({"default": model}, max_doc_chars=settings.prompt_doc_chars)
     return ModelTeacher(reasoner, config.teacher)

@@ -225,10 +225,8 @@ class ResourceProvider:
         with self._lock:
             if self._snippet_filter is None:
                 from prefrag.config import get_settings
-                from prefrag.tools.evidence_filter import (
-                    RelevanceSnippetFilter,
-                    load_snippet_filter,
-                )
+                from prefrag.tools.evidence_filter import RelevanceSnippetFilter
+                from prefrag.tools.trained_filter import load_snippet_filter
 
                 folder = get_settings().evidence_filter
                 self._snippet_filter = (

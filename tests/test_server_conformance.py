@@ -17,12 +17,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from stub_server import Reply, StubChatServer
 from typer.testing import CliRunner
 
 from prefrag.cli import app
 from prefrag.config import Settings
 from prefrag.documents import make_document
-from prefrag.eval.stub_server import Reply, StubChatServer
 from prefrag.reasoners.factory import build_reasoner
 
 runner = CliRunner()

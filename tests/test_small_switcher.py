@@ -167,9 +167,10 @@ def test_eval_with_a_switcher_runs_compare_through_it(tmp_path):
 @pytest.mark.slow
 def test_eval_points_the_compare_role_at_a_served_model(tmp_path):
     """`prefrag eval --compare-model NAME` (llm) and `--switcher openai:NAME` (extractive)."""
+    from stub_server import StubChatServer
+
     from prefrag.config import get_settings
     from prefrag.eval.runner import EvalConfig, run_eval
-    from prefrag.eval.stub_server import StubChatServer
 
     received: list[dict] = []
 

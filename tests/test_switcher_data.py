@@ -205,8 +205,9 @@ def test_rerun_with_other_settings_into_the_same_file_is_refused(tmp_path):
 
 
 def test_llm_policy_samples_nine_verdicts_and_the_teacher_picks(tmp_path):
+    from stub_server import StubChatServer
+
     from prefrag.config import get_settings
-    from prefrag.eval.stub_server import StubChatServer
 
     received: list[dict] = []
     with StubChatServer(reply=stub_reply(received)) as server:
@@ -333,8 +334,9 @@ def test_cli_builds_pairs_from_the_two_source_split_of_real_items(tmp_path, shar
 
 def test_policy_and_teacher_on_two_servers(tmp_path):
     """One vLLM server serves one base model: the teacher runs on a second endpoint."""
+    from stub_server import StubChatServer
+
     from prefrag.config import get_settings
-    from prefrag.eval.stub_server import StubChatServer
 
     policy_seen: list[dict] = []
     teacher_seen: list[dict] = []

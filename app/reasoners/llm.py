@@ -310,7 +310,7 @@ class LLMReasoner:
             )
         if decision.action == "answer":
             decision.answer = strip_citations(decision.answer) or decision.answer
-        return decision.model_copy(update={"usage": usage})
+        return decision.model_copy(update={"usage": usage, "is_rationale": rationale})
 
     def compare(
         self, question: str, held: Sequence[Document], new: Sequence[Document]

@@ -72,10 +72,10 @@ class ResourceProvider:
         self._sources = sources
         self._reasoner_factory = reasoner_factory or _default_reasoner
         self._sources_factory = sources_factory or _default_sources
-        self._reasoners: dict[tuple, Reasoner] = {}
+        self._reasoners: dict[tuple[Any, ...], Reasoner] = {}
         self._reading_stored: set[int] = set()  # reasoners given the sources' vectors
         self._named_rerankers: dict[str, Any] = dict(rerankers or {})
-        self._rerankers: dict[tuple, Any] = {}
+        self._rerankers: dict[tuple[Any, ...], Any] = {}
         self._mog_indexes = {name: Path(folder) for name, folder in (mog_indexes or {}).items()}
         self._selectors: dict[tuple[str, float], Any] = {}
         self._scorer: Any = relevance_scorer

@@ -16,6 +16,7 @@ from typing import Literal
 import Stemmer
 
 from prefrag.answers import normalize_answer as normalize_answer  # the one rule
+from prefrag.reasoners._relations import joined_phrases
 from prefrag.reasoners._topics import asked_subject
 
 AnswerType = Literal["date", "number", "name", "any", "sentence"]
@@ -45,7 +46,9 @@ _EXPLANATION = re.compile(
     r"|^(who|what) (is|are) at risk\b"
 )
 # List questions open with "which/what" and a plural noun ("Which antibiotics raise ...").
-_LIST = re.compile(r"^(which|what) ([a-z\-]{2,}[^su\W]s)\b")
+_LIST = re.compile(
+    r"^(which|what) (?:(?:are|were) (?:the |some )?(?:[a-z\-]+ ){0,2}?)?([a-z\-]{2,}[^su\W]s)\b"
+)
 _NOT_LISTS = frozenset(
     "years days months weeks hours minutes decades centuries times series species news means"
     " lens does".split()
@@ -153,7 +156,7 @@ def words(text: str) -> list[str]:
 
 @lru_cache(maxsize=16384)
 def _content_terms(text: str) -> tuple[str, ...]:
-    return tuple(stem(w) for w in words(text) if w not in _STOPWORDS)
+    return tuple(stem(w) for w in words(joined_phrases(text)) if w not in _STOPWORDS)
 
 
 def content_terms(text: str) -> tuple[str, ...]:
@@ -418,7 +421,9 @@ def analyze_question(question: str) -> QuestionShape:
     lowered = text.lower()
     first = words(text)[:1]
     terms = tuple(
-        dict.fromkeys(stem(w) for w in words(text) if w not in _STOPWORDS | _QUESTION_NOISE)
+        dict.fromkeys(
+            stem(w) for w in words(joined_phrases(text)) if w not in _STOPWORDS | _QUESTION_NOISE
+        )
     )
     names = [s.text for s in candidate_spans(text) if s.kind != "number"]
     # "X Y and Z W" reads as one span; its parts are the entities asked about.

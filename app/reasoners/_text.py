@@ -208,6 +208,11 @@ _CONTROL_LINE_RE = re.compile(
 MAX_TEXT_CHARS = 20_000
 _HEADING_LINE_RE = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+[^\n]*\n")
 _HEADING_MARK_RE = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+")
+# "Label: value" on a line of its own, no sentence end: a field of a note, not prose.
+_LABEL_LINE_RE = re.compile(
+    r"(?m)^[ \t]*([A-Z][A-Za-z][\w ./'()-]{0,28}:[ \t]+[^\n.!?:]{1,80})[ \t]*$(?!\n[ \t]*[a-z])"
+)
+_BLOCK = "\x00"
 _BULLET_LINE_RE = re.compile(r"(?:^|\n)[ \t]*(?:[-*\u2022]|\d{1,2}[.)])[ \t]+")
 
 
@@ -222,8 +227,16 @@ def split_sentences(text: str) -> tuple[str, ...]:
     # A Markdown heading names what follows (the document's title); it states nothing.
     text = _HEADING_LINE_RE.sub("\n", text)
     text = _HEADING_MARK_RE.sub("", text)
+    # A label line ("Author: Dr Mayo", "Reviewed: 2025-01-10") is a sentence of its own,
+    # never the opening words of the prose below it.
+    text = _LABEL_LINE_RE.sub(lambda m: f"\n{_BLOCK}{m.group(1)}{_BLOCK}\n", text)
     # Each bullet line of a list is a sentence of its own, its marker dropped.
-    return tuple(s for block in _BULLET_LINE_RE.split(text) for s in _sentences_of(block))
+    return tuple(
+        s
+        for part in text.split(_BLOCK)
+        for block in _BULLET_LINE_RE.split(part)
+        for s in _sentences_of(block)
+    )
 
 
 def _sentences_of(text: str) -> list[str]:

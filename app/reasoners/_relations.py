@@ -19,6 +19,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+import Stemmer
+
 # Each group: wordings of one relation. Keep them to words that carry the relation alone.
 _GROUPS: tuple[tuple[str, ...], ...] = (
     ("born", "birth", "birthplace", "hometown", "native", "birthday"),
@@ -45,12 +47,18 @@ _PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+# The Snowball stemmer `_text.stem` uses (this module is below `_text`, which reads
+# `joined_phrases` from it, so it stems on its own).
+_STEMMER = Stemmer.Stemmer("english")
+
+
+def _stems(text: str) -> list[str]:
+    return [str(_STEMMER.stemWord(w)) for w in re.findall(r"[a-z0-9]+", text.lower())]
+
+
 @lru_cache(maxsize=1)
 def _stem_groups() -> tuple[frozenset[str], ...]:
-    # Imported here: `_text` reads `joined_phrases` from this module when it loads.
-    from prefrag.reasoners._text import stem
-
-    return tuple(frozenset(stem(word) for word in group) for group in _GROUPS)
+    return tuple(frozenset(_stems(" ".join(group))) for group in _GROUPS)
 
 
 def joined_phrases(text: str) -> str:
@@ -83,10 +91,8 @@ def names_by_relation(question: str) -> bool:
     The thing is unnamed, so a first document gives its name (the bridge) and the asked
     fact is in that thing's own document.
     """
-    from prefrag.reasoners._text import term_set
-
     return any(
-        relation_of(t) for m in _POSSESSIVE_RE.finditer(question) for t in term_set(m.group())
+        relation_of(t) for m in _POSSESSIVE_RE.finditer(question) for t in _stems(m.group())
     )
 
 

@@ -6,9 +6,9 @@ import pytest
 from switcher_fakes import RecordingChatModel, stub_reply, two_hop_sources, write_dataset
 from typer.testing import CliRunner
 
+from prefrag.datasets import load_dataset
 from prefrag.documents import make_document
 from prefrag.errors import ConfigurationError, IngestError
-from prefrag.eval.datasets import load_dataset
 from prefrag.reasoners.llm import LLMReasoner, compare_prompt
 from prefrag.training.pairs import read_compare_prompt, read_pairs
 from prefrag.training.switcher_data import (
@@ -401,8 +401,9 @@ def test_teacher_and_policy_flags_win_over_the_environment_and_keys_stay_with_th
 ):
     """`--teacher_base_url` wins over PREFRAG_TEACHER_BASE_URL (and `--policy_base_url` over
     PREFRAG_COMPARE_BASE_URL); a teacher on its own server never gets the policy's key."""
+    from stub_server import StubChatServer
+
     from prefrag.config import get_settings
-    from prefrag.eval.stub_server import StubChatServer
     from prefrag.models import endpoint_of
     from prefrag.training.switcher_data import endpoint_settings
 

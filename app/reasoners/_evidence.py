@@ -72,6 +72,21 @@ def without_heading(text: str, title: str) -> str:
     return body
 
 
+_SECTION_RE = re.compile(r"(?m)^[ \t]*#{2,6}[ \t]+([^\n]*)\n")
+
+
+def sections(text: str) -> list[tuple[str, str]]:
+    """`text` cut at its Markdown section headings: (heading, body) pairs, in order.
+
+    The text before the first heading has the heading "". A sentence under "## Varenicline"
+    is about varenicline as a sentence of a document is about its title.
+    """
+    parts = _SECTION_RE.split(text)
+    pairs = [("", parts[0])]
+    pairs += [(parts[i], parts[i + 1]) for i in range(1, len(parts) - 1, 2)]
+    return [(heading.strip(), body) for heading, body in pairs if body.strip()]
+
+
 def clean_title(title: str) -> str:
     """A document title without a trailing disambiguation ("Wink and Nod (1947 film)")."""
     return _TITLE_SUFFIX_RE.sub("", title or "").strip()
@@ -85,6 +100,7 @@ class Sentence:
     position: int
     text: str
     terms: frozenset[str]
+    section: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -123,10 +139,15 @@ class Evidence:
         for index, document in enumerate(self.docs):
             terms = set(self.title_terms[index])
             content = without_heading(document.page_content, self.titles[index])
-            for position, text in enumerate(split_sentences(content)):
-                sentence = Sentence(index, position, text, term_set(text))
-                self.sentences.append(sentence)
-                terms |= sentence.terms
+            position = 0
+            for heading, body in sections(content):
+                section = term_set(heading)
+                terms |= section
+                for text in split_sentences(body):
+                    sentence = Sentence(index, position, text, term_set(text), section)
+                    self.sentences.append(sentence)
+                    terms |= sentence.terms
+                    position += 1
             self.doc_terms.append(frozenset(terms))
         self.idf = idf_weights(self.doc_terms)
         self._unseen = unseen_idf(len(self.docs))
@@ -241,9 +262,11 @@ def rank_sentences(
     def match(sentence: Sentence, exclude: frozenset[str]) -> tuple[float, frozenset[str]]:
         # A relation stated in other words counts ("born in" for "birthplace").
         full = (with_relations(sentence.terms) & keys) - exclude
-        half = (evidence.title_terms[sentence.doc] & keys) - sentence.terms - exclude
-        # A question term found only in the title counts part: sentences often refer to
-        # their subject by pronoun ("She was named ...").
+        context = evidence.title_terms[sentence.doc] | sentence.section
+        half = (context & keys) - sentence.terms - exclude
+        # A question term found only in the title or the section's heading counts part:
+        # sentences often refer to their subject by pronoun ("She was named ...", "Nausea
+        # is the commonest side effect" under "## Varenicline").
         return weights.of(full) + PARAMS.title_share * weights.of(half), full | half
 
     direct = {id(s): match(s, frozenset()) for s in evidence.sentences}

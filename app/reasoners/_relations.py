@@ -91,9 +91,7 @@ def names_by_relation(question: str) -> bool:
     The thing is unnamed, so a first document gives its name (the bridge) and the asked
     fact is in that thing's own document.
     """
-    return any(
-        relation_of(t) for m in _POSSESSIVE_RE.finditer(question) for t in _stems(m.group())
-    )
+    return any(relation_of(t) for m in _POSSESSIVE_RE.finditer(question) for t in _stems(m.group()))
 
 
 def relation_of(term: str) -> frozenset[str]:

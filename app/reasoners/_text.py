@@ -31,6 +31,8 @@ _ADVICE = re.compile(
     r"|^is it (safe|ok|okay|advisable|dangerous|necessary)\b"
     r"|^(do|does|did) .*\bneed to\b"
     r"|^what should\b"
+    # "When should the dose be reduced?": a condition, not a date.
+    r"|^when (should|must|can|could|do|does|is it|are they)\b"
 )
 # "Can X and Y both ...?": a yes/no comparison of named subjects, not advice.
 _COMPARISON = re.compile(r"\b(both|either|neither|the same|in common)\b")

@@ -36,6 +36,7 @@ import numpy as np
 
 from prefrag.reasoners._evidence import Evidence, QuestionWeights, ScoredSentence
 from prefrag.reasoners._params import PARAMS
+from prefrag.reasoners._relations import with_relations
 from prefrag.reasoners._text import (
     QuestionShape,
     Span,
@@ -184,6 +185,7 @@ class Judge:
         terms = scored.covered | evidence.title_terms[scored.sentence.doc] | scored.sentence.terms
         if scored.link is not None:
             terms = terms | scored.link.terms | evidence.title_terms[scored.link.doc]
+        terms = with_relations(terms)
         asked_total = sum(self.asked.values()) or 1.0
         overlap = sum(w for t, w in self.asked.items() if t in terms) / asked_total
         if self.cue is not None and self.cue.search(scored.sentence.text):
@@ -201,6 +203,11 @@ class Judge:
             names = 1.0
         fits = self._fits(scored.sentence.text)
         cosine = self.similarity(scored)
+        if cosine is not None and scored.link is not None:
+            # A chained sentence is read after the sentence leading to it, which holds the
+            # question's own subject: the chain is at least as close as that sentence.
+            led_by = self.similarity(ScoredSentence(scored.link, 0.0, frozenset()))
+            cosine = max(cosine, led_by if led_by is not None else cosine)
         if cosine is None:
             # No embedder: the lexical overlap stands in for the similarity.
             similarity = overlap
@@ -231,7 +238,9 @@ class Judge:
         if not (a.sentence.terms & b.sentence.terms) - question_terms:
             return 0.0
         evidence = self.evidence
-        named = evidence.doc_terms[a.sentence.doc] | evidence.doc_terms[b.sentence.doc]
+        named = with_relations(
+            evidence.doc_terms[a.sentence.doc] | evidence.doc_terms[b.sentence.doc]
+        )
         asked_total = sum(self.asked.values()) or 1.0
         overlap = sum(w for t, w in self.asked.items() if t in named) / asked_total
         names = len(self.name_terms & named) / len(self.name_terms) if self.name_terms else 1.0
@@ -307,6 +316,25 @@ def counts_asked(shape: QuestionShape) -> bool:
     return bool(re.search(r"\bhow many \w+|\bpopulation\b|\bnumber of\b|\bhow old\b", lowered))
 
 
+_QUANTITY_RE = re.compile(
+    r"\b(?:how (?:many|much|long|old|far|tall|high|big|large|often|soon|deep|wide|heavy)"
+    r"|when|what year|which year|dates?|years?|doses?|dosages?|levels?|targets?|ranges?"
+    r"|amounts?|number|age|weight|length|height|population|size|temperature|rate|pressure"
+    r"|capacity|cost|price|distance|area|depth|duration|score|count|percent(?:age)?|limit"
+    r"|maximum|minimum|most|least|values?|volume|speed|strength|interval|period|time)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_quantity(shape: QuestionShape) -> bool:
+    """Whether the question asks for a figure, a count or a date, so a number may answer it.
+
+    "What is the second-choice antibiotic?" does not: a dose in its sentence ("400 mg") is
+    not the antibiotic.
+    """
+    return shape.answer_type in ("number", "date") or bool(_QUANTITY_RE.search(shape.text))
+
+
 def defers(text: str) -> bool:
     """Whether a sentence says its document does not cover a matter, or defers it elsewhere."""
     return bool(_DEFERRAL_RE.search(text))
@@ -321,6 +349,7 @@ __all__ = [
     "Embed",
     "Judge",
     "Judged",
+    "asks_quantity",
     "counts_asked",
     "figure",
     "is_label_line",

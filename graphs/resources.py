@@ -54,6 +54,8 @@ class ResourceProvider:
             (a `RelevanceScorer`); default one over the configured embedder.
         snippet_filter: The `filter_evidence` node's `SnippetFilter`; default: loaded from
             `PREFRAG_EVIDENCE_FILTER` when set, else the relevance filter.
+        encoder: The text encoder MoG indexes are read with (a `TextEncoder`); default: the
+            configured embedder.
     """
 
     def __init__(
@@ -67,6 +69,7 @@ class ResourceProvider:
         mog_indexes: Mapping[str, Path] | None = None,
         relevance_scorer: Any = None,
         snippet_filter: Any = None,
+        encoder: Any = None,
     ) -> None:
         self._reasoner = reasoner
         self._sources = sources
@@ -80,6 +83,7 @@ class ResourceProvider:
         self._selectors: dict[tuple[str, float], Any] = {}
         self._scorer: Any = relevance_scorer
         self._snippet_filter: Any = snippet_filter
+        self._encoder: Any = encoder
         self._lock = threading.RLock()
 
     def sources(self) -> SourceRegistry:
@@ -260,7 +264,7 @@ class ResourceProvider:
         key = (str(folder), _mtime(folder))
         with self._lock:
             if key not in self._selectors:
-                index = GranularityIndex.load(folder)
+                index = GranularityIndex.load(folder, encoder=self._encoder)
                 self._selectors[key] = MoGSelector(index, router=load_router(folder))
             return self._selectors[key]
 

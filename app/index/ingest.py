@@ -161,7 +161,12 @@ def index_paths(
                 repairs.append(fixed)
         if contents.damaged:
             repairs.append("rebuilt its lexical index")
-        manifest = _write(folder, source, records, vectors, manifest, settings, chunking, dimension)
+        # A sound source's rows come first and unchanged: its HNSW shard is extended.
+        extend = manifest is not None and not rebuild and not contents.damaged
+        previous = folder / manifest.generation if extend and manifest is not None else None
+        manifest = _write(
+            folder, source, records, vectors, manifest, settings, chunking, dimension, previous
+        )
         manifest.authority = source_authority
         if description is not None:
             manifest.description = description
@@ -480,6 +485,7 @@ def _write(
     settings: Settings,
     chunking: Chunking,
     dimension: int,
+    previous: Path | None = None,
 ) -> docstore.Manifest:
     from prefrag.index.dense import collection_name
     from prefrag.index.integrity import verify_before_publishing
@@ -487,7 +493,9 @@ def _write(
 
     lexical = LexicalIndex.build(record_texts(records))
     verify_before_publishing(folder, len(records), vectors, lexical.documents)
-    generation = docstore.write_generation(folder, records, vectors, lexical.save)
+    generation = docstore.write_generation(
+        folder, records, vectors, lexical.save, _hnsw_writer(vectors, settings, previous)
+    )
     return docstore.Manifest(
         name=source,
         generation=generation,
@@ -504,6 +512,28 @@ def _write(
         updated=docstore.now_iso(),
         lexical_format=FORMAT,
     )
+
+
+def _hnsw_writer(vectors: np.ndarray, settings: Settings, previous: Path | None) -> Any:
+    """What writes the generation's HNSW shard, or None when the source is searched exactly."""
+    from prefrag.index import hnsw
+
+    if len(vectors) < settings.hnsw_min_chunks or len(vectors) == 0:
+        return None
+    if not hnsw.available():
+        logger.warning(
+            "%d chunks are searched exactly: install 'prefrag[scale]' (Qdrant Edge) for an "
+            "HNSW index past %d chunks.",
+            len(vectors),
+            settings.hnsw_min_chunks,
+        )
+        return None
+    shard = previous / hnsw.HNSW if previous is not None else None
+
+    def write(generation: Path) -> None:
+        hnsw.build(generation / hnsw.HNSW, vectors, shard)
+
+    return write
 
 
 def _manifest_current(

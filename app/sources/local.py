@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -18,10 +20,12 @@ if TYPE_CHECKING:
     from prefrag.config import Settings
     from prefrag.index.dense import NumpyDenseIndex, QdrantStore
     from prefrag.index.embeddings import Embedder
+    from prefrag.index.hnsw import HnswIndex
     from prefrag.index.lexical import LexicalIndex
 
 SearchMode = Literal["hybrid", "dense", "lexical"]
 _MODES = ("hybrid", "dense", "lexical")
+logger = logging.getLogger(__name__)
 _FUSION_DEPTH = 20  # candidates per retriever before fusion; more rarely changes the top 5
 
 
@@ -76,6 +80,8 @@ class LocalSource:
         self._embedder: Embedder | None = None
         self._lexical: LexicalIndex | None = None
         self._numpy: NumpyDenseIndex | None = None
+        self._hnsw: HnswIndex | None = None
+        self._vectors: np.ndarray | None = None
         self._qdrant: QdrantStore | None = None
         self._rows: dict[str, int] = {}
         try:
@@ -91,12 +97,29 @@ class LocalSource:
 
         Lets a reranker score this source's documents without embedding them again.
         """
-        if self._numpy is None:
-            return [None] * len(documents)
+        return self.vectors_by_id([str(d.metadata.get("id")) for d in documents])
+
+    def vectors_by_id(self, chunk_ids: Sequence[str]) -> list[np.ndarray | None]:
+        """The stored unit vector of each chunk id (None for an id this source lacks).
+
+        Read from the generation's memory-mapped `vectors.npy` whatever searches it
+        (exact, HNSW or a Qdrant server), so nothing is embedded again.
+        """
+        if self._vectors is None:
+            return [None] * len(chunk_ids)
         if not self._rows:
             self._rows = {record["id"]: row for row, record in enumerate(self._records)}
-        rows = [self._rows.get(str(d.metadata.get("id"))) for d in documents]
-        return [None if row is None else self._numpy.vectors[row] for row in rows]
+        rows = [self._rows.get(chunk_id) for chunk_id in chunk_ids]
+        return [None if row is None else np.array(self._vectors[row]) for row in rows]
+
+    @property
+    def dense_search(self) -> str:
+        """How dense queries are answered: 'exact', 'hnsw', 'qdrant-server' or 'none'."""
+        if self._qdrant is not None:
+            return "qdrant-server"
+        if self._hnsw is not None:
+            return "hnsw"
+        return "exact" if self._numpy is not None else "none"
 
     def _open(self, folder: Path, generation: Path) -> None:
         """Load the generation's parts and check that they agree with each other."""
@@ -138,15 +161,54 @@ class LocalSource:
             raise DamagedStoreError(damage_message(self.store, problem), problem)
 
     def _open_dense(self, folder: Path, generation: Path) -> None:
-        if self.settings.qdrant_url is None:
-            from prefrag.index.dense import NumpyDenseIndex
-
-            self._numpy = NumpyDenseIndex(docstore.load_vectors(generation))
-        else:
+        self._vectors = docstore.load_vectors(generation, mapped=True)
+        if self.settings.qdrant_url is not None:
             from prefrag.index.dense import QdrantStore
 
             self._qdrant = QdrantStore(self.store, folder / docstore.QDRANT, self.settings)
             self._rows = {record["id"]: row for row, record in enumerate(self._records)}
+            return
+        from prefrag.index.dense import NumpyDenseIndex
+
+        self._numpy = NumpyDenseIndex(self._vectors)
+        self._hnsw = self._open_hnsw(generation)
+
+    def _open_hnsw(self, generation: Path) -> HnswIndex | None:
+        """The generation's HNSW shard when the source is past the HNSW size, else None.
+
+        The shard is derived from `vectors.npy`: one that cannot be read or disagrees
+        with the records is left aside (exact search answers; the next `prefrag index`
+        writes it again).
+        """
+        from prefrag.index import hnsw
+
+        shard = generation / hnsw.HNSW
+        if len(self._records) < self.settings.hnsw_min_chunks or not shard.is_dir():
+            return None
+        if not hnsw.available():
+            logger.warning(
+                "Source '%s' has an HNSW index but Qdrant Edge is not installed "
+                "(pip install 'prefrag[scale]'); searching it exactly.",
+                self.store,
+            )
+            return None
+        try:
+            index = hnsw.HnswIndex(shard, self.settings.hnsw_ef)
+        except Exception as error:  # a damaged shard: exact search is still right
+            logger.warning(
+                "HNSW index of '%s' unreadable (%s); searching exactly.", self.store, error
+            )
+            return None
+        if index.size != len(self._records):
+            logger.warning(
+                "HNSW index of '%s' holds %d vectors for %d records; searching exactly.",
+                self.store,
+                index.size,
+                len(self._records),
+            )
+            index.close()
+            return None
+        return index
 
     @property
     def last_note(self) -> str | None:
@@ -195,6 +257,8 @@ class LocalSource:
 
             self._embedder = get_embedder(self.settings)
         vector = self._embedder.encode_one(query)
+        if self._hnsw is not None:
+            return self._hnsw.search(vector, k)
         if self._numpy is not None:
             return self._numpy.search(vector, k)
         assert self._qdrant is not None

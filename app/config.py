@@ -71,7 +71,7 @@ class Settings(BaseSettings):
         default=100_000,
         ge=0,
         description="A local source of at least this many chunks is searched through an HNSW "
-        "index (Qdrant Edge, the 'scale' extra) instead of exactly; see docs/scale.md.",
+        "index (Qdrant Edge, in process) instead of exactly; see docs/scale.md.",
     )
     hnsw_ef: int = Field(
         default=128,

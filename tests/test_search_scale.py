@@ -18,8 +18,6 @@ from prefrag.index import docstore
 from prefrag.index.ingest import index_paths
 from prefrag.sources.local import LocalSource
 
-pytest.importorskip("qdrant_edge", reason="the 'scale' extra (qdrant-edge-py) is not installed")
-
 _PLACES = ["harbour", "orchard", "quarry", "lighthouse", "bakery", "observatory", "glacier"]
 _EVENTS = ["flooded", "was repainted", "hosted a chess final", "lost power", "reopened"]
 QUERIES = [

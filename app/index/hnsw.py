@@ -2,8 +2,8 @@
 
 Exact search reads every vector for every query: fine up to `Settings.hnsw_min_chunks`
 chunks, linear beyond. Past that size `prefrag index` also writes the generation's vectors
-into a Qdrant Edge shard (`qdrant-edge-py`, the `scale` extra: Qdrant's own Rust engine
-and data model, without a server) with an HNSW graph, and searches go there.
+into a Qdrant Edge shard (`qdrant-edge-py`: Qdrant's own Rust engine and data model,
+without a server) with an HNSW graph, and searches go there.
 
 Point ids are row numbers of the generation, so a hit maps straight to its chunk record;
 the vectors themselves stay in `vectors.npy` too (the exact path, repairs, `vectors_of`).
@@ -35,7 +35,7 @@ logger = logging.getLogger(__name__)
 
 
 def available() -> bool:
-    """Whether Qdrant Edge (`pip install 'prefrag[scale]'`) is installed."""
+    """Whether Qdrant Edge (`qdrant-edge-py`, a dependency) can be imported."""
     try:
         import qdrant_edge  # noqa: F401
     except ImportError:

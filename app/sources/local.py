@@ -53,6 +53,7 @@ class LocalSource:
         query_format: str = DEFAULT_QUERY_FORMAT,
         authority: float | None = None,
         label: str | None = None,
+        lazy: bool = False,
     ) -> None:
         from prefrag.config import get_settings
         from prefrag.errors import ConfigurationError
@@ -84,13 +85,31 @@ class LocalSource:
         self._vectors: np.ndarray | None = None
         self._qdrant: QdrantStore | None = None
         self._rows: dict[str, int] = {}
+        self._records: list[dict] = []
+        self._folder, self._generation = folder, generation
+        self._opened = False
+        if not lazy:
+            self.open()
+
+    def open(self) -> LocalSource:
+        """Read the generation's records and indexes, once.
+
+        A `lazy` source does it at its first search, so a run opens only what it searches.
+
+        Raises:
+            DamagedStoreError: A part is missing, unreadable or disagrees with the others.
+        """
+        if self._opened:
+            return self
         try:
-            self._open(folder, generation)
+            self._open(self._folder, self._generation)
         except DamagedStoreError:
             raise
         except Exception as error:  # truncated or garbage files of any part
-            problem = f"{generation} cannot be read ({type(error).__name__}: {error})"
-            raise DamagedStoreError(damage_message(name, problem), problem) from None
+            problem = f"{self._generation} cannot be read ({type(error).__name__}: {error})"
+            raise DamagedStoreError(damage_message(self.store, problem), problem) from None
+        self._opened = True
+        return self
 
     def vectors_of(self, documents: list[Document]) -> list[np.ndarray | None]:
         """The stored dense vectors of `documents` (None for one this index does not hold).
@@ -105,6 +124,7 @@ class LocalSource:
         Read from the generation's memory-mapped `vectors.npy` whatever searches it
         (exact, HNSW or a Qdrant server), so nothing is embedded again.
         """
+        self.open()
         if self._vectors is None:
             return [None] * len(chunk_ids)
         if not self._rows:
@@ -115,6 +135,7 @@ class LocalSource:
     @property
     def dense_search(self) -> str:
         """How dense queries are answered: 'exact', 'hnsw', 'qdrant-server' or 'none'."""
+        self.open()
         if self._qdrant is not None:
             return "qdrant-server"
         if self._hnsw is not None:
@@ -187,8 +208,8 @@ class LocalSource:
             return None
         if not hnsw.available():
             logger.warning(
-                "Source '%s' has an HNSW index but Qdrant Edge is not installed "
-                "(pip install 'prefrag[scale]'); searching it exactly.",
+                "Source '%s' has an HNSW index but qdrant-edge-py cannot be imported; "
+                "searching it exactly.",
                 self.store,
             )
             return None
@@ -216,7 +237,7 @@ class LocalSource:
         return self._note
 
     def __len__(self) -> int:
-        return len(self._records)
+        return len(self.open()._records)
 
     def search(self, query: str, k: int) -> list[Document]:
         """The top-`k` chunks for `query`, best first, with metadata `score`.
@@ -225,6 +246,7 @@ class LocalSource:
         scores are BM25 scores.
         """
         self._note = None
+        self.open()
         if k <= 0:
             return []
         if not query.strip():

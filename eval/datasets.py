@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from prefrag.errors import IngestError
+from prefrag.jsonl import iter_jsonl
 
 TaskKind = Literal["qa", "mc", "retrieval"]
 
@@ -68,17 +69,10 @@ class Dataset:
 
 
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise IngestError(f"{path}:{number}: not valid JSON ({error.msg}).") from None
-            if not isinstance(row, dict):
-                raise IngestError(f"{path}:{number}: expected a JSON object per line.")
-            yield number, row
+    for number, row in iter_jsonl(path):
+        if not isinstance(row, dict):
+            raise IngestError(f"{path}:{number}: expected a JSON object per line.")
+        yield number, row
 
 
 def load_hotpotqa(path: str | Path) -> Dataset:

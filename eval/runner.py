@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import random
 import re
-import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping
@@ -29,6 +28,7 @@ from prefrag.errors import ConfigurationError
 from prefrag.eval import metrics
 from prefrag.eval.cache import CachedSource, RetrievalCache
 from prefrag.eval.datasets import Dataset, EvalItem, load_dataset
+from prefrag.jsonl import JsonlAppender, readable_rows
 from prefrag.reasoners.roles import ROLES
 
 if TYPE_CHECKING:
@@ -353,16 +353,9 @@ def ensure_mog_index(
 
 def read_records(path: Path) -> list[dict[str, Any]]:
     """Records of an `items.jsonl`, the last one per (method, id) winning."""
-    if not path.exists():
-        return []
     latest: dict[tuple[str, str], dict[str, Any]] = {}
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut short by an interrupted run is redone
-            latest[(record["method"], record["id"])] = record
+    for record in readable_rows(path):  # a line cut short by an interrupted run is redone
+        latest[(record["method"], record["id"])] = record
     return list(latest.values())
 
 
@@ -464,14 +457,7 @@ def run_eval(
     else:
         jobs = _qa_jobs(config, state, cache, done)
 
-    lock = threading.Lock()
-    with items_path.open("a", encoding="utf-8") as sink:
-
-        def finish(record: dict[str, Any]) -> None:
-            with lock:
-                sink.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-                sink.flush()
-
+    with JsonlAppender(items_path, default=str) as finish:
         run_jobs(jobs, finish, label="eval", concurrency=config.concurrency, progress=progress)
 
     wanted_ids = {item.id for item in state.items}

@@ -30,7 +30,6 @@ import hashlib
 import json
 import random
 import re
-import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -42,6 +41,7 @@ from langchain_core.documents import Document
 
 from prefrag.concurrency import run_jobs
 from prefrag.errors import ConfigurationError, IngestError, PrefRAGError
+from prefrag.jsonl import JsonlAppender, readable_rows, write_jsonl
 from prefrag.reasoners.base import (
     AnswerDraft,
     CompareVerdict,
@@ -481,9 +481,8 @@ def run(
     preferred = "local" if "local" in state.sources else None
     done = {r["question_id"] for r in _read_log(log) if not r.get("error")}
     todo = [item for item in state.items if item.id not in done]
-    lock = threading.Lock()
     if not log.exists():
-        log.write_text(json.dumps({"config": _resume_view(config)}) + "\n")
+        write_jsonl([{"config": _resume_view(config)}], log)
 
     def work_on(item: EvalItem) -> dict[str, Any]:
         try:
@@ -507,15 +506,8 @@ def run(
             "judged": collected.judged,
         }
 
-    with log.open("a", encoding="utf-8") as sink:
-        if _ends_mid_line(log):
-            sink.write("\n")  # a line a killed run cut short stays apart (and is ignored)
-
-        def finish(record: dict[str, Any]) -> None:
-            with lock:
-                sink.write(json.dumps(record, ensure_ascii=False) + "\n")
-                sink.flush()
-
+    # A line a killed run cut short is ended first (so it stays apart and is ignored).
+    with JsonlAppender(log) as finish:
         run_jobs(
             [partial(work_on, item) for item in todo],
             finish,
@@ -557,11 +549,7 @@ def _write_pairs(
         if not record.get("judged"):
             drops["question had no judged compare step"] += 1
     kept = _apply_ratio(kept, config, drops)
-    tmp = out.with_name(out.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        for pair in kept:
-            handle.write(json.dumps(pair, ensure_ascii=False) + "\n")
-    tmp.replace(out)
+    write_jsonl(kept, out, atomic=True)
     labels = Counter(pair["meta"]["label"] for pair in kept)
     result = SwitcherDataResult(
         out=out,
@@ -605,28 +593,12 @@ def _pair_key(pair: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _ends_mid_line(path: Path) -> bool:
-    with path.open("rb") as handle:
-        handle.seek(0, 2)
-        if handle.tell() == 0:
-            return False
-        handle.seek(-1, 2)
-        return handle.read(1) != b"\n"
-
-
 def _read_log(log: Path) -> list[dict[str, Any]]:
     """Question records of the log, the last one per question winning (header skipped)."""
-    if not log.exists():
-        return []
     latest: dict[str, dict[str, Any]] = {}
-    with log.open(encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut short by a killed run: that question is redone
-            if isinstance(record, dict) and "question_id" in record:
-                latest[record["question_id"]] = record
+    for record in readable_rows(log):  # a line cut short by a killed run: that question is redone
+        if isinstance(record, dict) and "question_id" in record:
+            latest[record["question_id"]] = record
     return list(latest.values())
 
 

@@ -36,6 +36,7 @@ from prefrag.errors import (
     StoreLockedError,
     StoreMissingError,
 )
+from prefrag.jsonl import read_rows, write_jsonl
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -155,8 +156,7 @@ def record_to_document(record: dict[str, Any], score: float) -> Document:
 
 def load_records(generation_dir: Path) -> list[dict[str, Any]]:
     """The chunk records of a generation, in row order."""
-    with (generation_dir / CHUNKS).open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    return read_rows(generation_dir / CHUNKS)
 
 
 def load_vectors(generation_dir: Path, *, mapped: bool = False) -> np.ndarray:
@@ -187,9 +187,7 @@ def write_generation(
     name = f"gen-{number:06d}"
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=folder))
     try:
-        with (staging / CHUNKS).open("w", encoding="utf-8") as handle:
-            for record in records:
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        write_jsonl(records, staging / CHUNKS)
         np.save(staging / VECTORS, np.ascontiguousarray(vectors, dtype=np.float32))
         save_lexical(staging / LEXICAL)
         if save_dense is not None:

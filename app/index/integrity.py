@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from prefrag.errors import DamagedStoreError
+from prefrag.errors import DamagedStoreError, IngestError
 from prefrag.index import docstore
+from prefrag.jsonl import iter_jsonl
 
 if TYPE_CHECKING:
     from prefrag.config import Settings
@@ -207,17 +208,13 @@ def verify_before_publishing(
 
 def _count_records(path: Path, check: StoreCheck) -> int | None:
     try:
-        with path.open(encoding="utf-8") as handle:
-            count = 0
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                record = json.loads(line)
-                if not isinstance(record, dict) or "id" not in record or "text" not in record:
-                    raise ValueError(f"line {number} is not a chunk record")
-                count += 1
-            return count
-    except (OSError, UnicodeDecodeError, ValueError) as error:
+        count = 0
+        for number, record in iter_jsonl(path):
+            if not isinstance(record, dict) or "id" not in record or "text" not in record:
+                raise ValueError(f"line {number} is not a chunk record")
+            count += 1
+        return count
+    except (OSError, IngestError, ValueError) as error:
         check.problems.append(f"{path} cannot be read ({_short(error)})")
         return None
 

@@ -71,7 +71,8 @@ class EdgeStore:
                 ) from None
             text = str(error)
             if "os error 13" in text or "os error 30" in text or "Permission denied" in text:
-                raise PermissionError(13, f"cannot open {self.folder} for writing: {text}") from None
+                message = f"cannot open {self.folder} for writing: {text}"
+                raise PermissionError(13, message) from None
             raise StoreUnreadableError(text) from error
 
     def __enter__(self) -> EdgeStore:

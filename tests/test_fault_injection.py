@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 from cli_checks import garble_store_of_record
 from langchain_core.documents import Document
+from stub_server import StubChatServer
 from typer.testing import CliRunner
 
 from prefrag.cli import app
 from prefrag.config import Settings
 from prefrag.errors import ModelEndpointError
-from prefrag.eval.stub_server import StubChatServer
 from prefrag.models import make_chat_model
 from prefrag.reasoners.llm import LLMReasoner
 

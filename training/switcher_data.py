@@ -105,22 +105,31 @@ class SwitcherDataConfig:
         default=None,
         metadata={
             "help": "OpenAI-compatible endpoint of a chat-model policy (e.g. "
-            "http://localhost:8000/v1); default: OPENAI_BASE_URL."
+            "http://localhost:8000/v1); wins over PREFRAG_COMPARE_BASE_URL; default: that, "
+            "else OPENAI_BASE_URL."
         },
     )
     policy_api_key: str | None = field(
-        default=None, metadata={"help": "API key of --policy_base_url (default: OPENAI_API_KEY)."}
+        default=None,
+        metadata={
+            "help": "API key of the policy's server; default: PREFRAG_COMPARE_API_KEY, else "
+            "none when the policy has its own URL, else OPENAI_API_KEY."
+        },
     )
     teacher_base_url: str | None = field(
         default=None,
         metadata={
             "help": "OpenAI-compatible endpoint of a chat-model teacher, e.g. a second server "
-            "(http://localhost:8001/v1): one vLLM server serves one base model; default: "
-            "OPENAI_BASE_URL."
+            "(http://localhost:8001/v1): one vLLM server serves one base model; wins over "
+            "PREFRAG_TEACHER_BASE_URL; default: that, else the policy's server."
         },
     )
     teacher_api_key: str | None = field(
-        default=None, metadata={"help": "API key of --teacher_base_url (default: OPENAI_API_KEY)."}
+        default=None,
+        metadata={
+            "help": "API key of the teacher's server; default: PREFRAG_TEACHER_API_KEY, else "
+            "none when the teacher has its own URL, else the policy's server's key."
+        },
     )
     samples: int = field(
         default=9, metadata={"help": "Policy samples per judged step (temperature x top-p grid)."}
@@ -272,10 +281,16 @@ class CollectingReasoner:
         sources: Sequence[str],
         force_answer: bool = False,
         feedback: Feedback | None = None,
+        rationale: bool = False,
     ) -> ThinkDecision:
         """The policy's own step."""
         return self.policy.reasoner.think(
-            question, scratchpad, sources=sources, force_answer=force_answer, feedback=feedback
+            question,
+            scratchpad,
+            sources=sources,
+            force_answer=force_answer,
+            feedback=feedback,
+            rationale=rationale,
         )
 
     def answer(
@@ -635,7 +650,7 @@ def build_policy(config: SwitcherDataConfig, settings: Settings) -> Policy:
         return Policy("extractive", ExtractiveReasoner(use_embeddings=False))
     from prefrag.models import make_chat_model, resolve_model
 
-    settings = endpoint_settings(settings, config.policy_base_url, config.policy_api_key)
+    settings = endpoint_settings(settings, "compare", config.policy_base_url, config.policy_api_key)
     backend, name = resolve_model("compare", settings, model_name=config.policy)
     base = make_chat_model(backend, name, settings, endpoint="compare")
 
@@ -650,11 +665,18 @@ def build_policy(config: SwitcherDataConfig, settings: Settings) -> Policy:
     )
 
 
-def endpoint_settings(settings: Settings, base_url: str | None, api_key: str | None) -> Settings:
-    """`settings` pointed at another OpenAI-compatible endpoint (unchanged without one)."""
+def endpoint_settings(
+    settings: Settings, endpoint: str, base_url: str | None, api_key: str | None
+) -> Settings:
+    """`settings` with `endpoint`'s server (`prefrag.models.endpoint_of`) set from flags.
+
+    A flag wins over the environment (`PREFRAG_<ENDPOINT>_BASE_URL` / `_API_KEY`); a URL
+    given by flag without a key by flag sends the environment's key for that endpoint, else
+    none ("EMPTY"), never another server's key.
+    """
     update = {
-        key: value
-        for key, value in (("openai_base_url", base_url), ("openai_api_key", api_key))
+        f"{endpoint}_{part}": value
+        for part, value in (("base_url", base_url), ("api_key", api_key))
         if value is not None
     }
     return settings.model_copy(update=update) if update else settings
@@ -668,7 +690,9 @@ def build_teacher(config: SwitcherDataConfig, settings: Settings) -> Teacher:
     from prefrag.reasoners.llm import LLMReasoner
 
     # The teacher may run on its own server (--teacher_base_url or PREFRAG_TEACHER_BASE_URL).
-    settings = endpoint_settings(settings, config.teacher_base_url, config.teacher_api_key)
+    settings = endpoint_settings(
+        settings, "teacher", config.teacher_base_url, config.teacher_api_key
+    )
     model = build_chat_model("compare", settings, model_name=config.teacher, endpoint="teacher")
     reasoner = LLMReasoner({"default": model}, max_doc_chars=settings.prompt_doc_chars)
     return ModelTeacher(reasoner, config.teacher)

@@ -119,9 +119,25 @@ def _manifest_types_ok(manifest: Manifest) -> bool:
     )
 
 
-def _damaged(folder: Path, problem: str) -> DamagedStoreError:
-    from prefrag.index.integrity import damage_message
+def damage_message(name: str, problem: str) -> str:
+    """`Source 'x' is damaged (...)` plus how to repair or remove it."""
+    return (
+        f"Source '{name}' is damaged ({problem}). Rebuild it with `prefrag index FILES "
+        f"--source {name}` (the files it was built from), or delete it with `prefrag sources "
+        f"remove {name}`."
+    )
 
+
+def graph_damage_message(name: str, problem: str) -> str:
+    """`Graph source 'x' is damaged (...)` plus how to rebuild or remove it."""
+    return (
+        f"Graph source '{name}' is damaged ({problem}). Delete it with `prefrag sources remove "
+        f"{name}` and index its triples again with `prefrag index --kind graph FILES --source "
+        f"{name}`."
+    )
+
+
+def _damaged(folder: Path, problem: str) -> DamagedStoreError:
     return DamagedStoreError(damage_message(folder.name, problem), problem)
 
 

@@ -44,26 +44,8 @@ class StoreCheck:
         """The one-sentence error a user sees for this damaged source."""
         problem = "; ".join(self.problems)
         if self.kind == "graph":
-            return DamagedStoreError(graph_damage_message(self.name, problem), problem)
-        return DamagedStoreError(damage_message(self.name, problem), problem)
-
-
-def damage_message(name: str, problem: str) -> str:
-    """`Source 'x' is damaged (...)` plus how to repair or remove it."""
-    return (
-        f"Source '{name}' is damaged ({problem}). Rebuild it with `prefrag index FILES "
-        f"--source {name}` (the files it was built from), or delete it with `prefrag sources "
-        f"remove {name}`."
-    )
-
-
-def graph_damage_message(name: str, problem: str) -> str:
-    """`Graph source 'x' is damaged (...)` plus how to rebuild or remove it."""
-    return (
-        f"Graph source '{name}' is damaged ({problem}). Delete it with `prefrag sources remove "
-        f"{name}` and index its triples again with `prefrag index --kind graph FILES --source "
-        f"{name}`."
-    )
+            return DamagedStoreError(docstore.graph_damage_message(self.name, problem), problem)
+        return DamagedStoreError(docstore.damage_message(self.name, problem), problem)
 
 
 def read_only(error: BaseException) -> bool:

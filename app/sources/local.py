@@ -13,7 +13,6 @@ from langchain_core.documents import Document
 from prefrag.errors import DamagedStoreError
 from prefrag.index import docstore
 from prefrag.index.fusion import reciprocal_rank_fusion
-from prefrag.index.integrity import damage_message
 from prefrag.sources.base import DEFAULT_QUERY_FORMAT, SourceKind
 
 if TYPE_CHECKING:
@@ -107,7 +106,7 @@ class LocalSource:
             raise
         except Exception as error:  # truncated or garbage files of any part
             problem = f"{self._generation} cannot be read ({type(error).__name__}: {error})"
-            raise DamagedStoreError(damage_message(self.store, problem), problem) from None
+            raise DamagedStoreError(docstore.damage_message(self.store, problem), problem) from None
         self._opened = True
         return self
 
@@ -159,7 +158,7 @@ class LocalSource:
             # score wrongly) at the first query.
             checked = lexical_problem(generation / docstore.LEXICAL)
             if isinstance(checked, str):
-                raise DamagedStoreError(damage_message(self.store, checked), checked)
+                raise DamagedStoreError(docstore.damage_message(self.store, checked), checked)
             self._lexical = LexicalIndex.load(generation / docstore.LEXICAL, len(self._records))
             if self._lexical.documents != len(self._records):
                 problems.append(
@@ -179,7 +178,7 @@ class LocalSource:
                 )
         if problems:
             problem = "; ".join(problems)
-            raise DamagedStoreError(damage_message(self.store, problem), problem)
+            raise DamagedStoreError(docstore.damage_message(self.store, problem), problem)
 
     def _open_dense(self, folder: Path, generation: Path) -> None:
         self._vectors = docstore.load_vectors(generation, mapped=True)

@@ -401,8 +401,9 @@ def test_teacher_and_policy_flags_win_over_the_environment_and_keys_stay_with_th
 ):
     """`--teacher_base_url` wins over PREFRAG_TEACHER_BASE_URL (and `--policy_base_url` over
     PREFRAG_COMPARE_BASE_URL); a teacher on its own server never gets the policy's key."""
+    from stub_server import StubChatServer
+
     from prefrag.config import get_settings
-    from prefrag.eval.stub_server import StubChatServer
     from prefrag.models import endpoint_of
     from prefrag.training.switcher_data import endpoint_settings
 

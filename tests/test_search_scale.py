@@ -134,3 +134,19 @@ def test_a_damaged_shard_falls_back_to_exact_search_and_the_next_index_rebuilds_
     settings = hnsw_past(10)
     index_paths(_write(tmp_path / "b.jsonl", _notes(2, start=30)), "town", settings=settings)
     assert LocalSource("town", settings=settings, mode="dense").dense_search == "hnsw"
+
+
+def test_a_run_naming_one_source_opens_only_that_one(tmp_path, hnsw_past):
+    from prefrag.sources.defaults import default_sources
+
+    settings = hnsw_past(1_000)
+    index_paths(_write(tmp_path / "a.jsonl", _notes(6)), "town", settings=settings)
+    index_paths(_write(tmp_path / "b.jsonl", _notes(6, start=6)), "harbour", settings=settings)
+    registry = default_sources(settings, web=False, require="town")
+    town, harbour = registry.get("town"), registry.get("harbour")
+    assert isinstance(town, LocalSource) and isinstance(harbour, LocalSource)
+    assert town._opened and not harbour._opened
+    assert town.search("Which bakery lost power?", 2)
+    assert not harbour._opened
+    # The other source opens at its own first search and answers as before.
+    assert harbour.search("Which bakery lost power?", 2) and harbour._opened

@@ -238,6 +238,10 @@ class LocalSource:
     def __len__(self) -> int:
         return len(self.open()._records)
 
+    def __bool__(self) -> bool:
+        """Always true: `source or other` must not read a lazy source's files to count them."""
+        return True
+
     def search(self, query: str, k: int) -> list[Document]:
         """The top-`k` chunks for `query`, best first, with metadata `score`.
 

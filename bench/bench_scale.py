@@ -151,12 +151,13 @@ def build(args: argparse.Namespace) -> dict:
             updated=docstore.now_iso(),
         ),
     )
-    from prefrag.index.dense import open_store
+    if args.add:  # the store of record is what an add appends to (searches never open it)
+        from prefrag.index.dense import open_store
 
-    started = time.perf_counter()
-    with open_store("scale", folder / docstore.QDRANT, settings) as store:
-        store.replace_all(rows, vectors)
-    result["store_of_record_build_s"] = time.perf_counter() - started
+        started = time.perf_counter()
+        with open_store("scale", folder / docstore.QDRANT, settings) as store:
+            store.replace_all(rows, vectors)
+        result["store_of_record_build_s"] = time.perf_counter() - started
     result["build_rss_mib"] = _rss_mib()
     return result
 

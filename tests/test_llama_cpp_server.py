@@ -74,7 +74,7 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     command = [
         *(sys.executable, "-m", "llama_cpp.server", "--model", str(gguf)),
         *("--model_alias", ALIAS, "--host", "127.0.0.1", "--port", str(port)),
-        *("--n_ctx", "4096", "--n_threads", "2"),
+        *("--n_ctx", "4096", "--n_threads", "1"),
     ]
     with log.open("w") as handle:
         server = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)

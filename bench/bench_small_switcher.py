@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 from _common import HOTPOT
 
+from prefrag.datasets import load_dataset
 from prefrag.documents import make_document
-from prefrag.eval.datasets import load_dataset
 from prefrag.reasoners.extractive import ExtractiveReasoner
 from prefrag.reasoners.small_switcher import FeatureExtractor, SmallSwitcher
 from prefrag.sources.stored_vectors import StoredVectors

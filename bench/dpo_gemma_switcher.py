@@ -42,8 +42,8 @@ from pathlib import Path
 
 from _common import HOTPOT
 
+from prefrag.datasets import load_dataset
 from prefrag.documents import make_document
-from prefrag.eval.datasets import load_dataset
 from prefrag.local_models import HFChatModel
 from prefrag.reasoners.extractive import ExtractiveReasoner
 from prefrag.reasoners.llm import LLMReasoner, compare_prompt

@@ -103,3 +103,13 @@ def test_a_function_level_import_that_closes_a_cycle_is_found(tmp_path: Path) ->
     assert find_cycle(graph) == ["pkg.first", "pkg.second", "pkg.first"]
     second.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pkg.first\n")
     assert find_cycle(import_graph({"pkg.first": first, "pkg.second": second})) is None
+
+
+def test_training_reaches_datasets_without_the_evaluation_runner() -> None:
+    """Dataset loading is its own module (`prefrag.datasets`); training never runs an eval."""
+    graph = import_graph(_modules())
+    training = [name for name in graph if name.startswith("prefrag.training")]
+    assert "prefrag.datasets" in graph["prefrag.training.switcher_data"]
+    forbidden = {"prefrag.eval.runner", "prefrag.eval.cli", "prefrag.eval.multisource"}
+    reached = {(m, t) for m in training for t in graph[m] if t in forbidden}
+    assert not reached, f"training imports the evaluation runner: {sorted(reached)}"

@@ -95,3 +95,27 @@ def test_the_scorer_scores_the_sealed_set_from_the_command_line(
     ][:2]
     assert all(row["answer"] for row in rows)
     assert "overall" in capsys.readouterr().out
+
+
+def test_reflection_agreement_reads_rows_scored_on_the_sealed_set(tmp_path: Path) -> None:
+    """`reflection_agreement.py --tuning FILE --set bench/sealed` judges against sealed gold."""
+    spec = importlib.util.spec_from_file_location(
+        "reflection_agreement_for_sealed", REPO_ROOT / "bench" / "reflection_agreement.py"
+    )
+    assert spec is not None and spec.loader is not None
+    agreement = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(agreement)
+    answerable = next(i for i in ITEMS if i["answers"] and not i.get("polarity"))
+    unanswerable = next(i for i in ITEMS if i["docs"] == scorer.UNANSWERABLE)
+    rows = [
+        {"id": item["id"], "split": "sealed", "answer": answer, "abstained": False}
+        | {"first_reflection": "CORRECT", "first_reflection_answer": answer}
+        for item, answer in ((answerable, answerable["answers"][0]), (unanswerable, "1901"))
+    ]
+    path = tmp_path / "rows.json"
+    path.write_text(json.dumps({"rows": rows}))
+    found = agreement.tuning_agreement(path, SEALED)["sealed"]
+    assert (found["n"], found["correct_labels"], found["right"]) == (2, 2, 1)
+    assert found["precision"] == 0.5
+    with pytest.raises(KeyError):
+        agreement.tuning_agreement(path)

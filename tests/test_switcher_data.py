@@ -6,9 +6,9 @@ import pytest
 from switcher_fakes import RecordingChatModel, stub_reply, two_hop_sources, write_dataset
 from typer.testing import CliRunner
 
+from prefrag.datasets import load_dataset
 from prefrag.documents import make_document
 from prefrag.errors import ConfigurationError, IngestError
-from prefrag.eval.datasets import load_dataset
 from prefrag.reasoners.llm import LLMReasoner, compare_prompt
 from prefrag.training.pairs import read_compare_prompt, read_pairs
 from prefrag.training.switcher_data import (

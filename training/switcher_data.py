@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from prefrag.config import Settings
-    from prefrag.eval.datasets import EvalItem
+    from prefrag.datasets import EvalItem
     from prefrag.reasoners.base import Reasoner
     from prefrag.sources.base import SourceRegistry
 
@@ -462,7 +462,8 @@ def run(
         IngestError: The dataset cannot be read.
     """
     from prefrag.config import get_settings
-    from prefrag.eval.runner import EvalConfig, prepare
+    from prefrag.dataset_sources import dataset_sources
+    from prefrag.datasets import load_dataset, select_items
 
     settings = settings or get_settings()
     out = Path(config.out)
@@ -472,30 +473,25 @@ def run(
     policy = policy or build_policy(config, settings)
     teacher = teacher or build_teacher(config, settings)
     work = out.with_name(out.name + ".work")
-    state = prepare(
-        EvalConfig(
-            dataset=config.dataset,
-            methods=["prefrag"],
-            out=str(work),
-            two_source=config.two_source,
-            limit=config.limit,
-            items=config.items,
-            seed=config.seed,
-            corpus="items",
-        ),
-        settings=settings,
-        reasoner=policy.reasoner,
-        sources=sources,
-        progress=config.progress,
+    items = select_items(
+        load_dataset(config.dataset), item_range=config.items, limit=config.limit, seed=config.seed
     )
-    assert state.sources is not None
-    if isinstance(teacher, GoldTeacher) and not any(item.paragraphs for item in state.items):
+    if sources is None:
+        sources, _ = dataset_sources(
+            items,
+            work / "index",
+            two_source=config.two_source,
+            seed=config.seed,
+            settings=settings,
+            progress=config.progress,
+        )
+    if isinstance(teacher, GoldTeacher) and not any(item.paragraphs for item in items):
         raise ConfigurationError(
             f"--teacher {teacher.name} needs a dataset with supporting paragraphs (HotpotQA-style)."
         )
-    preferred = "local" if "local" in state.sources else None
+    preferred = "local" if "local" in sources else None
     done = {r["question_id"] for r in _read_log(log) if not r.get("error")}
-    todo = [item for item in state.items if item.id not in done]
+    todo = [item for item in items if item.id not in done]
     if not log.exists():
         write_jsonl([{"config": _resume_view(config)}], log)
 
@@ -505,7 +501,7 @@ def run(
                 item,
                 policy=policy,
                 teacher=teacher,
-                sources=state.sources,  # type: ignore[arg-type]
+                sources=sources,
                 config=config,
                 max_doc_chars=settings.prompt_doc_chars,
                 preferred=preferred,
@@ -530,7 +526,7 @@ def run(
             concurrency=config.concurrency,
             progress=config.progress,
         )
-    wanted = {item.id for item in state.items}
+    wanted = {item.id for item in items}
     records = [r for r in _read_log(log) if r["question_id"] in wanted]
     return _write_pairs(config, out, records)
 

@@ -187,14 +187,18 @@ def listing_answer(
     """The sentences that list what a list question asks for, whole and cited, or None.
 
     The deciding sentence is the most confident one enumerating two or more items ("A, B
-    and C", "such as D"); a further sentence of its document joins it when it enumerates
+    and C", "such as D"), when it is about as confident as the best sentence of all (else the
+    best sentences answer, whole); a further sentence of its document joins it when it enumerates
     items too and is nearly as confident (a list carried over two sentences). The items
     alone are the short answer: cut out of their sentence, an item ("tremor") loses what
     qualifies it ("coarse tremor"), so the answer keeps the sentences.
     """
     question_terms = term_set(shape.text)
     listing: list[tuple[Sentence, float]] = []
-    for judged in confident:
+    # Only a sentence about as confident as the best one decides: a list further down
+    # ("oranges and pomelos contain related compounds") is not what is asked.
+    floor = PARAMS.list_sentence_share * confident[0].confidence if confident else 1.0
+    for judged in (j for j in confident if j.confidence >= floor):
         # A sentence reached through another ("Marrowick is a market town ...") was led to
         # by a sentence naming it; when that one lists, it is the list asked for.
         for sentence in (judged.scored.sentence, judged.scored.link):

@@ -155,6 +155,12 @@ SHAPES: dict[str, tuple[Callable[[dict[str, Any]], Reply], bool, bool]] = {
         False,
         False,
     ),
+    # Gemma 3 270M behind llama.cpp copied the prompt's format example: no verdict.
+    "llama.cpp json_object echoing the format example": (
+        llama_cpp('{"analysis": "<your analysis here>", "status": false}'),
+        True,
+        True,
+    ),
     "content null with a tool call": (text(None, tool_calls=TOOL_CALL["tool_calls"]), True, False),
     "reasoning_content beside the content": (
         text(

@@ -50,6 +50,7 @@ from prefrag.reasoners.base import (
 )
 from prefrag.reasoners.parsing import (
     extract_citations,
+    is_placeholder,
     match_source,
     parse_answer,
     parse_compare,
@@ -326,6 +327,10 @@ class LLMReasoner:
             convert=lambda wire: CompareVerdict(analysis=wire.analysis, status=wire.status),
             expected=render_prompt("format_compare"),
         )
+        if verdict is not None and is_placeholder(verdict.analysis):
+            # The format example copied back: its status is the example's, not a verdict.
+            logger.info("compare: the reply echoes the prompt's placeholder; no verdict")
+            verdict = None
         if verdict is None:
             return CompareVerdict(
                 analysis="The judge's reply could not be read; keeping the local documents "

@@ -26,6 +26,7 @@ from prefrag.reasoners.base import (
 
 __all__ = [
     "extract_citations",
+    "is_placeholder",
     "match_source",
     "parse_answer",
     "parse_compare",
@@ -39,6 +40,7 @@ __all__ = [
 _CITATION = re.compile(r"\[([A-Za-z0-9][\w.:/#@+-]{0,127})\]")
 _FENCE = re.compile(r"```[a-zA-Z]*")
 _QUOTES = "\"'\u201c\u201d\u2018\u2019"  # straight and typographic quotes
+_PLACEHOLDER = re.compile(r"<[^<>\n]{1,80}>")
 _TRUE = {"true", "yes", "1", "y", "t"}
 _FALSE = {"false", "no", "0", "n", "f"}
 
@@ -125,6 +127,15 @@ def parse_compare(text: str, *, quoted: Sequence[str] = ()) -> CompareVerdict | 
         return _parse_compare(_as_text(text), quoted)
     except Exception:
         return None
+
+
+def is_placeholder(text: str) -> bool:
+    """Whether `text` is only a template placeholder such as `<your analysis here>`.
+
+    A weak model asked for JSON often copies the format example; its `analysis` is then the
+    prompt's placeholder and its `status` the example's, not a judgement of the documents.
+    """
+    return bool(_PLACEHOLDER.fullmatch(text.strip()))
 
 
 def parse_answer(text: str) -> AnswerDraft | None:

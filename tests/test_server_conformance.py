@@ -405,3 +405,16 @@ def test_a_self_hosted_server_gets_the_reply_limit_as_max_tokens_too():
         )
         build_reasoner(settings, reasoner="llm").compare(QUESTION, HELD, NEW)
     assert seen and all(r["max_tokens"] == 7 == r["max_completion_tokens"] for r in seen)
+
+
+def test_json_object_requests_keep_the_reply_limit():
+    """The `json_object` form llama.cpp is asked with keeps `max_tokens`: binding its
+    response format must not drop the model's other request fields (a dropped limit let a
+    real server generate until its context was full, minutes per call on two cores)."""
+    with StubChatServer(reply=llama_cpp('{"analysis": "new", "status": true}', 422)) as server:
+        settings = Settings(
+            openai_base_url=server.url, model="served-model", request_timeout=5, max_tokens=7
+        )
+        build_reasoner(settings, reasoner="llm").compare(QUESTION, HELD, NEW)
+    asked = [r for r in server.received if schema_kind(r) == "json_object"]
+    assert asked and all(r["max_tokens"] == 7 for r in asked)

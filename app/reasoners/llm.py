@@ -723,7 +723,9 @@ def _json_object_runnable(model: BaseChatModel, schema: type[BaseModel]) -> Any:
     if module is None or not isinstance(model, module.ChatOpenAI):
         return None
     response_format = {"type": "json_object", "schema": schema.model_json_schema()}
-    return model.bind(extra_body={"response_format": response_format})
+    # A bound `extra_body` replaces the model's own (its `max_tokens` for self-hosted servers).
+    extra_body = {**(model.extra_body or {}), "response_format": response_format}
+    return model.bind(extra_body=extra_body)
 
 
 def _read_structured(output: Any, role: str, usage: Usage) -> tuple[BaseModel | None, str]:

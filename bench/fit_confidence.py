@@ -13,10 +13,11 @@ only. The answer threshold is the lowest fitted probability at which, on `tune`,
 wrong answers stay at most `--max-wrong` of all questions (the most right answers under
 that ceiling); the span threshold is the lowest at or above it at which bare-span answers on
 `tune` are right at least `--span-precision` of the time (below it a span is shown with its
-sentence). The coefficients, the thresholds and how they were fitted go to
-`app/data/confidence_model.json`, which the reasoner reads; the `heldout` rows are only
-scored with the fitted model and printed (the honest numbers come from re-running
-`bench/tuning_set.py` with the model in place).
+sentence); the CORRECT threshold likewise for all answers and `--correct-precision` (below
+it the self-reflection does not say CORRECT). The coefficients, the thresholds and how they
+were fitted go to `app/data/confidence_model.json`, which the reasoner reads; the `heldout`
+rows are only scored with the fitted model and printed (the honest numbers come from
+re-running `bench/tuning_set.py` with the model in place).
 
     .venv/bin/python bench/fit_confidence.py [--rows runs/confidence-rows.json] [--refit]
 """
@@ -126,6 +127,33 @@ def rates(rows: list[dict[str, Any]], answered: list[bool]) -> dict[str, float]:
     }
 
 
+C_GRID = (0.03, 0.1, 0.3, 1.0, 3.0)
+
+
+def choose_c(x: Any, y: Any) -> float:
+    """The regularisation with the best 5-fold cross-validated log-loss on the tune rows."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    scores = {}
+    for c in C_GRID:
+        losses = [
+            cross_val_score(
+                make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=1000)),
+                x,
+                y,
+                cv=StratifiedKFold(5, shuffle=True, random_state=seed),
+                scoring="neg_log_loss",
+            ).mean()
+            for seed in range(3)
+        ]
+        scores[c] = sum(losses) / len(losses)
+        print(f"C={c}: cross-validated log-loss {-scores[c]:.3f}")
+    return max(scores, key=lambda c: scores[c])
+
+
 def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
     """The fitted model as a JSON-ready dict (coefficients, thresholds, how fitted)."""
     import numpy as np
@@ -140,6 +168,8 @@ def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
     y = np.array([int(r["right"]) for r in usable])
     scaler = StandardScaler().fit(x)
     scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
+    if args.c is None:
+        args.c = choose_c(x, y)
     model = LogisticRegression(C=args.c, max_iter=1000).fit((x - scaler.mean_) / scale, y)
 
     def probability(row: dict[str, Any]) -> float:
@@ -170,6 +200,15 @@ def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
             break
     else:
         span_cut = 1.0 if spans else best_cut
+    correct_cut = 1.0
+    answered = sorted(
+        (r for r in usable if r["probability"] >= best_cut), key=lambda r: r["probability"]
+    )
+    for index, row in enumerate(answered):
+        above = answered[index:]
+        if sum(r["right"] for r in above) / len(above) >= args.correct_precision:
+            correct_cut = max(best_cut, row["probability"])
+            break
     curve = []
     for cut in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
         for split in ("tune", "heldout"):
@@ -196,17 +235,21 @@ def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
         "intercept": round(float(model.intercept_[0]), 6),
         "answer_threshold": round(best_cut, 4),
         "span_threshold": round(span_cut, 4),
+        "correct_threshold": round(correct_cut, 4),
         "how_fitted": {
             "command": "bench/fit_confidence.py " + " ".join(sys.argv[1:]),
             "data": "bench/tuning/questions.jsonl, split 'tune' only: the policy's best answer"
             " per question (calibrated=False), labelled right/wrong by tuning_set.is_right",
-            "estimator": f"sklearn StandardScaler + LogisticRegression(C={args.c})",
+            "estimator": f"sklearn StandardScaler + LogisticRegression(C={args.c}); C chosen"
+            f" from {list(C_GRID)} by 5-fold cross-validated log-loss on tune unless given",
             "rows": len(usable),
             "right": int(y.sum()),
             "declined_without_features": len(tune) - len(usable),
             "answer_threshold": f"most right answers on tune with confidently wrong <="
             f" {args.max_wrong} of all tune questions",
             "span_threshold": f"bare spans on tune right >= {args.span_precision} above it",
+            "correct_threshold": f"answers on tune right >= {args.correct_precision} above it"
+            " (below it the self-reflection does not say CORRECT)",
             "fitted_on": time.strftime("%Y-%m-%d"),
         },
         "scored_with_fitted_model": summary,
@@ -221,7 +264,13 @@ def main() -> None:
     parser.add_argument("--refit", action="store_true", help="reuse --rows instead of asking")
     parser.add_argument("--max-wrong", type=float, default=0.08)
     parser.add_argument("--span-precision", type=float, default=0.8)
-    parser.add_argument("--c", type=float, default=1.0, help="inverse regularisation strength")
+    parser.add_argument("--correct-precision", type=float, default=0.8)
+    parser.add_argument(
+        "--c",
+        type=float,
+        help="inverse regularisation strength (default: the best of C_GRID by 5-fold"
+        " cross-validated log-loss on tune)",
+    )
     parser.add_argument("--out", type=Path, default=MODEL)
     parser.add_argument("--limit", type=int, help="at most this many questions per corpus")
     args = parser.parse_args()
@@ -243,7 +292,9 @@ def main() -> None:
     model = fit(rows, args)
     for split, numbers in model["scored_with_fitted_model"].items():
         print(split, numbers)
-    print("thresholds", model["answer_threshold"], model["span_threshold"])
+    print(
+        "thresholds", model["answer_threshold"], model["span_threshold"], model["correct_threshold"]
+    )
     for name, coef in zip(model["features"], model["coef"], strict=True):
         print(f"  {name:<16}{coef:+.3f}")
     args.out.write_text(json.dumps(model, indent=1) + "\n")

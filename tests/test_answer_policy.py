@@ -182,3 +182,45 @@ def test_advice_question_is_answered_with_the_warning_sentence() -> None:
     assert not record["abstained"]
     assert "must avoid non-selective beta blockers such as propranolol" in record["answer"]
     assert record["answer"] not in ("yes", "no", "Yes", "No")
+
+
+# --------------------------------------------------------------------------- fitted confidence
+
+
+def test_confidence_comes_from_the_fitted_model_that_says_how_it_was_fitted() -> None:
+    from prefrag.reasoners._confidence import MODEL_PATH, load_model
+
+    model = load_model()
+    assert model is not None, f"{MODEL_PATH} is missing or unreadable"
+    fitted = json.loads(MODEL_PATH.read_text())["how_fitted"]
+    assert "'tune' only" in fitted["data"] and fitted["rows"] >= 30
+    assert 0.0 < model.answer_threshold <= model.correct_threshold <= 1.0
+    answered = ask_json("Which river is Orsk Vale on?", "places")
+    assert not answered["abstained"]
+    assert model.answer_threshold <= answered["confidence"] <= 1.0
+
+
+def test_a_sentence_answer_carries_its_single_typed_span_as_the_short_answer() -> None:
+    record = ask_json("Which river is Orsk Vale on?", "places")
+    assert record["short_answer"] == "Tamsin"
+    assert "Tamsin" in record["answer"]
+
+
+def test_reflection_says_correct_only_above_the_fitted_correct_threshold(monkeypatch) -> None:
+    import dataclasses
+
+    import prefrag.reasoners.extractive as extractive
+    from prefrag import ask
+
+    question = "Which river is Orsk Vale on?"
+    sure = ask(question, preferred_source="places", fallback_sources=[])
+    assert sure["reflections"][0]["label"] == "CORRECT"
+    model = extractive.load_model()
+    assert model is not None
+    strict = dataclasses.replace(model, correct_threshold=min(1.0, sure["confidence"] + 0.01))
+    monkeypatch.setattr(extractive, "load_model", lambda: strict)
+    unsure = ask(question, preferred_source="places", fallback_sources=[])
+    assert unsure["answer"] == sure["answer"]
+    first = unsure["reflections"][0]
+    assert first["label"] == "PARTIALLY CORRECT"
+    assert f"({unsure['confidence']:.2f}) is below" in first["explanation"]

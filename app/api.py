@@ -88,7 +88,7 @@ def check_run_files(context: Context) -> None:
 
     folder = get_settings().evidence_filter
     if folder is not None:
-        from prefrag.tools.evidence_filter import load_snippet_filter
+        from prefrag.tools.trained_filter import load_snippet_filter
 
         load_snippet_filter(folder)  # file checks only; the model loads on first use
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -14,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from prefrag.cli_text import clear_errors, json_for_terminal, plain
 from prefrag.errors import PrefRAGError
 from prefrag.run_options import with_run_settings
 
@@ -53,20 +53,8 @@ def _main(
     """Preference-driven multi-source RAG: local sources first, the web when needed."""
     from prefrag.config import get_settings
 
-    with _clear_errors():
+    with clear_errors():
         get_settings()  # an invalid setting is one sentence before any command runs
-
-
-@contextmanager
-def _clear_errors() -> Iterator[None]:
-    """Every PrefRAG error becomes one sentence on stderr and exit code 2."""
-    try:
-        yield
-    except PrefRAGError as error:
-        from prefrag.cli_text import plain
-
-        errors.print(f"[bold red]error:[/] {plain(error, limit=4000)}")
-        raise typer.Exit(code=2) from None
 
 
 @app.command()
@@ -111,9 +99,8 @@ def index(
     if kind == "graph":
         _index_graph(paths, source, mog=mog, authority=authority)
         return
-    with _clear_errors():
+    with clear_errors():
         report = index_paths(paths, source, progress=True, authority=authority, rebuild=rebuild)
-    from prefrag.cli_text import plain
 
     for warning in report.warnings:
         errors.print(f"[bold yellow]warning:[/] {plain(warning, limit=4000)}")
@@ -130,7 +117,7 @@ def index(
     if mog:
         from prefrag.tools.granularity_source import build_mog_index
 
-        with _clear_errors():
+        with clear_errors():
             sizes = build_mog_index(source).size_report()
         console.print(f"[green]{source}[/]: MoG index built ({_describe_sizes(sizes)}).")
 
@@ -141,7 +128,7 @@ def _index_graph(paths: list[Path], source: str, *, mog: bool, authority: float 
     if mog:
         errors.print("[bold red]error:[/] --mog applies to text sources, not graphs.")
         raise typer.Exit(code=2)
-    with _clear_errors():
+    with clear_errors():
         report = index_graph(paths, source, authority=authority)
     console.print(
         f"[green]{escape(source)}[/]: {report.added} triples added, {report.skipped} already "
@@ -191,7 +178,7 @@ def sources(
     if registry_file is not None:
         _show_registry(registry_file)
         return
-    with _clear_errors():
+    with clear_errors():
         damaged = damaged_sources(deep=True)
         infos = [info for info in list_sources() if info.name not in damaged]
         graphs = [row for row in _graph_rows() if row[0] not in damaged]
@@ -258,7 +245,7 @@ def _show_registry(path: Path) -> None:
     from prefrag.config import get_settings
     from prefrag.sources.registry_file import describe_specs, load_registry_file
 
-    with _clear_errors():
+    with clear_errors():
         specs = load_registry_file(path)
         rows = describe_specs(specs, get_settings(), base=path.expanduser().parent)
     table = Table("source", "kind", "description", "query format", "authority", "documents")
@@ -284,7 +271,7 @@ def sources_build_medquad_demo(
     from prefrag.config import get_settings
     from prefrag.sources.medquad_demo import build_medquad_demo
 
-    with _clear_errors():
+    with clear_errors():
         folder = data or get_settings().shared_data / "medquad"
         report = build_medquad_demo(folder, per_site=per_site, seed=seed, progress=True)
     for store, count in report.snippets.items():
@@ -311,7 +298,7 @@ def sources_check(
     from prefrag.index.graph_store import list_graphs
     from prefrag.index.integrity import check_graph, check_source
 
-    with _clear_errors():
+    with clear_errors():
         settings = get_settings()
         texts = {info.name for info in list_sources()} | set(damaged_sources())
         graphs = set(list_graphs()) - texts
@@ -349,7 +336,7 @@ def sources_remove(
     """Delete a local source or knowledge graph and everything indexed in it."""
     from prefrag.index.catalog import remove_source
 
-    with _clear_errors():
+    with clear_errors():
         folder = remove_source(name)
     console.print(f"Removed source [green]{escape(name)}[/] ({escape(str(folder))}).")
 
@@ -384,14 +371,12 @@ def ask(
     """Answer a question: preferred local source first, the web only when it adds nothing."""
     if no_web:
         run_settings = {**run_settings, "fallback_sources": []}
-    with _clear_errors():
+    with clear_errors():
         result = _run_ask(question, thread, run_settings, sources_file)
     from prefrag.results import result_record
 
     record = result_record(result)
     if as_json:
-        from prefrag.cli_text import json_for_terminal
-
         sys.stdout.write(json_for_terminal(json.dumps(record, ensure_ascii=False, indent=2)) + "\n")
         return
     _print_answer(record, trace=trace)
@@ -509,7 +494,6 @@ def _with_status(message: str, work: Callable[[], T]) -> T:
 
 
 def _print_answer(record: dict[str, Any], *, trace: bool) -> None:
-    from prefrag.cli_text import plain
 
     console.print(f"[bold]Answer:[/] {plain(record['answer']) or '(no answer)'}")
     if isinstance(record.get("confidence"), float):

@@ -9,8 +9,14 @@ is cut, so a hostile document can neither drive the terminal nor make printing s
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
+import typer
+from rich.console import Console
 from rich.markup import escape
+
+from prefrag.errors import PrefRAGError
 
 # ANSI/VT escape sequences first (so their parameters go too), then any other control
 # character except newline and tab.
@@ -37,3 +43,13 @@ def json_for_terminal(text: str) -> str:
     output is not turned around by a hostile title.
     """
     return _BIDI.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+
+
+@contextmanager
+def clear_errors() -> Iterator[None]:
+    """Every PrefRAG error becomes one sentence on stderr and exit code 2."""
+    try:
+        yield
+    except PrefRAGError as error:
+        Console(stderr=True).print(f"[bold red]error:[/] {plain(error, limit=4000)}")
+        raise typer.Exit(code=2) from None

@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 import typer
 
+from prefrag.cli_text import clear_errors
 from prefrag.training.jobs import JOBS, Job
 
 __all__ = ["register"]
@@ -37,10 +38,9 @@ def register(app: typer.Typer) -> None:
 
 def _command(job: Job) -> Callable[[typer.Context], None]:
     def run(ctx: typer.Context) -> None:
-        from prefrag.cli import _clear_errors
         from prefrag.training.jobs import run_job
 
-        with _clear_errors():
+        with clear_errors():
             run_job(job.name, ctx.args)
 
     run.__doc__ = job.help

@@ -6,10 +6,11 @@ data, so a fresh install can index them on first use under the source name `DEMO
 
 from __future__ import annotations
 
-import json
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
+
+from prefrag.jsonl import read_rows
 
 DEMO_SOURCE = "demo"
 _PACKAGE = "prefrag"
@@ -40,5 +41,4 @@ def demo_questions() -> list[dict[str, Any]]:
         or `multihop`) and `supporting_ids` (ids of demo documents; empty for `web`).
     """
     path = _demo_file(_QUESTIONS_FILE)
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    return read_rows(path)

@@ -94,15 +94,17 @@ def endpoint_of(name: str | None, settings: Settings) -> tuple[str | None, str |
     """(base URL, API key) of the OpenAI-compatible server for endpoint `name`.
 
     `PREFRAG_<NAME>_BASE_URL` / `_API_KEY` when set (a role, or "teacher", which falls back
-    to the compare role's), else `OPENAI_BASE_URL` / `OPENAI_API_KEY`. A role given its own
-    URL but no key of its own uses no key ("EMPTY"), never another server's key.
+    to the compare role's server), else `OPENAI_BASE_URL` / `OPENAI_API_KEY`. A role given
+    its own URL but no key of its own uses no key ("EMPTY"), never another server's key; an
+    endpoint sharing another's server sends its own key if it has one, else that server's.
     """
+    own_key = getattr(settings, f"{name}_api_key", None) if name else None
     chain = [name, "compare"] if name == "teacher" else [name]
     for each in chain:
         url = getattr(settings, f"{each}_base_url", None) if each else None
         if url:
-            return url, getattr(settings, f"{each}_api_key", None)
-    own_key = getattr(settings, f"{name}_api_key", None) if name else None
+            shared_key = None if each == name else getattr(settings, f"{each}_api_key", None)
+            return url, own_key or shared_key
     return settings.openai_base_url, own_key or settings.openai_api_key
 
 

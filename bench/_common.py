@@ -23,14 +23,14 @@ HOTPOT = SHARED_DATA / "hotpotqa" / "hotpotqa_dev_350.jsonl"
 
 def hotpot_items() -> list:
     """The HotpotQA-350 questions as evaluation items."""
-    from prefrag.eval.datasets import load_hotpotqa
+    from prefrag.datasets import load_hotpotqa
 
     return load_hotpotqa(HOTPOT).items
 
 
 def hotpot_corpus_rows() -> list[dict]:
     """Every distinct HotpotQA-350 paragraph as an indexable JSONL row."""
-    from prefrag.eval.twosource import corpus_rows
+    from prefrag.dataset_sources import corpus_rows
 
     return corpus_rows(hotpot_items())
 

@@ -2,7 +2,7 @@
 
     /work/venv/bin/python bench/bench_eval_concurrency.py [--latency 0.15] [--items 16]
 
-The model is `prefrag.eval.stub_server.StubChatServer` (loopback, fixed latency per call);
+The model is `tests/stub_server.py`'s `StubChatServer` (loopback, fixed latency per call);
 the sources are in-memory keyword indexes over the items' HotpotQA paragraphs (the shared
 file, or a synthetic set when it is absent), so the model's latency dominates as it would
 with a remote endpoint. Target: items/s at concurrency 8 >= 6x items/s at concurrency 1.
@@ -22,8 +22,10 @@ from langchain_core.documents import Document
 from prefrag.config import get_settings
 from prefrag.documents import make_document
 from prefrag.eval.runner import EvalConfig, run_eval
-from prefrag.eval.stub_server import StubChatServer
 from prefrag.sources.base import SourceRegistry
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from stub_server import StubChatServer
 
 SHARED = (
     Path(__file__).resolve().parents[1].parent

@@ -33,7 +33,9 @@ class ZeroLatencyReasoner:
     def __init__(self) -> None:
         self.calls = 0
 
-    def think(self, question, scratchpad, *, sources, force_answer=False, feedback=None):
+    def think(
+        self, question, scratchpad, *, sources, force_answer=False, feedback=None, rationale=False
+    ):
         if len(scratchpad) == 0:
             return ThinkDecision(query=question)
         if len(scratchpad) == 1:

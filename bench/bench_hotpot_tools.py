@@ -156,7 +156,7 @@ def fresh_rerankers(embedder: Any, *, cache_size: int | None = None) -> dict[str
 def build_mog(index: Path, embedder: Any) -> dict[str, Any]:
     """Build the local source's MoG index in the shared index (once)."""
     from prefrag.config import get_settings
-    from prefrag.eval.twosource import isolated_settings
+    from prefrag.dataset_sources import isolated_settings
     from prefrag.tools.granularity_index import build_source_index, mog_index_dir
     from prefrag.tools.granularity_source import source_documents
 

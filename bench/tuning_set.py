@@ -24,8 +24,11 @@ answered right), unanswerable abstained (share of unanswerable items abstained o
 confidently wrong (share of all items given a non-abstained answer that is not right:
 wrong answers to answerable items plus answers to unanswerable ones).
 
-    .venv/bin/python bench/tuning_set.py [--split tune|heldout|all] [--corpus clinic]
-        [--json runs/tuning.json] [--limit N] [--show]
+    .venv/bin/python bench/tuning_set.py [--split tune|heldout|sealed|all] [--corpus clinic]
+        [--json runs/tuning.json] [--limit N] [--show] [--set bench/sealed]
+
+`--set DIR` scores another set laid out the same way (`DIR/questions.jsonl`,
+`DIR/<corpus>/docs/`), such as the sealed check set in bench/sealed/ that nobody tunes on.
 """
 
 from __future__ import annotations
@@ -113,9 +116,10 @@ def cited_documents(result: dict[str, Any]) -> list[str]:
     return keys
 
 
-def load_questions(split: str, corpus: str | None) -> list[dict[str, Any]]:
-    """The tuning questions of one split (`tune`, `heldout` or `all`) and corpus."""
-    items = [json.loads(line) for line in QUESTIONS.read_text().splitlines() if line.strip()]
+def load_questions(split: str, corpus: str | None, set_dir: Path = TUNING) -> list[dict[str, Any]]:
+    """The questions of one split (`tune`, `heldout`, `sealed` or `all`) and corpus of a set."""
+    lines = (set_dir / "questions.jsonl").read_text().splitlines()
+    items = [json.loads(line) for line in lines if line.strip()]
     return [
         item
         for item in items
@@ -123,11 +127,11 @@ def load_questions(split: str, corpus: str | None) -> list[dict[str, Any]]:
     ]
 
 
-def index_corpus(corpus: str, home: Path) -> None:
-    """`prefrag index bench/tuning/<corpus>/docs --source <corpus>` into `home`."""
+def index_corpus(corpus: str, home: Path, set_dir: Path = TUNING) -> None:
+    """`prefrag index <set_dir>/<corpus>/docs --source <corpus>` into `home`."""
     prefrag = Path(sys.executable).with_name("prefrag")
     env = {**os.environ, "PREFRAG_HOME": str(home), "PREFRAG_WEB_ENABLED": "false"}
-    command = [str(prefrag), "index", str(TUNING / corpus / "docs"), "--source", corpus]
+    command = [str(prefrag), "index", str(set_dir / corpus / "docs"), "--source", corpus]
     subprocess.run(command, env=env, check=True, capture_output=True, text=True)
 
 
@@ -239,7 +243,14 @@ def report(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def main() -> None:
     """Index each corpus, ask its questions, print and optionally save the scores."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=["tune", "heldout", "all"], default="all")
+    parser.add_argument("--split", choices=["tune", "heldout", "sealed", "all"], default="all")
+    parser.add_argument(
+        "--set",
+        dest="set_dir",
+        type=Path,
+        default=TUNING,
+        help="the set directory (questions.jsonl, <corpus>/docs/); default bench/tuning",
+    )
     parser.add_argument("--corpus", help="only this corpus (clinic, interactions, encyclopedia)")
     parser.add_argument("--json", type=Path, help="write the summary and every row here")
     parser.add_argument("--limit", type=int, help="at most this many questions per corpus")
@@ -249,13 +260,13 @@ def main() -> None:
     parser.add_argument("--show", action="store_true", help="print every question and answer")
     args = parser.parse_args()
     os.environ["PREFRAG_WEB_ENABLED"] = "false"
-    items = load_questions(args.split, args.corpus)
+    items = load_questions(args.split, args.corpus, args.set_dir)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="prefrag-tuning-") as tmp:
         for corpus in sorted({item["corpus"] for item in items}):
             chosen = [item for item in items if item["corpus"] == corpus][: args.limit]
             home = Path(tmp) / corpus
-            index_corpus(corpus, home)
+            index_corpus(corpus, home, args.set_dir)
             for item, result in zip(chosen, ask_corpus(corpus, chosen, home), strict=True):
                 row = judge(item, result, f1=args.f1)
                 rows.append(row)

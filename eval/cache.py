@@ -14,6 +14,7 @@ from typing import Any
 
 from langchain_core.documents import Document
 
+from prefrag.jsonl import jsonl_line, readable_rows
 from prefrag.sources.base import Source
 
 
@@ -30,19 +31,12 @@ class RetrievalCache:
             self._load(self.path)
 
     def _load(self, path: Path) -> None:
-        with path.open(encoding="utf-8") as handle:
-            for line in handle:
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # a line cut short by an interrupted run
-                documents = [
-                    Document(
-                        page_content=d["text"], metadata=d["metadata"], id=d["metadata"].get("id")
-                    )
-                    for d in row["documents"]
-                ]
-                self._entries[(row["source"], row["query"], int(row["k"]))] = documents
+        for row in readable_rows(path):  # skips a line cut short by an interrupted run
+            documents = [
+                Document(page_content=d["text"], metadata=d["metadata"], id=d["metadata"].get("id"))
+                for d in row["documents"]
+            ]
+            self._entries[(row["source"], row["query"], int(row["k"]))] = documents
 
     def get(self, source: str, query: str, k: int) -> list[Document] | None:
         """Cached documents, or None."""
@@ -70,7 +64,7 @@ class RetrievalCache:
                     ],
                 }
                 with self.path.open("a", encoding="utf-8") as handle:
-                    handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+                    handle.write(jsonl_line(row))
 
 
 def _jsonable(metadata: dict[str, Any]) -> dict[str, Any]:

@@ -12,9 +12,6 @@ Output folder layout:
 from __future__ import annotations
 
 import json
-import random
-import re
-import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping
@@ -24,11 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prefrag.concurrency import run_jobs
+from prefrag.dataset_sources import dataset_sources
+from prefrag.datasets import Dataset, EvalItem, load_dataset, select_items
 from prefrag.documents import doc_id, unique_documents
 from prefrag.errors import ConfigurationError
 from prefrag.eval import metrics
 from prefrag.eval.cache import CachedSource, RetrievalCache
-from prefrag.eval.datasets import Dataset, EvalItem, load_dataset
+from prefrag.jsonl import JsonlAppender, readable_rows
 from prefrag.reasoners.roles import ROLES
 
 if TYPE_CHECKING:
@@ -56,6 +55,36 @@ _RESUME_KEYS = (
     "distractors",
 )
 TASKS = ("qa", "mc", "retrieval")
+REASONERS = ("extractive", "llm", "auto")
+CORPORA = ("all", "items")
+METHODS_HELP = (
+    "Comma-separated methods: prefrag, prefrag-no-pref, prefrag-no-reflection, "
+    "prefrag-prompt, no-retrieval, vanilla-local, vanilla-web, vanilla-both, react-both, "
+    "react-choose, or 'all'; retrieval datasets (MedQuAD) take dense, lexical, hybrid."
+)
+
+
+def _option(
+    help_text: str,
+    *,
+    choices: tuple[str, ...] = (),
+    cli: str | None = None,
+    cli_default: Any = MISSING,
+    **field_args: Any,
+) -> Any:
+    """A field that `prefrag eval` offers as an option (`prefrag.eval.cli` builds them).
+
+    `choices` are checked by `EvalConfig.check`; `cli` renames the option (default: the
+    field's name with dashes); `cli_default` is the command line's default when it differs.
+    """
+    metadata = {"help": help_text, "choices": choices, "cli": cli, "cli_default": cli_default}
+    return field(metadata=metadata, **field_args)
+
+
+def option_of(name: str) -> str:
+    """The `prefrag eval` option of `EvalConfig` field `name` (`two_source` -> `--two-source`)."""
+    meta = next(f.metadata for f in fields(EvalConfig) if f.name == name)
+    return str(meta.get("cli") or "--" + name.replace("_", "-"))
 
 
 @dataclass
@@ -73,23 +102,71 @@ class EvalConfig:
     the evaluated questions other snippets indexed beside the gold ones.
     """
 
-    dataset: str
-    methods: list[str]
-    out: str
-    reasoner: str = "extractive"
-    two_source: float | None = None
-    limit: int | None = None
-    sample: bool = False
-    items: str | None = None
-    concurrency: int = 4
-    seed: int = 0
-    corpus: str = "all"
+    dataset: str = _option("Dataset file or folder.")
+    methods: list[str] = _option(METHODS_HELP, cli="--method", cli_default="prefrag")  # noqa: RUF009 (a field specifier)
+    out: str = _option("Output folder (resumable).")
+    reasoner: str = _option(
+        "extractive (no model), llm (the settings' endpoint) or auto (llm when a model is set).",
+        choices=REASONERS,
+        default="extractive",
+    )
+    two_source: float | None = _option(
+        "Split HotpotQA paragraphs into local + web; share of questions whose second gold "
+        "paragraph stays local.",
+        default=None,
+    )
+    limit: int | None = _option("Evaluate the first N items.", default=None)
+    sample: bool = _option("With --limit: a seeded random sample instead.", default=False)
+    items: str | None = _option(
+        "Evaluate a 1-based inclusive range of the dataset's items, e.g. 201-350 (before --limit).",
+        default=None,
+    )
+    concurrency: int = _option("Items run at once.", default=4)
+    seed: int = _option("Seed of the split and of --sample.", default=0)
+    corpus: str = _option(
+        "Index 'all' of the dataset's paragraphs or only the evaluated 'items' (default: items "
+        "with --limit or --items, else all).",
+        choices=CORPORA,
+        default="all",
+        cli_default=None,
+    )
+    # The run settings: every `Context` field is an option of its own (`prefrag.run_options`).
     context: dict[str, Any] = field(default_factory=dict)
-    # A trained switcher behind the extractive reasoner's `compare` (`Settings.switcher`).
-    switcher: str | None = None
-    task: str | None = None
-    withhold: float = 0.0
-    distractors: float = 1.0
+    switcher: str | None = _option(
+        "A trained switcher behind the extractive reasoner's compare (`Settings.switcher`): a "
+        "small switcher's folder (prefrag train switcher-small) or hf:PATH / openai:NAME.",
+        default=None,
+    )
+    task: str | None = _option(
+        "qa: answer a MedQuAD-shaped file's questions from its own snippets (web off), scored "
+        "against the gold snippet (default: the file's own task).",
+        choices=TASKS,
+        default=None,
+    )
+    withhold: float = _option(
+        "With --task qa: a seeded share (e.g. 0.1) of the questions whose gold snippet is left "
+        "out of the index, to score abstention.",
+        default=0.0,
+    )
+    distractors: float = _option(
+        "With --task qa and --corpus items: other snippets indexed per evaluated question "
+        "(seeded).",
+        default=1.0,
+    )
+
+    def check(self) -> None:
+        """Refuse a value outside its field's choices, naming the option and what it takes.
+
+        Raises:
+            ConfigurationError: e.g. "--reasoner must be one of extractive, llm, auto; got 'x'."
+        """
+        for spec in fields(self):
+            choices = spec.metadata.get("choices")
+            value = getattr(self, spec.name)
+            if choices and value is not None and value not in choices:
+                raise ConfigurationError(
+                    f"{option_of(spec.name)} must be one of {', '.join(choices)}; got {value!r}."
+                )
 
     def setting(self, name: str) -> Any:
         """The effective value of run setting `name` (the context's default if unset)."""
@@ -119,37 +196,6 @@ class RunState:
     snippet_texts: dict[str, str] | None = None
 
 
-def parse_item_range(value: str) -> tuple[int, int]:
-    """`"201-350"` → `(201, 350)`: a 1-based, inclusive range of a dataset's items.
-
-    Raises:
-        ConfigurationError: The value is not `START-END` with 1 <= START <= END.
-    """
-    match = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", value)
-    if not match or not 1 <= int(match[1]) <= int(match[2]):
-        raise ConfigurationError(
-            f"--items takes a 1-based inclusive range START-END such as 201-350, not {value!r}."
-        )
-    return int(match[1]), int(match[2])
-
-
-def select_items(dataset: Dataset, config: EvalConfig) -> list[EvalItem]:
-    """The items to evaluate.
-
-    The `items` range (1-based, inclusive) if given, then the first `limit` of those, or a
-    seeded sample of `limit`.
-    """
-    items = list(dataset.items)
-    if config.items:
-        start, end = parse_item_range(config.items)
-        items = items[start - 1 : end]
-    if config.limit is None or config.limit >= len(items):
-        return items
-    if config.sample:
-        return random.Random(config.seed).sample(items, config.limit)
-    return items[: config.limit]
-
-
 def prepare(
     config: EvalConfig,
     *,
@@ -168,7 +214,9 @@ def prepare(
 
     settings = settings or get_settings()
     dataset = _dataset_for_task(config)
-    items = select_items(dataset, config)
+    items = select_items(
+        dataset, item_range=config.items, limit=config.limit, sample=config.sample, seed=config.seed
+    )
     state = RunState(dataset, items, sources, reasoner, rerankers=dict(rerankers or {}))
     out = Path(config.out)
     if dataset.task == "retrieval":
@@ -189,28 +237,15 @@ def prepare(
     if dataset.corpus:
         _prepare_snippet_qa(config, state, out, settings, progress)
     elif state.sources is None:
-        if config.two_source is not None:
-            from prefrag.eval.twosource import build_two_source
-
-            state.sources, split = build_two_source(
-                corpus_items,
-                out / "index",
-                local_share=config.two_source,
-                seed=config.seed,
-                settings=settings,
-                progress=progress,
-            )
-            state.facts["two_source"] = split.summary()
-        elif any(item.paragraphs for item in corpus_items):
-            from prefrag.eval.twosource import build_single_source
-
-            state.sources = build_single_source(
-                corpus_items, out / "index", settings=settings, progress=progress
-            )
-        else:
-            from prefrag.sources.defaults import default_sources
-
-            state.sources = default_sources()
+        state.sources, facts = dataset_sources(
+            corpus_items,
+            out / "index",
+            two_source=config.two_source,
+            seed=config.seed,
+            settings=settings,
+            progress=progress,
+        )
+        state.facts.update(facts)
     assert state.sources is not None
     base = _base_context(config)  # refuses bad run settings before any work
     if base.use_polyview:
@@ -237,8 +272,7 @@ def _dataset_for_task(config: EvalConfig) -> Dataset:
     """The dataset in the shape of `config.task` (its file's own task when unset)."""
     from prefrag.eval.snippet_qa import as_snippet_qa, check_share
 
-    if config.task is not None and config.task not in TASKS:
-        raise ConfigurationError(f"--task must be one of {', '.join(TASKS)}; got {config.task!r}.")
+    config.check()
     check_share(config.withhold)
     if config.withhold and config.task != "qa":
         raise ConfigurationError("--withhold applies to --task qa on a MedQuAD-shaped file.")
@@ -353,16 +387,9 @@ def ensure_mog_index(
 
 def read_records(path: Path) -> list[dict[str, Any]]:
     """Records of an `items.jsonl`, the last one per (method, id) winning."""
-    if not path.exists():
-        return []
     latest: dict[tuple[str, str], dict[str, Any]] = {}
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut short by an interrupted run is redone
-            latest[(record["method"], record["id"])] = record
+    for record in readable_rows(path):  # a line cut short by an interrupted run is redone
+        latest[(record["method"], record["id"])] = record
     return list(latest.values())
 
 
@@ -464,14 +491,7 @@ def run_eval(
     else:
         jobs = _qa_jobs(config, state, cache, done)
 
-    lock = threading.Lock()
-    with items_path.open("a", encoding="utf-8") as sink:
-
-        def finish(record: dict[str, Any]) -> None:
-            with lock:
-                sink.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-                sink.flush()
-
+    with JsonlAppender(items_path, default=str) as finish:
         run_jobs(jobs, finish, label="eval", concurrency=config.concurrency, progress=progress)
 
     wanted_ids = {item.id for item in state.items}
@@ -668,7 +688,7 @@ def _retrieval_jobs(
     cache: RetrievalCache,
     done: set[tuple[str, str]],
 ) -> list[Job]:
-    from prefrag.eval.twosource import isolated_settings
+    from prefrag.dataset_sources import isolated_settings
 
     rows = state.dataset.corpus
     if config.corpus == "items":
@@ -692,10 +712,10 @@ def _retrieval_jobs(
 def _retrieval_sources(
     rows: list[dict[str, Any]], work: Path, settings: Settings
 ) -> dict[str, Any]:
-    from prefrag.eval.twosource import _ensure_index
+    from prefrag.dataset_sources import ensure_index
     from prefrag.sources.local import LocalSource
 
-    _ensure_index("corpus", rows, work, settings, "hybrid")
+    ensure_index("corpus", rows, work, settings, "hybrid")
     return {mode: LocalSource("corpus", settings=settings, mode=mode) for mode in RETRIEVAL_METHODS}
 
 

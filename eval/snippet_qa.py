@@ -20,9 +20,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from prefrag.datasets import Dataset, EvalItem
 from prefrag.errors import ConfigurationError
 from prefrag.eval import metrics
-from prefrag.eval.datasets import Dataset, EvalItem
 
 if TYPE_CHECKING:
     from prefrag.config import Settings
@@ -120,13 +120,13 @@ def build_snippet_source(
     progress: bool = False,
 ) -> SourceRegistry:
     """The snippets as the one local source (hybrid search); no web source."""
-    from prefrag.eval.twosource import _ensure_index, isolated_settings
+    from prefrag.dataset_sources import ensure_index, isolated_settings
     from prefrag.sources.base import SourceRegistry
 
     isolated = isolated_settings(settings, Path(work_dir) / "home").model_copy(
         update={"web_enabled": False}
     )
-    local = _ensure_index(LOCAL_SOURCE, rows, Path(work_dir), isolated, "hybrid", progress=progress)
+    local = ensure_index(LOCAL_SOURCE, rows, Path(work_dir), isolated, "hybrid", progress=progress)
     return SourceRegistry([local])
 
 

@@ -157,7 +157,7 @@ def think(
         sources=names,
         force_answer=forced,
         feedback=feedback_of(state),
-        **think_options(run.reasoner, context),
+        **think_options(context),
     )
     update: dict[str, Any] = usage_update("think", decision.usage, fallback=decision.fallback) | {
         "thought": decision.thought,
@@ -179,7 +179,7 @@ def think(
         return update
     return update | {
         "action": "search",
-        **search_query(decision, question, context, reasoner=run.reasoner),
+        **search_query(decision, question, context),
     }
 
 

@@ -73,6 +73,7 @@ class ResourceProvider:
         self._reasoner_factory = reasoner_factory or _default_reasoner
         self._sources_factory = sources_factory or _default_sources
         self._reasoners: dict[tuple, Reasoner] = {}
+        self._reading_stored: set[int] = set()  # reasoners given the sources' vectors
         self._named_rerankers: dict[str, Any] = dict(rerankers or {})
         self._rerankers: dict[tuple, Any] = {}
         self._mog_indexes = {name: Path(folder) for name, folder in (mog_indexes or {}).items()}
@@ -89,14 +90,27 @@ class ResourceProvider:
             return self._sources
 
     def reasoner(self, context: Context) -> Reasoner:
-        """The injected reasoner, or one built from settings and this run's models."""
-        if self._reasoner is not None:
-            return self._reasoner
-        key = (context.reasoner, *models_of(context).values())
+        """The injected reasoner, or one built from settings and this run's models.
+
+        A trained switcher behind it reads documents' vectors from the sources' indexes
+        (`StoredVectors`) instead of embedding them again.
+        """
         with self._lock:
-            if key not in self._reasoners:
-                self._reasoners[key] = self._reasoner_factory(context)
-            return self._reasoners[key]
+            if self._reasoner is not None:
+                reasoner = self._reasoner
+            else:
+                key = (context.reasoner, *models_of(context).values())
+                if key not in self._reasoners:
+                    self._reasoners[key] = self._reasoner_factory(context)
+                reasoner = self._reasoners[key]
+            if id(reasoner) not in self._reading_stored:
+                self._reading_stored.add(id(reasoner))
+                use = getattr(getattr(reasoner, "switcher", None), "use_stored_vectors", None)
+                if use is not None:
+                    from prefrag.sources.stored_vectors import StoredVectors
+
+                    use(StoredVectors(self.sources()))
+            return reasoner
 
     def resolve(self, context: Context) -> RunResources:
         """Reasoner, preferred source and fallback order for a run."""
@@ -211,10 +225,8 @@ class ResourceProvider:
         with self._lock:
             if self._snippet_filter is None:
                 from prefrag.config import get_settings
-                from prefrag.tools.evidence_filter import (
-                    RelevanceSnippetFilter,
-                    load_snippet_filter,
-                )
+                from prefrag.tools.evidence_filter import RelevanceSnippetFilter
+                from prefrag.tools.trained_filter import load_snippet_filter
 
                 folder = get_settings().evidence_filter
                 self._snippet_filter = (

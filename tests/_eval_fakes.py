@@ -59,7 +59,9 @@ class ScriptedReasoner:
         self.hops = hops
         self.reflect_label = reflect_label
 
-    def think(self, question, scratchpad, *, sources, force_answer=False, feedback=None):
+    def think(
+        self, question, scratchpad, *, sources, force_answer=False, feedback=None, rationale=False
+    ):
         if len(scratchpad) >= self.hops or force_answer:
             return ThinkDecision(action="answer", usage=Usage(calls=1, input_tokens=3))
         query = question

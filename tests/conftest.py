@@ -40,8 +40,8 @@ def hotpot_slice(shared_data: Path):
     """The first HotpotQA-350 items and their paragraphs written as an indexable JSONL."""
     import json
 
-    from prefrag.eval.datasets import load_hotpotqa
-    from prefrag.eval.twosource import corpus_rows
+    from prefrag.dataset_sources import corpus_rows
+    from prefrag.datasets import load_hotpotqa
 
     def make(n: int, folder: Path) -> tuple[list, Path]:
         items = load_hotpotqa(shared_data / "hotpotqa" / "hotpotqa_dev_350.jsonl").items[:n]

@@ -104,7 +104,7 @@ class RecordingChatModel(BaseChatModel):
 
 def stub_reply(received):
     """Stub server replies: compare keeps below temperature 0.5; think searches twice."""
-    from prefrag.eval.stub_server import completion
+    from stub_server import completion
 
     def reply(request):
         received.append(request)

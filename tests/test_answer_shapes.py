@@ -97,13 +97,18 @@ def test_a_duration_keeps_its_qualifier_and_unit(reasoner):
     assert draft.answer == "at least 24 hours"
 
 
-def test_a_list_question_gets_the_listed_items(reasoner):
+def test_a_list_question_gets_the_sentences_that_list_the_items(reasoner):
     draft = reasoner.answer(
         "Which antibiotics raise the INR of patients on warfarin?", [], [ANTIBIOTICS]
     )
+    # The deciding sentences whole (an item keeps what qualifies it), the items as the
+    # short answer, and nothing from the sentence about the opposite effect.
     for item in ("Co-trimoxazole", "metronidazole", "fluconazole", "clarithromycin"):
         assert item in draft.answer
-    assert "S-form" not in draft.answer and "rifampicin" not in draft.answer
+        assert item in (draft.short_answer or "")
+    assert "can raise the INR markedly" in draft.answer
+    assert "S-form" not in (draft.short_answer or "")
+    assert "rifampicin" not in draft.answer
     assert draft.cited_ids == ["antibiotics"]
 
 

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
+from prefrag.datasets import load_dataset
 from prefrag.errors import IngestError
-from prefrag.eval.datasets import load_dataset
 
 
 def _write(path, rows):

@@ -207,8 +207,9 @@ def test_cli_command_registers_and_rejects_unknown_method(tmp_path):
 
 
 def test_llm_reasoner_runs_against_the_stub_endpoint(tmp_path):
+    from stub_server import StubChatServer
+
     from prefrag.config import get_settings
-    from prefrag.eval.stub_server import StubChatServer
 
     with StubChatServer(latency=0.0) as server:
         settings = get_settings().model_copy(
@@ -239,8 +240,7 @@ def test_llm_reasoner_runs_against_the_stub_endpoint(tmp_path):
 
 def test_stub_server_refuses_non_loopback_and_bounds_requests():
     import httpx
-
-    from prefrag.eval.stub_server import StubChatServer
+    from stub_server import StubChatServer
 
     with pytest.raises(ValueError):
         StubChatServer(host="0.0.0.0")
@@ -526,14 +526,51 @@ def test_accuracy_plot_starts_at_zero_and_its_legend_covers_no_bar():
 
 
 def test_an_item_range_selects_those_items_one_based_and_inclusive():
-    from prefrag.eval.datasets import Dataset, EvalItem
-    from prefrag.eval.runner import EvalConfig, select_items
+    from prefrag.datasets import Dataset, EvalItem, select_items
 
     items = [EvalItem(id=f"q{i}", question=f"question {i}?", answers=("a",)) for i in range(1, 11)]
     dataset = Dataset(name="toy", task="qa", items=items)
-    chosen = select_items(dataset, EvalConfig(dataset="x", methods=[], out="o", items="3-5"))
+    chosen = select_items(dataset, item_range="3-5")
     assert [item.id for item in chosen] == ["q3", "q4", "q5"]
-    limited = EvalConfig(dataset="x", methods=[], out="o", items="3-8", limit=2)
-    assert [item.id for item in select_items(dataset, limited)] == ["q3", "q4"]
+    assert [item.id for item in select_items(dataset, item_range="3-8", limit=2)] == ["q3", "q4"]
     with pytest.raises(ConfigurationError, match="201-350"):
-        select_items(dataset, EvalConfig(dataset="x", methods=[], out="o", items="5-2"))
+        select_items(dataset, item_range="5-2")
+
+
+def test_every_eval_config_field_is_an_option_and_bad_choices_name_what_is_accepted(tmp_path):
+    from dataclasses import fields
+
+    import typer
+
+    from prefrag.eval.cli import register
+    from prefrag.eval.runner import EvalConfig, option_of
+
+    app = typer.Typer()
+    register(app)
+
+    @app.command()
+    def other() -> None:
+        pass
+
+    command = typer.main.get_command(app).commands["eval"]
+    offered = {opt for param in command.params for opt in param.opts}
+    for spec in fields(EvalConfig):
+        if spec.name != "context":  # the run settings: one option per Context field
+            assert option_of(spec.name) in offered, spec.name
+
+    base = ["eval", "--dataset", str(_dataset(tmp_path)), "--out", str(tmp_path / "run")]
+    for option, value, accepted in (
+        ("--reasoner", "big", "extractive, llm, auto"),
+        ("--corpus", "some", "all, items"),
+        ("--task", "nope", "qa, mc, retrieval"),
+    ):
+        result = CliRunner().invoke(app, [*base, option, value, "--no-progress"])
+        assert result.exit_code == 2
+        assert f"{option} must be one of {accepted}; got '{value}'." in " ".join(
+            result.output.split()
+        )
+    # Every value the error names is accepted (auto resolves to the extractive reasoner here).
+    result = CliRunner().invoke(
+        app, [*base, "--reasoner", "auto", "--method", "no-retrieval", "--no-progress"]
+    )
+    assert result.exit_code == 0, result.output

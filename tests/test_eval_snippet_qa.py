@@ -9,8 +9,8 @@ import pytest
 from _eval_fakes import KeywordSource
 from typer.testing import CliRunner
 
+from prefrag.datasets import load_dataset
 from prefrag.errors import ConfigurationError
-from prefrag.eval.datasets import load_dataset
 from prefrag.eval.runner import EvalConfig, read_records, run_eval
 from prefrag.eval.snippet_qa import (
     as_snippet_qa,
@@ -61,7 +61,9 @@ class TitleReasoner:
     """Searches once with the question; answers with the first sentence of a document whose
     title's first word the question names, citing it; abstains when none does."""
 
-    def think(self, question, scratchpad, *, sources, force_answer=False, feedback=None):
+    def think(
+        self, question, scratchpad, *, sources, force_answer=False, feedback=None, rationale=False
+    ):
         if scratchpad or force_answer:
             return ThinkDecision(action="answer", usage=Usage(calls=1))
         return ThinkDecision(action="search", query=question, source=sources[0], usage=Usage())
@@ -89,7 +91,7 @@ def test_medquad_file_becomes_qa_items_whose_gold_is_their_snippet(tmp_path):
 
 
 def test_withheld_share_is_seeded_reproducible_and_rounded_to_questions():
-    from prefrag.eval.datasets import EvalItem
+    from prefrag.datasets import EvalItem
 
     items = [EvalItem(id=f"q{n}", question="?", task="qa") for n in range(200)]
     first = withheld_ids(items, 0.1, seed=3)

@@ -8,12 +8,12 @@ import time
 import numpy as np
 import pytest
 from langchain_core.documents import Document
+from stub_server import StubChatServer
 from typer.testing import CliRunner
 
 from prefrag.cli import app
 from prefrag.config import Settings
 from prefrag.errors import ModelEndpointError
-from prefrag.eval.stub_server import StubChatServer
 from prefrag.models import make_chat_model
 from prefrag.reasoners.llm import LLMReasoner
 

@@ -179,7 +179,6 @@ def _prior(question: str, answer: str, *titles: str) -> list[PriorTurn]:
         ("Who founded Brindlemoor?", "Orla Penhallow", "When did she die?", "Orla Penhallow"),
         ("Who founded Brindlemoor?", "Orla Penhallow", "What river runs through it?", "Brindl"),
         ("Which tower is the tallest in Velmark?", "Orrin Spire", "When was it built?", "Orrin"),
-        ("What is the dose of warfarin?", "5 mg", "What about heparin?", "warfarin"),
     ],
 )
 def test_the_rules_carry_the_earlier_subject(earlier, answer, follow_up, standalone):
@@ -189,6 +188,47 @@ def test_the_rules_carry_the_earlier_subject(earlier, answer, follow_up, standal
     assert condensed.rewritten
     assert standalone in condensed.question
     assert condensed.question != follow_up
+
+
+@pytest.mark.parametrize(
+    ("earlier", "follow_up", "standalone"),
+    [
+        ("What is the dose of warfarin?", "What about heparin?", "What is the dose of heparin?"),
+        ("How long is the River Almsey?", "And the Tesk?", "How long is the River Tesk?"),
+        ("Can I take ibuprofen with warfarin?", "What about naproxen?", "Can I take naproxen with"),
+        ("What is the dose of warfarin for adults?", "What about children?", "for children?"),
+        ("What is the dose of warfarin?", "And in pregnancy?", "of warfarin in pregnancy?"),
+    ],
+)
+def test_what_about_x_asks_the_earlier_question_of_x_alone(earlier, follow_up, standalone):
+    condensed = ExtractiveReasoner(use_embeddings=False).condense(
+        follow_up, _prior(earlier, "an answer")
+    )
+    assert condensed.rewritten
+    assert standalone in condensed.question
+    # Only the subject asked about now: the one it replaces is gone.
+    replaced = {"heparin": "warfarin", "Tesk": "Almsey", "naproxen": "ibuprofen"}
+    for new, old in replaced.items():
+        if new in follow_up:
+            assert old not in condensed.question
+
+
+def test_a_continuation_gets_the_earlier_setting_not_its_contradicting_clause():
+    condensed = ExtractiveReasoner(use_embeddings=False).condense(
+        "And how long is the course if she is pregnant?",
+        _prior("What is the first antibiotic for cystitis in a woman who is not pregnant?", "x"),
+    )
+    assert condensed.question.startswith("How long is the course if she is pregnant")
+    assert "for cystitis in a woman" in condensed.question
+    assert "not pregnant" not in condensed.question
+
+
+def test_what_about_x_after_options_keeps_the_options():
+    # "instead of": X is one more option, not a subject to swap in.
+    condensed = ExtractiveReasoner(use_embeddings=False).condense(
+        "What about aspirin?", _prior("What should I take instead of ibuprofen?", "paracetamol")
+    )
+    assert "instead of ibuprofen" in condensed.question and "aspirin" in condensed.question
 
 
 @pytest.mark.parametrize(
@@ -250,3 +290,42 @@ def test_the_condense_prompt_shows_the_thread():
     assert "Question: What is the dose of warfarin?" in seen[0]
     assert "Answer: 5 mg" in seen[0]
     assert "Follow-up question: What about heparin?" in seen[0]
+
+
+# Invented dosing notes: "What about X?" must be answered for X alone.
+DOSING = [
+    {
+        "id": "lisinopril-dose",
+        "title": "Lisinopril dosing",
+        "text": "The starting dose of lisinopril for high blood pressure is 10 mg once a day. "
+        "Check kidney function and potassium one to two weeks after starting.",
+    },
+    {
+        "id": "ramipril-dose",
+        "title": "Ramipril dosing",
+        "text": "The starting dose of ramipril for high blood pressure is 2.5 mg once a day. "
+        "It is raised every two weeks to a usual dose of 10 mg.",
+    },
+]
+
+
+@pytest.fixture
+def dosing(tmp_path: Path) -> None:
+    corpus = tmp_path / "dosing.jsonl"
+    corpus.write_text("\n".join(json.dumps(note) for note in DOSING) + "\n")
+    result = CliRunner().invoke(app, ["index", str(corpus), "--source", "clinic"])
+    assert result.exit_code == 0, result.output
+
+
+def test_what_about_x_on_a_thread_is_answered_for_x_alone(dosing):
+    graph = _graph(InMemorySaver())
+    first = prefrag.ask(
+        "What is the starting dose of lisinopril?", graph=graph, thread_id="d1", **RUN
+    )
+    assert "10 mg" in first["answer"]
+    result = prefrag.ask("What about ramipril?", graph=graph, thread_id="d1", **RUN)
+    assert result["standalone_question"] == "What is the starting dose of ramipril?"
+    assert not result.get("abstained"), result["answer"]
+    assert "2.5 mg" in result["answer"]
+    assert "lisinopril" not in result["answer"].lower()
+    assert _cited(result)[0] == "ramipril-dose"

@@ -50,6 +50,7 @@ class ScriptedReasoner:
         sources: Sequence[str],
         force_answer: bool = False,
         feedback: Feedback | None = None,
+        rationale: bool = False,
     ) -> ThinkDecision:
         self.feedback_seen.append(feedback)
         queries = [
@@ -151,7 +152,16 @@ def test_iteration_cap_forces_an_answer_from_the_scratchpad() -> None:
             self.forced: list[bool] = []
             self.answer_calls = 0
 
-        def think(self, question, scratchpad, *, sources, force_answer=False, feedback=None):
+        def think(
+            self,
+            question,
+            scratchpad,
+            *,
+            sources,
+            force_answer=False,
+            feedback=None,
+            rationale=False,
+        ):
             self.forced.append(force_answer)
             if force_answer:  # paper B.3: answer from what the scratchpad holds
                 return ThinkDecision(
@@ -181,7 +191,16 @@ def test_iteration_cap_forces_an_answer_from_the_scratchpad() -> None:
 
 def test_a_reasoner_that_ignores_the_forced_answer_still_gets_an_answer() -> None:
     class Stubborn(ScriptedReasoner):
-        def think(self, question, scratchpad, *, sources, force_answer=False, feedback=None):
+        def think(
+            self,
+            question,
+            scratchpad,
+            *,
+            sources,
+            force_answer=False,
+            feedback=None,
+            rationale=False,
+        ):
             return ThinkDecision(thought="more", query=f"hop {len(scratchpad)}", usage=ONE)
 
     local = ListSource("local", default=[doc("olsen", "Carsten Olsen died in 1974.")])
@@ -221,7 +240,16 @@ def test_fallback_order_and_model_requested_source() -> None:
     web = ListSource("web", "web", default=[doc("x", "web text", "web", "web")])
 
     class AsksForWeb(ScriptedReasoner):
-        def think(self, question, scratchpad, *, sources, force_answer=False, feedback=None):
+        def think(
+            self,
+            question,
+            scratchpad,
+            *,
+            sources,
+            force_answer=False,
+            feedback=None,
+            rationale=False,
+        ):
             assert list(sources) == ["local", "wiki", "web"]
             if len(scratchpad) < 2:
                 return ThinkDecision(query="q", source="web", usage=ONE)
@@ -313,7 +341,16 @@ def test_preference_off_uses_both_sources_every_step() -> None:
 
 def test_supplement_reuses_an_identical_earlier_search_instead_of_repeating_it() -> None:
     class QuestionFirst(ScriptedReasoner):
-        def think(self, question, scratchpad, *, sources, force_answer=False, feedback=None):
+        def think(
+            self,
+            question,
+            scratchpad,
+            *,
+            sources,
+            force_answer=False,
+            feedback=None,
+            rationale=False,
+        ):
             if not scratchpad:
                 return ThinkDecision(query=question, usage=ONE)  # first hop: the question
             return ThinkDecision(action="answer", usage=ONE)

@@ -21,8 +21,8 @@ from prefrag.tools.evidence_filter import (
     RelevanceSnippetFilter,
     SnippetJudgement,
     filter_snippets,
-    load_snippet_filter,
 )
+from prefrag.tools.trained_filter import load_snippet_filter
 
 RATIONALE = "Sørensen introduced pH at Carlsberg; the ecologist who assisted him is the answer."
 
@@ -40,7 +40,7 @@ class Rationalising(ScriptedReasoner):
         self.asked.append(rationale)
         decision = super().think(question, scratchpad, sources=sources, force_answer=force_answer)
         if decision.action == "search" and rationale:
-            decision.thought = RATIONALE
+            decision.thought, decision.is_rationale = RATIONALE, True
         return decision
 
 
@@ -74,7 +74,7 @@ def test_a_reasoner_without_rationales_searches_its_thought_with_the_sub_query()
     local = ListSource("local", default=[doc("l1", "Carlsberg laboratory history.")])
     ask(
         QUESTION,
-        reasoner=ScriptedReasoner(),  # its think() takes no `rationale`
+        reasoner=ScriptedReasoner(),  # it writes no rationale, even when asked
         sources=SourceRegistry([local]),
         rationale_queries=True,
         max_reflections=0,
@@ -86,7 +86,16 @@ def test_a_reasoner_without_rationales_searches_its_thought_with_the_sub_query()
 
 def test_an_empty_rationale_keeps_the_sub_query() -> None:
     class Silent(ScriptedReasoner):
-        def think(self, question, scratchpad, *, sources, force_answer=False, feedback=None):
+        def think(
+            self,
+            question,
+            scratchpad,
+            *,
+            sources,
+            force_answer=False,
+            feedback=None,
+            rationale=False,
+        ):
             return ThinkDecision(thought="", query="sub query")
 
     graph = build_graph(reasoner=Silent(), sources=SourceRegistry([ListSource("local")]))

@@ -17,12 +17,12 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from stub_server import Reply, StubChatServer
 from typer.testing import CliRunner
 
 from prefrag.cli import app
 from prefrag.config import Settings
 from prefrag.documents import make_document
-from prefrag.eval.stub_server import Reply, StubChatServer
 from prefrag.reasoners.factory import build_reasoner
 
 runner = CliRunner()
@@ -44,7 +44,19 @@ NEW = [
         title="Marrow kiln log",
     )
 ]
+# llama-cpp-python 0.3.36's server refuses `json_schema` with HTTP 500 and this body (its
+# pydantic validation error); other llama.cpp front ends answer 422 with a `detail` list.
 LLAMA_CPP_REFUSAL = {
+    "error": {
+        "message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', "
+        "'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", "
+        "'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}",
+        "type": "internal_server_error",
+        "param": None,
+        "code": None,
+    }
+}
+LLAMA_CPP_422 = {
     "detail": [
         {
             "type": "literal_error",
@@ -99,13 +111,13 @@ def vllm(verdict: str) -> Callable[[dict[str, Any]], Reply]:
     return reply
 
 
-def llama_cpp(verdict: str) -> Callable[[dict[str, Any]], Reply]:
-    """llama.cpp's server: refuses `json_schema` (422); `json_object` + schema constrains."""
+def llama_cpp(verdict: str, refusal: int = 500) -> Callable[[dict[str, Any]], Reply]:
+    """llama.cpp's server: refuses `json_schema` (500, or 422); `json_object` + schema works."""
 
     def reply(request: dict[str, Any]) -> Reply:
         kind = schema_kind(request)
         if kind == "json_schema":
-            return 422, LLAMA_CPP_REFUSAL
+            return (500, LLAMA_CPP_REFUSAL) if refusal == 500 else (422, LLAMA_CPP_422)
         if kind == "json_object" and request["response_format"].get("schema"):
             return completion({"content": verdict})
         return completion({"content": "I think so."})
@@ -201,17 +213,22 @@ def test_compare_reads_each_server_shape_or_falls_back_safely(shape: str) -> Non
         verdict = reasoner_for(server.url).compare(QUESTION, HELD, NEW)
     assert (verdict.status, verdict.fallback) == (status, fallback)
     # Structured, then text, then one repair: never more than three requests.
-    assert 1 <= server.requests <= 3 + (1 if "llama" in shape else 0)
+    # (llama.cpp: its 500 refusal is retried once by the client, then json_object.)
+    assert 1 <= server.requests <= 3 + (2 if "llama" in shape else 0)
 
 
-def test_llama_cpp_is_asked_for_json_object_once_refused_then_directly():
-    with StubChatServer(reply=llama_cpp('{"analysis": "new", "status": true}')) as server:
+@pytest.mark.parametrize("refusal", [500, 422])
+def test_llama_cpp_is_asked_for_json_object_once_refused_then_directly(refusal: int):
+    verdict = '{"analysis": "new", "status": true}'
+    with StubChatServer(reply=llama_cpp(verdict, refusal)) as server:
         reasoner = reasoner_for(server.url)
         first = reasoner.compare(QUESTION, HELD, NEW)
         second = reasoner.compare(QUESTION, HELD, NEW)
     kinds = [schema_kind(request) for request in server.received]
-    assert kinds == ["json_schema", "json_object", "json_object"]
-    assert server.received[1]["response_format"]["schema"]["properties"]["status"] == {
+    # The OpenAI client retries a 500 once (PREFRAG_MAX_RETRIES), as any server error.
+    refused = ["json_schema"] * (2 if refusal == 500 else 1)
+    assert kinds == [*refused, "json_object", "json_object"]
+    assert server.received[len(refused)]["response_format"]["schema"]["properties"]["status"] == {
         "description": "True if the new information is new and useful.",
         "title": "Status",
         "type": "boolean",
@@ -270,7 +287,7 @@ def test_cli_against_a_llama_cpp_server_answers_from_the_model(notes, monkeypatc
     def reply(request: dict[str, Any]) -> Reply:
         kind = schema_kind(request)
         if kind == "json_schema":
-            return 422, LLAMA_CPP_REFUSAL
+            return 500, LLAMA_CPP_REFUSAL
         properties = (request.get("response_format") or {}).get("schema", {}).get("properties")
         if kind != "json_object" or not properties:
             return completion({"content": "?"})
@@ -336,3 +353,32 @@ def test_api_reasoner_name_chooses_the_llm_reasoner(notes, monkeypatch):
 def test_a_model_option_without_an_llm_reasoner_is_noted(notes):
     record = _ask("--plan-model", "hf:/nowhere/planner", "--use-planning")
     assert any("--plan-model hf:/nowhere/planner: no effect" in n for n in record["notes"])
+
+
+def test_the_reasoner_flag_wins_over_an_environment_configured_for_a_model(notes, monkeypatch):
+    """Env says "llm" (backend, URL, model all set); `--reasoner extractive` still wins, and a
+    `--compare-model` flag wins over `PREFRAG_COMPARE_MODEL`."""
+    import prefrag
+
+    seen: list[str] = []
+
+    def reply(request: dict[str, Any]) -> Reply:
+        seen.append(request["model"])
+        return completion({"content": "~~"})
+
+    with StubChatServer(reply=reply) as server:
+        _serve(monkeypatch, server)
+        monkeypatch.setenv("PREFRAG_BACKEND", "openai")
+        monkeypatch.setenv("PREFRAG_COMPARE_MODEL", "env-judge")
+        extractive = _ask("--reasoner", "extractive")
+        api_extractive = prefrag.ask(
+            QUESTION, reasoner="extractive", preferred_source="notes", fallback_sources=[]
+        )
+        assert server.requests == 0
+        assert extractive["abstained"] is False and api_extractive["abstained"] is False
+        auto = _ask()  # the environment's choice: the model
+        assert server.requests > 0 and auto["abstained"] is True
+        assert "env-judge" in seen
+        seen.clear()
+        _ask("--compare-model", "flag-judge")
+    assert "flag-judge" in seen and "env-judge" not in seen

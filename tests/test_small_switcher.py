@@ -167,9 +167,10 @@ def test_eval_with_a_switcher_runs_compare_through_it(tmp_path):
 @pytest.mark.slow
 def test_eval_points_the_compare_role_at_a_served_model(tmp_path):
     """`prefrag eval --compare-model NAME` (llm) and `--switcher openai:NAME` (extractive)."""
+    from stub_server import StubChatServer
+
     from prefrag.config import get_settings
     from prefrag.eval.runner import EvalConfig, run_eval
-    from prefrag.eval.stub_server import StubChatServer
 
     received: list[dict] = []
 
@@ -252,7 +253,65 @@ def test_each_document_is_embedded_once_however_often_it_is_judged():
     assert np.array_equal(extractor.features(question, held, new), first)
     extractor.features(question, [*held, *new], new[:1])
     assert len(embedder.texts) == embedded
-    # A long document is embedded by its lead only.
-    long = _doc("x", "Long", "word " * 2000)
-    extractor.features(question, held, [long])
-    assert len(embedder.texts) == embedded + 1 and len(embedder.texts[-1]) < 200
+    # A document no index holds is embedded by its text, as `prefrag index` embeds a chunk.
+    other = _doc("x", "Other", "Other is a town by the sea.")
+    extractor.features(question, held, [other])
+    assert embedder.texts[embedded:] == [other.page_content]
+
+
+def test_indexed_documents_are_judged_by_the_vectors_their_index_stored(tmp_path):
+    """Through `prefrag index` and `prefrag.ask`: the switcher embeds the question only."""
+    import prefrag
+    from prefrag.cli import app
+    from prefrag.index.embeddings import get_embedder
+    from prefrag.sources.local import LocalSource
+    from prefrag.sources.stored_vectors import StoredVectors
+
+    corpus = tmp_path / "notes.jsonl"
+    rows = [
+        ("n1", "Brannock weir", "The Brannock weir holds back the river Tey above the mill."),
+        ("n2", "Tey", "The Tey rises on Calder moor and joins the sea at Rusk."),
+        ("n3", "Rusk", "Rusk is a harbour town with a lifeboat station."),
+    ]
+    corpus.write_text(
+        "".join(json.dumps({"id": i, "title": t, "text": x}) + "\n" for i, t, x in rows)
+    )
+    assert CliRunner().invoke(app, ["index", str(corpus), "--source", "rivers"]).exit_code == 0
+    real = get_embedder()
+
+    class CountingEmbedder:
+        def __init__(self):
+            self.texts = []
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def encode(self, texts):
+            self.texts.extend(texts)
+            return real.encode(texts)
+
+    counting = CountingEmbedder()
+    switcher = load_switcher(_always(tmp_path / "sw", keep=True), embedder=counting)
+    question = "Which river does the Brannock weir hold back?"
+    result = prefrag.ask(
+        question,
+        reasoner=ExtractiveReasoner(use_embeddings=False, switcher=switcher),
+        preferred_source="rivers",
+        fallback_sources=[],
+        judge_first_retrieval=True,
+    )
+    assert any(step["verdict"] is True for step in result["route"])
+    judged = switcher.extractor._views
+    assert judged, "the switcher judged no document"
+    assert counting.texts == [question]  # no document embedded again
+    # The stored vectors are the ones embedding the documents would give.
+    source = LocalSource("rivers")
+    documents = source.search("Tey river weir", 3)
+    stored = FeatureExtractor(real, stored=StoredVectors([source]))
+    embedded = FeatureExtractor(real)
+    np.testing.assert_allclose(
+        stored.features(question, documents[:1], documents[1:]),
+        embedded.features(question, documents[:1], documents[1:]),
+        atol=1e-4,
+    )
+    assert all(v is not None for v in StoredVectors([source])(documents))

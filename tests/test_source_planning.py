@@ -177,7 +177,9 @@ def _kidney_registry() -> tuple[ListSource, ListSource, ListSource, SourceRegist
 class QuestionSearcher(ScriptedReasoner):
     """Searches with the question itself, then answers."""
 
-    def think(self, question, scratchpad, *, sources, force_answer=False, feedback=None):
+    def think(
+        self, question, scratchpad, *, sources, force_answer=False, feedback=None, rationale=False
+    ):
         decision = super().think(question, scratchpad, sources=sources, force_answer=force_answer)
         if decision.action == "search":
             decision.query = question

@@ -6,9 +6,9 @@ import pytest
 from switcher_fakes import RecordingChatModel, stub_reply, two_hop_sources, write_dataset
 from typer.testing import CliRunner
 
+from prefrag.datasets import load_dataset
 from prefrag.documents import make_document
 from prefrag.errors import ConfigurationError, IngestError
-from prefrag.eval.datasets import load_dataset
 from prefrag.reasoners.llm import LLMReasoner, compare_prompt
 from prefrag.training.pairs import read_compare_prompt, read_pairs
 from prefrag.training.switcher_data import (
@@ -205,8 +205,9 @@ def test_rerun_with_other_settings_into_the_same_file_is_refused(tmp_path):
 
 
 def test_llm_policy_samples_nine_verdicts_and_the_teacher_picks(tmp_path):
+    from stub_server import StubChatServer
+
     from prefrag.config import get_settings
-    from prefrag.eval.stub_server import StubChatServer
 
     received: list[dict] = []
     with StubChatServer(reply=stub_reply(received)) as server:
@@ -333,8 +334,9 @@ def test_cli_builds_pairs_from_the_two_source_split_of_real_items(tmp_path, shar
 
 def test_policy_and_teacher_on_two_servers(tmp_path):
     """One vLLM server serves one base model: the teacher runs on a second endpoint."""
+    from stub_server import StubChatServer
+
     from prefrag.config import get_settings
-    from prefrag.eval.stub_server import StubChatServer
 
     policy_seen: list[dict] = []
     teacher_seen: list[dict] = []
@@ -392,3 +394,58 @@ def test_hotpotqa_official_json_becomes_a_dataset_switcher_data_reads(tmp_path):
         app, ["train", "hotpot-convert", "--source", str(source), "--out", str(out)]
     )
     assert result.exit_code == 2 and "Question 1 of" in result.output
+
+
+def test_teacher_and_policy_flags_win_over_the_environment_and_keys_stay_with_their_server(
+    tmp_path,
+):
+    """`--teacher_base_url` wins over PREFRAG_TEACHER_BASE_URL (and `--policy_base_url` over
+    PREFRAG_COMPARE_BASE_URL); a teacher on its own server never gets the policy's key."""
+    from stub_server import StubChatServer
+
+    from prefrag.config import get_settings
+    from prefrag.models import endpoint_of
+    from prefrag.training.switcher_data import endpoint_settings
+
+    dead = "http://127.0.0.1:9/v1"
+    env = get_settings().model_copy(
+        update={
+            "openai_base_url": dead,
+            "openai_api_key": "policy-key",
+            "teacher_base_url": dead,
+            "compare_base_url": dead,
+        }
+    )
+    policy_seen: list[dict] = []
+    teacher_seen: list[dict] = []
+    with (
+        StubChatServer(reply=stub_reply(policy_seen)) as policy_server,
+        StubChatServer(reply=stub_reply(teacher_seen)) as teacher_server,
+    ):
+        config = _config(
+            tmp_path,
+            policy="openai:policy",
+            teacher="openai:teacher",
+            policy_base_url=policy_server.url,
+            teacher_base_url=teacher_server.url,
+        )
+        result = run(config, settings=env, sources=two_hop_sources())
+    assert result.pairs > 0 and not result.failed
+    assert policy_seen and teacher_seen
+    # The keys: own flag > own env > none for an own URL; a shared server's key otherwise.
+    flagged = endpoint_settings(env, "teacher", "http://teacher/v1", None)
+    assert endpoint_of("teacher", flagged) == ("http://teacher/v1", None)
+    keyed = endpoint_settings(flagged, "teacher", None, "teacher-key")
+    assert endpoint_of("teacher", keyed) == ("http://teacher/v1", "teacher-key")
+    shared = env.model_copy(
+        update={"teacher_base_url": None, "compare_base_url": None, "teacher_api_key": None}
+    )
+    assert endpoint_of("teacher", shared) == (dead, "policy-key")
+    on_compare = shared.model_copy(
+        update={"compare_base_url": "http://judge/v1", "compare_api_key": "judge-key"}
+    )
+    assert endpoint_of("teacher", on_compare) == ("http://judge/v1", "judge-key")
+    assert endpoint_of("compare", on_compare.model_copy(update={"compare_api_key": None})) == (
+        "http://judge/v1",
+        None,
+    )

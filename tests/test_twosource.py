@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from _eval_fakes import KeywordSource
 
-from prefrag.eval.datasets import EvalItem, Paragraph, load_dataset
-from prefrag.eval.twosource import IndexSearchClient, paragraph_key, split_paragraphs
+from prefrag.dataset_sources import IndexSearchClient, paragraph_key, split_paragraphs
+from prefrag.datasets import EvalItem, Paragraph, load_dataset
 
 
 def _items(n=40):

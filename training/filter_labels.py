@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from prefrag.errors import ConfigurationError, IngestError
-from prefrag.jsonl import read_jsonl
+from prefrag.jsonl import read_jsonl, write_jsonl
 from prefrag.training.config import parse_config
 
 __all__ = [
@@ -122,8 +122,7 @@ def main(argv: Sequence[str] | None = None) -> LabelSummary:
         snippet_chars=args.snippet_chars,
     )
     output = Path(args.output)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text("".join(json.dumps(row) + "\n" for row in summary.labels), "utf-8")
+    write_jsonl(summary.labels, output)
     report = {
         "rows": len(rows),
         "labelled": len(summary.labels),

@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from prefrag.errors import ConfigurationError, StoreMissingError
+from prefrag.jsonl import iter_jsonl
 from prefrag.tools.granularity_index import MultiGranularIndex
 from prefrag.tools.mog import ROUTER_FILE, Router
 from prefrag.training.config import parse_config
@@ -233,16 +234,12 @@ def _level_vectors(index: MultiGranularIndex, level: int) -> np.ndarray:
 
 def _read_records(path: Path, limit: int | None) -> list[dict[str, str]]:
     records = []
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            answer = row.get("answer") or row.get("content") or ""
-            if row.get("question") and answer:
-                records.append({"question": row["question"], "answer": answer})
-            if limit is not None and len(records) >= limit:
-                break
+    for _, row in iter_jsonl(path):
+        answer = row.get("answer") or row.get("content") or ""
+        if row.get("question") and answer:
+            records.append({"question": row["question"], "answer": answer})
+        if limit is not None and len(records) >= limit:
+            break
     return records
 
 

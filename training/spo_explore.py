@@ -32,7 +32,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage
 
 from prefrag.errors import ConfigurationError
-from prefrag.jsonl import read_jsonl
+from prefrag.jsonl import read_jsonl, write_jsonl
 from prefrag.reasoners.plans import (
     PlannedQuery,
     SourceBrief,
@@ -222,11 +222,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     explored = explore(
         rows, sources, _explorer(config.expert), n_queries=config.n_queries, top_k=config.top_k
     )
-    out = Path(config.output)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8") as handle:
-        for row in explored:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    out = write_jsonl(explored, Path(config.output))
     summary: dict[str, Any] = {
         "questions": len(explored),
         "sources": [s.name for s in sources],

@@ -38,7 +38,7 @@ from langchain_core.messages import HumanMessage
 
 from prefrag.documents import format_documents, make_document
 from prefrag.errors import ConfigurationError
-from prefrag.jsonl import read_jsonl
+from prefrag.jsonl import read_jsonl, write_jsonl
 from prefrag.prompts import render_prompt
 from prefrag.reasoners.plans import (
     MAX_QUERIES,
@@ -196,9 +196,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     out = Path(config.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     for name, records in (("judged", judged), ("sft", sft), ("dpo", dpo)):
-        with (out / f"{name}.jsonl").open("w", encoding="utf-8") as handle:
-            for record in records:
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        write_jsonl(records, out / f"{name}.jsonl")
     labels = [q["positive"] for row in judged for qs in row["queries"].values() for q in qs]
     summary = {
         "questions": len(judged),

@@ -30,7 +30,6 @@ import hashlib
 import json
 import random
 import re
-import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -42,6 +41,7 @@ from langchain_core.documents import Document
 
 from prefrag.concurrency import run_jobs
 from prefrag.errors import ConfigurationError, IngestError, PrefRAGError
+from prefrag.jsonl import JsonlAppender, readable_rows, write_jsonl
 from prefrag.reasoners.base import (
     AnswerDraft,
     CompareVerdict,
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from prefrag.config import Settings
-    from prefrag.eval.datasets import EvalItem
+    from prefrag.datasets import EvalItem
     from prefrag.reasoners.base import Reasoner
     from prefrag.sources.base import SourceRegistry
 
@@ -105,22 +105,31 @@ class SwitcherDataConfig:
         default=None,
         metadata={
             "help": "OpenAI-compatible endpoint of a chat-model policy (e.g. "
-            "http://localhost:8000/v1); default: OPENAI_BASE_URL."
+            "http://localhost:8000/v1); wins over PREFRAG_COMPARE_BASE_URL; default: that, "
+            "else OPENAI_BASE_URL."
         },
     )
     policy_api_key: str | None = field(
-        default=None, metadata={"help": "API key of --policy_base_url (default: OPENAI_API_KEY)."}
+        default=None,
+        metadata={
+            "help": "API key of the policy's server; default: PREFRAG_COMPARE_API_KEY, else "
+            "none when the policy has its own URL, else OPENAI_API_KEY."
+        },
     )
     teacher_base_url: str | None = field(
         default=None,
         metadata={
             "help": "OpenAI-compatible endpoint of a chat-model teacher, e.g. a second server "
-            "(http://localhost:8001/v1): one vLLM server serves one base model; default: "
-            "OPENAI_BASE_URL."
+            "(http://localhost:8001/v1): one vLLM server serves one base model; wins over "
+            "PREFRAG_TEACHER_BASE_URL; default: that, else the policy's server."
         },
     )
     teacher_api_key: str | None = field(
-        default=None, metadata={"help": "API key of --teacher_base_url (default: OPENAI_API_KEY)."}
+        default=None,
+        metadata={
+            "help": "API key of the teacher's server; default: PREFRAG_TEACHER_API_KEY, else "
+            "none when the teacher has its own URL, else the policy's server's key."
+        },
     )
     samples: int = field(
         default=9, metadata={"help": "Policy samples per judged step (temperature x top-p grid)."}
@@ -272,10 +281,16 @@ class CollectingReasoner:
         sources: Sequence[str],
         force_answer: bool = False,
         feedback: Feedback | None = None,
+        rationale: bool = False,
     ) -> ThinkDecision:
         """The policy's own step."""
         return self.policy.reasoner.think(
-            question, scratchpad, sources=sources, force_answer=force_answer, feedback=feedback
+            question,
+            scratchpad,
+            sources=sources,
+            force_answer=force_answer,
+            feedback=feedback,
+            rationale=rationale,
         )
 
     def answer(
@@ -447,7 +462,8 @@ def run(
         IngestError: The dataset cannot be read.
     """
     from prefrag.config import get_settings
-    from prefrag.eval.runner import EvalConfig, prepare
+    from prefrag.dataset_sources import dataset_sources
+    from prefrag.datasets import load_dataset, select_items
 
     settings = settings or get_settings()
     out = Path(config.out)
@@ -457,33 +473,27 @@ def run(
     policy = policy or build_policy(config, settings)
     teacher = teacher or build_teacher(config, settings)
     work = out.with_name(out.name + ".work")
-    state = prepare(
-        EvalConfig(
-            dataset=config.dataset,
-            methods=["prefrag"],
-            out=str(work),
-            two_source=config.two_source,
-            limit=config.limit,
-            items=config.items,
-            seed=config.seed,
-            corpus="items",
-        ),
-        settings=settings,
-        reasoner=policy.reasoner,
-        sources=sources,
-        progress=config.progress,
+    items = select_items(
+        load_dataset(config.dataset), item_range=config.items, limit=config.limit, seed=config.seed
     )
-    assert state.sources is not None
-    if isinstance(teacher, GoldTeacher) and not any(item.paragraphs for item in state.items):
+    if sources is None:
+        sources, _ = dataset_sources(
+            items,
+            work / "index",
+            two_source=config.two_source,
+            seed=config.seed,
+            settings=settings,
+            progress=config.progress,
+        )
+    if isinstance(teacher, GoldTeacher) and not any(item.paragraphs for item in items):
         raise ConfigurationError(
             f"--teacher {teacher.name} needs a dataset with supporting paragraphs (HotpotQA-style)."
         )
-    preferred = "local" if "local" in state.sources else None
+    preferred = "local" if "local" in sources else None
     done = {r["question_id"] for r in _read_log(log) if not r.get("error")}
-    todo = [item for item in state.items if item.id not in done]
-    lock = threading.Lock()
+    todo = [item for item in items if item.id not in done]
     if not log.exists():
-        log.write_text(json.dumps({"config": _resume_view(config)}) + "\n")
+        write_jsonl([{"config": _resume_view(config)}], log)
 
     def work_on(item: EvalItem) -> dict[str, Any]:
         try:
@@ -491,7 +501,7 @@ def run(
                 item,
                 policy=policy,
                 teacher=teacher,
-                sources=state.sources,  # type: ignore[arg-type]
+                sources=sources,
                 config=config,
                 max_doc_chars=settings.prompt_doc_chars,
                 preferred=preferred,
@@ -507,15 +517,8 @@ def run(
             "judged": collected.judged,
         }
 
-    with log.open("a", encoding="utf-8") as sink:
-        if _ends_mid_line(log):
-            sink.write("\n")  # a line a killed run cut short stays apart (and is ignored)
-
-        def finish(record: dict[str, Any]) -> None:
-            with lock:
-                sink.write(json.dumps(record, ensure_ascii=False) + "\n")
-                sink.flush()
-
+    # A line a killed run cut short is ended first (so it stays apart and is ignored).
+    with JsonlAppender(log) as finish:
         run_jobs(
             [partial(work_on, item) for item in todo],
             finish,
@@ -523,7 +526,7 @@ def run(
             concurrency=config.concurrency,
             progress=config.progress,
         )
-    wanted = {item.id for item in state.items}
+    wanted = {item.id for item in items}
     records = [r for r in _read_log(log) if r["question_id"] in wanted]
     return _write_pairs(config, out, records)
 
@@ -557,11 +560,7 @@ def _write_pairs(
         if not record.get("judged"):
             drops["question had no judged compare step"] += 1
     kept = _apply_ratio(kept, config, drops)
-    tmp = out.with_name(out.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        for pair in kept:
-            handle.write(json.dumps(pair, ensure_ascii=False) + "\n")
-    tmp.replace(out)
+    write_jsonl(kept, out, atomic=True)
     labels = Counter(pair["meta"]["label"] for pair in kept)
     result = SwitcherDataResult(
         out=out,
@@ -605,28 +604,12 @@ def _pair_key(pair: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def _ends_mid_line(path: Path) -> bool:
-    with path.open("rb") as handle:
-        handle.seek(0, 2)
-        if handle.tell() == 0:
-            return False
-        handle.seek(-1, 2)
-        return handle.read(1) != b"\n"
-
-
 def _read_log(log: Path) -> list[dict[str, Any]]:
     """Question records of the log, the last one per question winning (header skipped)."""
-    if not log.exists():
-        return []
     latest: dict[str, dict[str, Any]] = {}
-    with log.open(encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut short by a killed run: that question is redone
-            if isinstance(record, dict) and "question_id" in record:
-                latest[record["question_id"]] = record
+    for record in readable_rows(log):  # a line cut short by a killed run: that question is redone
+        if isinstance(record, dict) and "question_id" in record:
+            latest[record["question_id"]] = record
     return list(latest.values())
 
 
@@ -663,7 +646,7 @@ def build_policy(config: SwitcherDataConfig, settings: Settings) -> Policy:
         return Policy("extractive", ExtractiveReasoner(use_embeddings=False))
     from prefrag.models import make_chat_model, resolve_model
 
-    settings = endpoint_settings(settings, config.policy_base_url, config.policy_api_key)
+    settings = endpoint_settings(settings, "compare", config.policy_base_url, config.policy_api_key)
     backend, name = resolve_model("compare", settings, model_name=config.policy)
     base = make_chat_model(backend, name, settings, endpoint="compare")
 
@@ -678,11 +661,18 @@ def build_policy(config: SwitcherDataConfig, settings: Settings) -> Policy:
     )
 
 
-def endpoint_settings(settings: Settings, base_url: str | None, api_key: str | None) -> Settings:
-    """`settings` pointed at another OpenAI-compatible endpoint (unchanged without one)."""
+def endpoint_settings(
+    settings: Settings, endpoint: str, base_url: str | None, api_key: str | None
+) -> Settings:
+    """`settings` with `endpoint`'s server (`prefrag.models.endpoint_of`) set from flags.
+
+    A flag wins over the environment (`PREFRAG_<ENDPOINT>_BASE_URL` / `_API_KEY`); a URL
+    given by flag without a key by flag sends the environment's key for that endpoint, else
+    none ("EMPTY"), never another server's key.
+    """
     update = {
-        key: value
-        for key, value in (("openai_base_url", base_url), ("openai_api_key", api_key))
+        f"{endpoint}_{part}": value
+        for part, value in (("base_url", base_url), ("api_key", api_key))
         if value is not None
     }
     return settings.model_copy(update=update) if update else settings
@@ -696,7 +686,9 @@ def build_teacher(config: SwitcherDataConfig, settings: Settings) -> Teacher:
     from prefrag.reasoners.llm import LLMReasoner
 
     # The teacher may run on its own server (--teacher_base_url or PREFRAG_TEACHER_BASE_URL).
-    settings = endpoint_settings(settings, config.teacher_base_url, config.teacher_api_key)
+    settings = endpoint_settings(
+        settings, "teacher", config.teacher_base_url, config.teacher_api_key
+    )
     model = build_chat_model("compare", settings, model_name=config.teacher, endpoint="teacher")
     reasoner = LLMReasoner({"default": model}, max_doc_chars=settings.prompt_doc_chars)
     return ModelTeacher(reasoner, config.teacher)

@@ -15,7 +15,7 @@ from prefrag.errors import IngestError
 from prefrag.reasoners.base import CompareVerdict
 
 if TYPE_CHECKING:
-    from prefrag.eval.datasets import EvalItem
+    from prefrag.datasets import EvalItem
     from prefrag.reasoners.base import Reasoner
 
 

@@ -76,7 +76,7 @@ def damaged_sources(
     shows); otherwise that damage shows when a source is opened.
     """
     from prefrag.config import get_settings
-    from prefrag.index.integrity import check_generation, check_graph, damage_message
+    from prefrag.index.integrity import check_generation, check_graph
 
     settings = settings or get_settings()
     root = settings.sources_dir
@@ -91,12 +91,14 @@ def damaged_sources(
             if is_orphan(folder):
                 problem = f"{folder / docstore.MANIFEST} is missing"
                 damaged[folder.name] = DamagedStoreError(
-                    damage_message(folder.name, problem), problem
+                    docstore.damage_message(folder.name, problem), problem
                 )
             continue
         if not (folder / manifest.generation).is_dir():
             problem = f"{folder / manifest.generation} is missing"
-            damaged[folder.name] = DamagedStoreError(damage_message(folder.name, problem), problem)
+            damaged[folder.name] = DamagedStoreError(
+                docstore.damage_message(folder.name, problem), problem
+            )
         elif deep:
             check = check_generation(folder, manifest)
             if not check.sound:

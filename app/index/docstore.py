@@ -35,6 +35,7 @@ from prefrag.errors import (
     StoreLockedError,
     StoreMissingError,
 )
+from prefrag.jsonl import read_rows, write_jsonl
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -117,9 +118,25 @@ def _manifest_types_ok(manifest: Manifest) -> bool:
     )
 
 
-def _damaged(folder: Path, problem: str) -> DamagedStoreError:
-    from prefrag.index.integrity import damage_message
+def damage_message(name: str, problem: str) -> str:
+    """`Source 'x' is damaged (...)` plus how to repair or remove it."""
+    return (
+        f"Source '{name}' is damaged ({problem}). Rebuild it with `prefrag index FILES "
+        f"--source {name}` (the files it was built from), or delete it with `prefrag sources "
+        f"remove {name}`."
+    )
 
+
+def graph_damage_message(name: str, problem: str) -> str:
+    """`Graph source 'x' is damaged (...)` plus how to rebuild or remove it."""
+    return (
+        f"Graph source '{name}' is damaged ({problem}). Delete it with `prefrag sources remove "
+        f"{name}` and index its triples again with `prefrag index --kind graph FILES --source "
+        f"{name}`."
+    )
+
+
+def _damaged(folder: Path, problem: str) -> DamagedStoreError:
     return DamagedStoreError(damage_message(folder.name, problem), problem)
 
 
@@ -154,8 +171,7 @@ def record_to_document(record: dict[str, Any], score: float) -> Document:
 
 def load_records(generation_dir: Path) -> list[dict[str, Any]]:
     """The chunk records of a generation, in row order."""
-    with (generation_dir / CHUNKS).open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    return read_rows(generation_dir / CHUNKS)
 
 
 def load_vectors(generation_dir: Path) -> np.ndarray:
@@ -179,9 +195,7 @@ def write_generation(
     name = f"gen-{number:06d}"
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=folder))
     try:
-        with (staging / CHUNKS).open("w", encoding="utf-8") as handle:
-            for record in records:
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+        write_jsonl(records, staging / CHUNKS)
         np.save(staging / VECTORS, np.ascontiguousarray(vectors, dtype=np.float32))
         save_lexical(staging / LEXICAL)
         os.replace(staging, folder / name)

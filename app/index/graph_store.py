@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import re
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from prefrag.errors import ConfigurationError, IngestError
 from prefrag.index import docstore
+from prefrag.jsonl import parse_line
 
 if TYPE_CHECKING:
     from prefrag.config import Settings
@@ -166,12 +166,7 @@ def _jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
     for line, text in enumerate(_text(path).split("\n"), start=1):
         if not text.strip():
             continue
-        try:
-            yield line, json.loads(text)
-        except json.JSONDecodeError as error:
-            raise IngestError(f"{path}, line {line}: not valid JSON ({error.msg}).") from None
-        except RecursionError:
-            raise IngestError(f"{path}, line {line}: JSON nested too deeply.") from None
+        yield line, parse_line(text, f"{path}, line {line}")
 
 
 def _csv_rows(path: Path) -> Iterator[tuple[int, Any]]:

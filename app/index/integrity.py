@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from prefrag.errors import DamagedStoreError
+from prefrag.errors import DamagedStoreError, IngestError
 from prefrag.index import docstore
+from prefrag.jsonl import iter_jsonl
 
 if TYPE_CHECKING:
     from prefrag.config import Settings
@@ -43,26 +44,8 @@ class StoreCheck:
         """The one-sentence error a user sees for this damaged source."""
         problem = "; ".join(self.problems)
         if self.kind == "graph":
-            return DamagedStoreError(graph_damage_message(self.name, problem), problem)
-        return DamagedStoreError(damage_message(self.name, problem), problem)
-
-
-def damage_message(name: str, problem: str) -> str:
-    """`Source 'x' is damaged (...)` plus how to repair or remove it."""
-    return (
-        f"Source '{name}' is damaged ({problem}). Rebuild it with `prefrag index FILES "
-        f"--source {name}` (the files it was built from), or delete it with `prefrag sources "
-        f"remove {name}`."
-    )
-
-
-def graph_damage_message(name: str, problem: str) -> str:
-    """`Graph source 'x' is damaged (...)` plus how to rebuild or remove it."""
-    return (
-        f"Graph source '{name}' is damaged ({problem}). Delete it with `prefrag sources remove "
-        f"{name}` and index its triples again with `prefrag index --kind graph FILES --source "
-        f"{name}`."
-    )
+            return DamagedStoreError(docstore.graph_damage_message(self.name, problem), problem)
+        return DamagedStoreError(docstore.damage_message(self.name, problem), problem)
 
 
 def read_only(error: BaseException) -> bool:
@@ -195,17 +178,13 @@ def verify_before_publishing(
 
 def _count_records(path: Path, check: StoreCheck) -> int | None:
     try:
-        with path.open(encoding="utf-8") as handle:
-            count = 0
-            for number, line in enumerate(handle, 1):
-                if not line.strip():
-                    continue
-                record = json.loads(line)
-                if not isinstance(record, dict) or "id" not in record or "text" not in record:
-                    raise ValueError(f"line {number} is not a chunk record")
-                count += 1
-            return count
-    except (OSError, UnicodeDecodeError, ValueError) as error:
+        count = 0
+        for number, record in iter_jsonl(path):
+            if not isinstance(record, dict) or "id" not in record or "text" not in record:
+                raise ValueError(f"line {number} is not a chunk record")
+            count += 1
+        return count
+    except (OSError, IngestError, ValueError) as error:
         check.problems.append(f"{path} cannot be read ({_short(error)})")
         return None
 

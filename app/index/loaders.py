@@ -6,7 +6,6 @@ indexing run with the file and line number and leaves the store untouched.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable, Iterator
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from prefrag.errors import IngestError
+from prefrag.jsonl import parse_line
 
 JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson"})
 MARKDOWN_SUFFIXES = frozenset({".md", ".markdown"})
@@ -148,13 +148,7 @@ def _parse_jsonl(path: Path, content: str) -> Iterator[RawDocument]:
                 f"{where}: a line of {len(line):,} characters is over the limit of "
                 f"{MAX_LINE_CHARS:,}; split the document into several lines."
             )
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise IngestError(f"{where}: not valid JSON ({error.msg}).") from None
-        except RecursionError:
-            raise IngestError(f"{where}: JSON nested too deeply to read.") from None
-        yield _record_to_document(record, where)
+        yield _record_to_document(parse_line(line, where), where)
 
 
 def _record_to_document(record: Any, where: str) -> RawDocument:

@@ -32,7 +32,12 @@ from prefrag.reasoners._policy import (
     negated,
     plain,
 )
-from prefrag.reasoners._shapes import duration_span, list_answer, sentence_answer
+from prefrag.reasoners._shapes import (
+    duration_span,
+    list_answer,
+    listed_items,
+    sentence_answer,
+)
 from prefrag.reasoners._subjects import subject_sentences, unaddressed_aspect
 from prefrag.reasoners._support import (
     observed_documents,
@@ -233,12 +238,9 @@ def policy_answer(
         if span is not None:
             return span
     if shape.form == "list":
-        listed = list_answer(shape, evidence, weights, [j.scored for j in confident])
+        listed = listing_answer(shape, evidence, confident)
         if listed is not None:
-            draft, _, used = listed
-            confidence = judge.judge(used).confidence if used is not None else 0.0
-            if confidence >= PARAMS.span_confidence:
-                return draft.model_copy(update={"confidence": confidence})
+            return listed
     draft = sentences_answer(evidence, weights, ranked, confident)
     if shape.form == "span":
         single = single_typed_span(shape, evidence, confident[0].scored, rejected)
@@ -275,6 +277,47 @@ def single_typed_span(
     if len({normalize_answer(c.text) for c in found}) != 1:
         return None
     return span_text(shape, evidence, found[0])
+
+
+def listing_answer(
+    shape: QuestionShape, evidence: Evidence, confident: list[Judged]
+) -> AnswerDraft | None:
+    """The sentences that list what a list question asks for, whole and cited, or None.
+
+    The deciding sentence is the most confident one enumerating two or more items ("A, B
+    and C", "such as D"); a further sentence of its document joins it when it enumerates
+    items too and is nearly as confident (a list carried over two sentences). The items
+    alone are the short answer: cut out of their sentence, an item ("tremor") loses what
+    qualifies it ("coarse tremor"), so the answer keeps the sentences.
+    """
+    question_terms = term_set(shape.text)
+    listing: list[tuple[Sentence, float]] = []
+    for judged in confident:
+        # A sentence reached through another ("Marrowick is a market town ...") was led to
+        # by a sentence naming it; when that one lists, it is the list asked for.
+        for sentence in (judged.scored.sentence, judged.scored.link):
+            if sentence is not None and len(listed_items(sentence.text, question_terms)) >= 2:
+                listing.append((sentence, judged.confidence))
+                break
+    if not listing:
+        return None
+    best, confidence = listing[0]
+    chosen = [best]
+    for other, other_confidence in listing[1:]:
+        if other.doc != best.doc or other in chosen:
+            continue
+        if other_confidence >= PARAMS.list_sentence_share * confidence:
+            chosen.append(other)
+        break
+    chosen.sort(key=lambda sentence: sentence.position)
+    items = unique([i for c in chosen for i in listed_items(c.text, question_terms)])
+    return AnswerDraft(
+        answer=" ".join(c.text for c in chosen),
+        short_answer=", ".join(items[:-1]) + " and " + items[-1],
+        cited_ids=unique([evidence.ids[c.doc] for c in chosen]),
+        rationale="Listed in: " + " ".join(c.text for c in chosen),
+        confidence=confidence,
+    )
 
 
 def span_answer(

@@ -10,11 +10,19 @@ leans on an earlier turn; any other question passes through unchanged:
 - "he", "she", "his", "her" prefer a short name answered, then a capitalised name asked about;
 - a verb left without its object ("safe to take with aspirin?") gains the referent;
 - "instead" without "of" gains "of <what the earlier question was about>";
-- an ellipsis or continuation ("What about X?", "And X?", "And how long ...?", "... too?",
-  "anything else?") keeps the earlier question and adds the new part, so retrieval sees both.
+- an ellipsis ("What about X?", "And the X?") asks the earlier question of X: X takes the
+  place of the earlier subject written like it (a capitalised name for a name: "How long is
+  the River Sallow?" + "And the Venn?" -> "How long is the River Venn?"), and a group of
+  people ("children", "in pregnancy") takes the place of the earlier group or is added;
+- a continuation that is a question of its own ("And how long is the course if she is
+  pregnant?") gets the earlier question's setting ("for a UTI in a woman"), up to any
+  relative clause the new question may contradict ("who is not pregnant");
+- where the earlier question weighs options ("... instead of ibuprofen?"), "What about X?"
+  offers one more, and "... too?", "anything else?" lean on all of it: the earlier question
+  is kept whole and the new part added, so retrieval sees both.
 
-The rules cannot know which part of the earlier question "What about X?" replaces; a model
-behind the `condense` role (`prompts/condense.txt`) can.
+The rules guess which part of the earlier question "What about X?" replaces from how X is
+written; a model behind the `condense` role (`prompts/condense.txt`) reads the meaning.
 """
 
 from __future__ import annotations
@@ -49,6 +57,11 @@ _ASPECTS = frozenset(
 )
 _AUXILIARIES = frozenset(
     "does do did is are was were can could will would should may might has have had".split()
+)
+# Groups of people a question may be asked for ("What about children?").
+_GROUPS = frozenset(
+    """children child adults adult women woman men man babies baby infants infant
+    teenagers adolescents elderly pregnancy pregnant breastfeeding""".split()
 )
 _REFERRING = frozenset({"it", "they", "them", "this", "that", "these", "those"})
 _PERSONAL = frozenset({"he", "she", "him", "his", "her", "hers"})
@@ -114,9 +127,16 @@ def _rewrite(text: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
     prior_text = prior.question.strip().rstrip("?").strip()
     ellipsis = _WHAT_ABOUT_RE.match(text) or _AND_RE.match(text)
     if ellipsis:
-        rest = ellipsis.group("rest").strip()
+        rest = ellipsis.group("rest").strip().rstrip("?").strip()
         if _QUESTION_START.match(rest):  # "And how long is the course if ...?"
+            setting = _setting(prior_text, rest)
+            if setting:
+                rest = f"{rest[:1].upper()}{rest[1:]}, {setting}"
+                return f"{rest}?", "a continuation: asked in the earlier question's setting"
             return f"{prior_text}, and {rest}?", "a continuation: the earlier question kept"
+        swapped = _swapped(prior_text, rest)
+        if swapped is not None:
+            return f"{swapped}?", "an ellipsis: the earlier question asked of the new subject"
         return f"{prior_text}, and what about {rest}?", "an ellipsis: the earlier question kept"
     if _TOO_RE.search(text) and not _has_own_subject(text):
         core = text.rstrip("?").strip()
@@ -130,6 +150,60 @@ def _rewrite(text: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
     out = _OF_POSSESSIVE_RE.sub(lambda m: f"the {m.group(2)} of {referent}{m.group(3)}", out)
     out = _replace_pronouns(out, referent, personal)
     return out, "pronouns and ellipses resolved from the previous turn"
+
+
+def _swapped(prior_text: str, new: str) -> str | None:
+    """The earlier question asked of `new` instead of the subject it replaces, or None.
+
+    "How long is the River Sallow?" + "And the Venn?" -> "How long is the River Venn?";
+    "What is the dose of warfarin?" + "What about heparin?" -> "What is the dose of heparin?";
+    a group of people ("children") replaces the group the earlier question named, or is
+    added to it ("... of warfarin in children"). The subject replaced is the earlier
+    question's first named thing written like `new` (a capitalised name for a name). None
+    when the earlier question weighs options ("instead of ..."): there "What about X?"
+    offers X as one more option, and the whole earlier question is kept.
+    """
+    new = re.sub(r"^(?:the|a|an)\s+", "", new, flags=re.IGNORECASE).strip()
+    if not new or len(new.split()) > 4 or "instead" in prior_text.lower():
+        return None
+    preposition = re.match(r"^(for|in|with|during|after|on|at)\s+(?:the\s+)?(.+)$", new, re.I)
+    if preposition is not None and preposition.group(2).lower() not in _GROUPS:
+        return None  # "And with food?": no subject to put in place of another
+    word = preposition.group(1) if preposition else "in"
+    group_asked = preposition.group(2) if preposition else new
+    if group_asked.lower() in _GROUPS:
+        group = next((w for w in _words(prior_text) if w.lower() in _GROUPS), None)
+        if group is not None:
+            return re.sub(rf"\b{re.escape(group)}\b", group_asked, prior_text, count=1)
+        return f"{prior_text} {word} {group_asked}"
+    spans = [s for s in _content_spans(prior_text) if s.text.lower() not in _ASPECTS]
+    spans = [s for s in spans if s.text.lower() not in _GROUPS]
+    if not spans:
+        return None
+    alike = [s for s in spans if _capitalised(s.text) == _capitalised(new)]
+    chosen = (alike or spans)[0]
+    return f"{prior_text[: chosen.start]}{new}{prior_text[chosen.end :]}"
+
+
+def _setting(prior_text: str, new: str) -> str:
+    """The earlier question's setting ("for a UTI in a woman") that a continuation lacks.
+
+    The words from the first "for/in/with/during/after" following its first named thing, up
+    to a relative clause ("who is not pregnant", which the continuation may contradict);
+    empty when the continuation already holds them.
+    """
+    spans = [s for s in _content_spans(prior_text) if s.text.lower() not in _ASPECTS]
+    start = spans[0].end if spans else 0
+    match = re.search(r"\b(?:for|in|with|during|after|on)\b", prior_text[start:])
+    if match is None:
+        return ""
+    tail = prior_text[start + match.start() :]
+    tail = re.split(r"\b(?:who|which|that|whose|where|when)\b|[,;]", tail)[0].strip()
+    tail_terms = {w.lower() for w in _words(tail) if not _is_function(w)}
+    new_terms = {w.lower() for w in _words(new)}
+    if not tail_terms or tail_terms <= new_terms:
+        return ""
+    return tail
 
 
 def _replace_pronouns(text: str, referent: str, personal: str) -> str:

@@ -17,6 +17,7 @@ from langchain_core.documents import Document
 
 from prefrag.documents import doc_id, unique_documents
 from prefrag.reasoners._params import PARAMS
+from prefrag.reasoners._relations import names_by_relation, relation_of, with_relations
 from prefrag.reasoners._text import (
     QuestionShape,
     Span,
@@ -58,11 +59,32 @@ def without_heading(text: str, title: str) -> str:
     """
     stripped = text.lstrip()
     if not stripped.startswith("#"):
+        # A plain-text title line ("Marrowick" above "Marrowick is a market town ..."):
+        # the document's name on a line of its own, joined to nothing.
+        first, newline, rest = stripped.partition("\n")
+        if newline and rest.strip() and first.strip()[-1:] not in ".!?:" and title:
+            if term_set(first) and term_set(first) == term_set(title):
+                return rest
         return text
     body = stripped.lstrip("#").lstrip()
     if title and body.startswith(title):
         return body[len(title) :]
     return body
+
+
+_SECTION_RE = re.compile(r"(?m)^[ \t]*#{2,6}[ \t]+([^\n]*)\n")
+
+
+def sections(text: str) -> list[tuple[str, str]]:
+    """`text` cut at its Markdown section headings: (heading, body) pairs, in order.
+
+    The text before the first heading has the heading "". A sentence under "## Varenicline"
+    is about varenicline as a sentence of a document is about its title.
+    """
+    parts = _SECTION_RE.split(text)
+    pairs = [("", parts[0])]
+    pairs += [(parts[i], parts[i + 1]) for i in range(1, len(parts) - 1, 2)]
+    return [(heading.strip(), body) for heading, body in pairs if body.strip()]
 
 
 def clean_title(title: str) -> str:
@@ -78,6 +100,7 @@ class Sentence:
     position: int
     text: str
     terms: frozenset[str]
+    section: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -116,10 +139,15 @@ class Evidence:
         for index, document in enumerate(self.docs):
             terms = set(self.title_terms[index])
             content = without_heading(document.page_content, self.titles[index])
-            for position, text in enumerate(split_sentences(content)):
-                sentence = Sentence(index, position, text, term_set(text))
-                self.sentences.append(sentence)
-                terms |= sentence.terms
+            position = 0
+            for heading, body in sections(content):
+                section = term_set(heading)
+                terms |= section
+                for text in split_sentences(body):
+                    sentence = Sentence(index, position, text, term_set(text), section)
+                    self.sentences.append(sentence)
+                    terms |= sentence.terms
+                    position += 1
             self.doc_terms.append(frozenset(terms))
         self.idf = idf_weights(self.doc_terms)
         self._unseen = unseen_idf(len(self.docs))
@@ -232,10 +260,13 @@ def rank_sentences(
     keys = frozenset(weights.weights)
 
     def match(sentence: Sentence, exclude: frozenset[str]) -> tuple[float, frozenset[str]]:
-        full = (sentence.terms & keys) - exclude
-        half = (evidence.title_terms[sentence.doc] & keys) - sentence.terms - exclude
-        # A question term found only in the title counts part: sentences often refer to
-        # their subject by pronoun ("She was named ...").
+        # A relation stated in other words counts ("born in" for "birthplace").
+        full = (with_relations(sentence.terms) & keys) - exclude
+        context = evidence.title_terms[sentence.doc] | sentence.section
+        half = (context & keys) - sentence.terms - exclude
+        # A question term found only in the title or the section's heading counts part:
+        # sentences often refer to their subject by pronoun ("She was named ...", "Nausea
+        # is the commonest side effect" under "## Varenicline").
         return weights.of(full) + PARAMS.title_share * weights.of(half), full | half
 
     direct = {id(s): match(s, frozenset()) for s in evidence.sentences}
@@ -282,10 +313,20 @@ def answer_candidates(
 
     `exclude` holds normalised answers to skip (e.g. one a reflection rejected).
     """
-    question_terms = term_set(shape.text)
+    category = asked_category(shape.text)
+    # The asked category ("which river") inside a span names its type, not a repeat of
+    # the question: "River Sallow" answers "on which river".
+    question_terms = term_set(shape.text) - category
     question_norm = normalize_answer(shape.text)
     fits = _TYPE_FIT[shape.answer_type]
     asks_nationality = bool(re.search(r"nationalit|what country|which country", shape.text.lower()))
+    # A name right after a wording of a relation the question names ("born in X" for
+    # "birthplace") is what that relation points to.
+    relations = (
+        frozenset().union(*(relation_of(t) for t in question_terms))
+        if names_by_relation(shape.text)
+        else frozenset()
+    )
     pooled: dict[str, list[Candidate]] = {}
     for scored in ranked[:top]:
         if scored.score <= 0:
@@ -293,6 +334,7 @@ def answer_candidates(
         sentence = scored.sentence
         title_terms = evidence.title_terms[sentence.doc]
         positions = matched_positions(sentence.text, scored.covered)
+        stated = matched_positions(sentence.text, relations) if relations else []
         spans = candidate_spans(sentence.text)
         title = evidence.titles[sentence.doc]
         if title and normalize_answer(title) not in normalize_answer(sentence.text):
@@ -329,6 +371,10 @@ def answer_candidates(
                 subject_factor *= PARAMS.demonym
             if span.start < 0:
                 subject_factor *= PARAMS.implicit_title
+            if category and category & span_terms and span_terms - category:
+                subject_factor *= PARAMS.category_match
+            if any(0 < span.start - p <= PARAMS.relation_reach for p in stated):
+                subject_factor *= PARAMS.relation_bridge
             if _ACRONYM_RE.fullmatch(span.text):
                 # Short acronyms ("SEC", "IMD") are usually asides, not answers.
                 subject_factor *= PARAMS.acronym
@@ -344,6 +390,21 @@ def answer_candidates(
     return candidates
 
 
+_CATEGORY_RE = re.compile(r"\b(?:which|what)\s+([a-z][a-z\-]+)\b")
+_NOT_CATEGORIES = frozenset(
+    "is are was were does do did has have had can could should would will may might must kind"
+    " type sort".split()
+)
+
+
+def asked_category(question: str) -> frozenset[str]:
+    """The category noun of a "which X" question ("river", "antidepressant"), as terms."""
+    match = _CATEGORY_RE.search(question.lower())
+    if match is None or match.group(1) in _NOT_CATEGORIES:
+        return frozenset()
+    return term_set(match.group(1))
+
+
 def _same_name(title_terms: frozenset[str], span_terms: frozenset[str]) -> bool:
     shared = len(title_terms & span_terms)
     return (
@@ -357,7 +418,7 @@ def matched_positions(text: str, covered: frozenset[str]) -> list[int]:
     positions = []
     for match in re.finditer(r"[^\W_]+", text):
         terms = content_terms(match.group())
-        if terms and terms[0] in covered:
+        if terms and (terms[0] in covered or relation_of(terms[0]) & covered):
             positions.append(match.start())
     return positions
 

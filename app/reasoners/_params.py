@@ -20,6 +20,7 @@ def _chosen(default: T, how: str) -> Any:
 
 
 HAND_SET = "hand-set; checked on HotpotQA items 1-200 and the demo questions"
+TUNE_SET = "hand-set; checked on the tune half of bench/tuning and the demo questions"
 CALIBRATED = (
     "chosen with bench/calibration_curve.py on the tuning questions (our invented notes, the"
     " demo questions) and bench/dev_extractive_hotpot.py on HotpotQA items 1-200"
@@ -68,6 +69,17 @@ class ExtractiveParams:
     bridge_name: float = _chosen(0.5, HAND_SET + " (a name that titles another document)")
     demonym: float = _chosen(0.3, HAND_SET + " (a nationality word is rarely the answer)")
     acronym: float = _chosen(0.5, HAND_SET + " (short acronyms are usually asides)")
+    relation_bridge: float = _chosen(
+        2.0, TUNE_SET + " (a name just after a wording of the relation the question names)"
+    )
+    relation_reach: int = _chosen(30, TUNE_SET + " (characters from the relation word)")
+    list_sentence_share: float = _chosen(
+        0.9, TUNE_SET + " (a second listing sentence of the same note, nearly as confident)"
+    )
+    category_match: float = _chosen(
+        2.0,
+        TUNE_SET + " (a span holding the asked category noun: 'River Sallow' for 'which river')",
+    )
     repeat_bonus: float = _chosen(0.15, HAND_SET + " (a span found in several sentences)")
     proximity_bonus: float = _chosen(0.5, HAND_SET + " (at most +50% for an adjacent span)")
     proximity_scale: float = _chosen(30.0, "about five words, in characters; hand-set")

@@ -36,6 +36,7 @@ import numpy as np
 
 from prefrag.reasoners._evidence import Evidence, QuestionWeights, ScoredSentence
 from prefrag.reasoners._params import PARAMS
+from prefrag.reasoners._relations import with_relations
 from prefrag.reasoners._text import (
     QuestionShape,
     Span,
@@ -184,6 +185,7 @@ class Judge:
         terms = scored.covered | evidence.title_terms[scored.sentence.doc] | scored.sentence.terms
         if scored.link is not None:
             terms = terms | scored.link.terms | evidence.title_terms[scored.link.doc]
+        terms = with_relations(terms)
         asked_total = sum(self.asked.values()) or 1.0
         overlap = sum(w for t, w in self.asked.items() if t in terms) / asked_total
         if self.cue is not None and self.cue.search(scored.sentence.text):
@@ -201,6 +203,11 @@ class Judge:
             names = 1.0
         fits = self._fits(scored.sentence.text)
         cosine = self.similarity(scored)
+        if cosine is not None and scored.link is not None:
+            # A chained sentence is read after the sentence leading to it, which holds the
+            # question's own subject: the chain is at least as close as that sentence.
+            led_by = self.similarity(ScoredSentence(scored.link, 0.0, frozenset()))
+            cosine = max(cosine, led_by if led_by is not None else cosine)
         if cosine is None:
             # No embedder: the lexical overlap stands in for the similarity.
             similarity = overlap
@@ -231,7 +238,9 @@ class Judge:
         if not (a.sentence.terms & b.sentence.terms) - question_terms:
             return 0.0
         evidence = self.evidence
-        named = evidence.doc_terms[a.sentence.doc] | evidence.doc_terms[b.sentence.doc]
+        named = with_relations(
+            evidence.doc_terms[a.sentence.doc] | evidence.doc_terms[b.sentence.doc]
+        )
         asked_total = sum(self.asked.values()) or 1.0
         overlap = sum(w for t, w in self.asked.items() if t in named) / asked_total
         names = len(self.name_terms & named) / len(self.name_terms) if self.name_terms else 1.0

@@ -36,6 +36,11 @@ _QUALIFIER_RE = re.compile(
     r"|within|around|approximately|roughly)\s+$",
     re.IGNORECASE,
 )
+_RANGE_START_RE = re.compile(
+    r"\b(?:\d+(?:\.\d+)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+    r"\s*(?:to|-|\u2013|or)\s*$",
+    re.IGNORECASE,
+)
 _UNIT_RE = re.compile(
     r"^\s*(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?|doses?|times?)\b"
     r"(?:\s*\(\s*\d[^()]{0,40}\))?",
@@ -130,6 +135,10 @@ def duration_span(sentence: str, text: str) -> str:
     unit = _UNIT_RE.match(sentence[end:])
     if unit is None:
         return text
+    # The range's lower end belongs to the figure: "five to seven days", "2-3 weeks".
+    lower = _RANGE_START_RE.search(sentence[:start])
+    if lower is not None:
+        start = lower.start()
     qualifier = _QUALIFIER_RE.search(sentence[:start])
     begin = qualifier.start() if qualifier else start
     return sentence[begin : end + unit.end()].strip()

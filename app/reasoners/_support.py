@@ -18,6 +18,7 @@ from prefrag.reasoners._evidence import (
     words_of,
 )
 from prefrag.reasoners._params import PARAMS
+from prefrag.reasoners._relations import names_by_relation, relation_of
 from prefrag.reasoners._text import (
     QuestionShape,
     candidate_spans,
@@ -216,7 +217,9 @@ def answer_is_bridge(
     probably that entity (found in the first hop's document), with the asked fact in its own.
     Only answers from a first-hop sentence count: one reached through a bridge is the second hop.
     """
-    if shape.kind != "factoid" or not _BRIDGE_SHAPE_RE.search(shape.text):
+    if shape.kind != "factoid" or not (
+        _BRIDGE_SHAPE_RE.search(shape.text) or names_by_relation(shape.text)
+    ):
         return False
     if scored is None or scored.link is not None:
         return False
@@ -308,11 +311,15 @@ def bridge_gap(
     question terms its sentence already covers.
     """
     question_terms = term_set(shape.text)
+    # Relations the question names ("birthplace"): a name right after a wording of one
+    # ("born in Tessaly Cross") is what the relation points to.
+    relations = frozenset().union(*(relation_of(t) for t in question_terms))
     best: tuple[float, str, frozenset[str]] | None = None
     for scored in ranked[: PARAMS.bridge_sentences]:
         if scored.score <= 0:
             break
         positions = matched_positions(scored.sentence.text, scored.covered)
+        stated = matched_positions(scored.sentence.text, relations) if relations else []
         for span in candidate_spans(scored.sentence.text):
             if span.kind not in ("name", "quote") or is_demonym(span.text):
                 continue
@@ -323,6 +330,8 @@ def bridge_gap(
             score *= 1.0 + PARAMS.bridge_length_bonus * min(len(terms), 3)
             if span.text.isupper():
                 score *= PARAMS.acronym
+            if any(0 < span.start - p <= PARAMS.relation_reach for p in stated):
+                score *= PARAMS.relation_bridge
             if best is None or score > best[0]:
                 best = (score, span.text, scored.covered)
     if best is not None:

@@ -16,6 +16,7 @@ from typing import Literal
 import Stemmer
 
 from prefrag.answers import normalize_answer as normalize_answer  # the one rule
+from prefrag.reasoners._relations import joined_phrases
 from prefrag.reasoners._topics import asked_subject
 
 AnswerType = Literal["date", "number", "name", "any", "sentence"]
@@ -30,6 +31,8 @@ _ADVICE = re.compile(
     r"|^is it (safe|ok|okay|advisable|dangerous|necessary)\b"
     r"|^(do|does|did) .*\bneed to\b"
     r"|^what should\b"
+    # "When should the dose be reduced?": a condition, not a date.
+    r"|^when (should|must|can|could|do|does|is it|are they)\b"
 )
 # "Can X and Y both ...?": a yes/no comparison of named subjects, not advice.
 _COMPARISON = re.compile(r"\b(both|either|neither|the same|in common)\b")
@@ -45,7 +48,9 @@ _EXPLANATION = re.compile(
     r"|^(who|what) (is|are) at risk\b"
 )
 # List questions open with "which/what" and a plural noun ("Which antibiotics raise ...").
-_LIST = re.compile(r"^(which|what) ([a-z\-]{2,}[^su\W]s)\b")
+_LIST = re.compile(
+    r"^(which|what) (?:(?:are|were) (?:the |some )?(?:[a-z\-]+ ){0,2}?)?([a-z\-]{2,}[^su\W]s)\b"
+)
 _NOT_LISTS = frozenset(
     "years days months weeks hours minutes decades centuries times series species news means"
     " lens does".split()
@@ -153,7 +158,7 @@ def words(text: str) -> list[str]:
 
 @lru_cache(maxsize=16384)
 def _content_terms(text: str) -> tuple[str, ...]:
-    return tuple(stem(w) for w in words(text) if w not in _STOPWORDS)
+    return tuple(stem(w) for w in words(joined_phrases(text)) if w not in _STOPWORDS)
 
 
 def content_terms(text: str) -> tuple[str, ...]:
@@ -205,6 +210,11 @@ _CONTROL_LINE_RE = re.compile(
 MAX_TEXT_CHARS = 20_000
 _HEADING_LINE_RE = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+[^\n]*\n")
 _HEADING_MARK_RE = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+")
+# "Label: value" on a line of its own, no sentence end: a field of a note, not prose.
+_LABEL_LINE_RE = re.compile(
+    r"(?m)^[ \t]*([A-Z][A-Za-z][\w ./'()-]{0,28}:[ \t]+[^\n.!?:]{1,80})[ \t]*$(?!\n[ \t]*[a-z])"
+)
+_BLOCK = "\x00"
 _BULLET_LINE_RE = re.compile(r"(?:^|\n)[ \t]*(?:[-*\u2022]|\d{1,2}[.)])[ \t]+")
 
 
@@ -219,8 +229,16 @@ def split_sentences(text: str) -> tuple[str, ...]:
     # A Markdown heading names what follows (the document's title); it states nothing.
     text = _HEADING_LINE_RE.sub("\n", text)
     text = _HEADING_MARK_RE.sub("", text)
+    # A label line ("Author: Dr Mayo", "Reviewed: 2025-01-10") is a sentence of its own,
+    # never the opening words of the prose below it.
+    text = _LABEL_LINE_RE.sub(lambda m: f"\n{_BLOCK}{m.group(1)}{_BLOCK}\n", text)
     # Each bullet line of a list is a sentence of its own, its marker dropped.
-    return tuple(s for block in _BULLET_LINE_RE.split(text) for s in _sentences_of(block))
+    return tuple(
+        s
+        for part in text.split(_BLOCK)
+        for block in _BULLET_LINE_RE.split(part)
+        for s in _sentences_of(block)
+    )
 
 
 def _sentences_of(text: str) -> list[str]:
@@ -418,7 +436,9 @@ def analyze_question(question: str) -> QuestionShape:
     lowered = text.lower()
     first = words(text)[:1]
     terms = tuple(
-        dict.fromkeys(stem(w) for w in words(text) if w not in _STOPWORDS | _QUESTION_NOISE)
+        dict.fromkeys(
+            stem(w) for w in words(joined_phrases(text)) if w not in _STOPWORDS | _QUESTION_NOISE
+        )
     )
     names = [s.text for s in candidate_spans(text) if s.kind != "number"]
     # "X Y and Z W" reads as one span; its parts are the entities asked about.

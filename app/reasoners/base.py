@@ -50,6 +50,11 @@ class ThinkDecision(BaseModel):
     abstained: bool = Field(
         default=False, description="A (forced) answer that says the evidence does not answer."
     )
+    is_rationale: bool = Field(
+        default=False,
+        description="The thought is a step-by-step rationale about the content (asked with "
+        "`think(..., rationale=True)`), fit to search with on its own (RAG² rationale queries).",
+    )
     confidence: float | None = Field(
         default=None, description="The (forced) answer's confidence in [0, 1], if estimated."
     )
@@ -203,12 +208,16 @@ class Reasoner(Protocol):
         sources: Sequence[str],
         force_answer: bool = False,
         feedback: Feedback | None = None,
+        rationale: bool = False,
     ) -> ThinkDecision:
         """Next thought: search with a sub-query (optionally naming a source) or answer.
 
         `sources` names the searchable sources (more than one enables per-source actions);
         `force_answer` means the retrieval budget is spent; `feedback` carries a failed
         answer and its reflection after a negative self-reflection (None otherwise).
+        `rationale` asks for the thought as a rationale about the content (RAG² rationale
+        queries); a reasoner that wrote one sets `ThinkDecision.is_rationale`, one that cannot
+        (the extractive reasoner) ignores the request.
         """
         ...
 

@@ -97,6 +97,7 @@ class ExtractiveReasoner:
         sources: Sequence[str] = (),
         force_answer: bool = False,
         feedback: Feedback | None = None,
+        rationale: bool = False,
     ) -> ThinkDecision:
         """Search with the question, then with bridge sub-queries, until evidence suffices.
 

@@ -310,7 +310,7 @@ class LLMReasoner:
             )
         if decision.action == "answer":
             decision.answer = strip_citations(decision.answer) or decision.answer
-        return decision.model_copy(update={"usage": usage})
+        return decision.model_copy(update={"usage": usage, "is_rationale": rationale})
 
     def compare(
         self, question: str, held: Sequence[Document], new: Sequence[Document]
@@ -887,11 +887,18 @@ def _describe(model: BaseChatModel) -> str:
 
 
 def _is_request_refused(exc: BaseException) -> bool:
-    """A 400/422 from an OpenAI-compatible server: typically 'response_format unsupported'."""
+    """The server refused the request's form: typically 'response_format unsupported'.
+
+    A 400/422, or a 500 naming `response_format`: llama-cpp-python's server (0.3.x) answers
+    `json_schema` with HTTP 500 and its validation error "Input should be 'text' or
+    'json_object'" (loc body.response_format.type).
+    """
     openai = sys.modules.get("openai")
     if openai is None:
         return False
-    return isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError)
+    if isinstance(exc, openai.BadRequestError | openai.UnprocessableEntityError):
+        return True
+    return isinstance(exc, openai.InternalServerError) and "response_format" in str(exc)
 
 
 def _truncated_text(exc: BaseException) -> str | None:

@@ -10,11 +10,13 @@ the extractive reasoner's `compare` asks it instead of its heuristic.
 
 What a document contributes (its MiniLM vector, its content words, its lower-cased text)
 is computed once per document and kept in a bounded cache keyed by the document's id and
-text, so a `compare` call embeds only documents it has never seen (a step's new ones; the
-held ones were new a step before). A document is embedded by its lead (title and first
-`EMBED_CHARS` characters), which holds what the features ask of it (is it about the
-question, is it new) at a fraction of a whole passage's cost. Embedding runs outside the
-cache's lock, so concurrent questions do not queue behind one another.
+text. A document's vector is the one its index stored when `prefrag index` embedded the
+chunk (`use_stored_vectors`, wired by the graph to the run's sources, which looks it up by
+source name and chunk id), so a `compare` call over indexed documents embeds nothing but
+a new question. Only a document no index holds (hand-built, or parsed from a training
+pair's prompt) is embedded here, by its text exactly as the index would embed it, so both
+ways give the same vector. Embedding runs outside the cache's lock, so concurrent
+questions do not queue behind one another.
 
 The model file is a `.npz` of weights next to a JSON model card (`<name>.json`).
 """
@@ -27,7 +29,7 @@ import re
 import threading
 import zipfile
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -57,8 +59,6 @@ FEATURES: tuple[str, ...] = (
     "held_count",
     "named_and_close",
 )
-# A document is embedded by its title and this many leading characters of its text.
-EMBED_CHARS = 100
 # Documents (and questions) whose features are kept; the oldest go first.
 CACHE_SIZE = 50_000
 MODEL_FILE = "switcher.npz"
@@ -104,10 +104,14 @@ class FeatureExtractor:
     Args:
         embedder: MiniLM (`get_embedder()` when None, loaded on first use).
         cache_size: Documents and questions whose views are kept (least recent dropped).
+        stored: Looks up the vectors an index stored for documents (None where it holds
+            none, e.g. `prefrag.sources.stored_vectors.StoredVectors`); the rest are
+            embedded.
     """
 
     embedder: Embedder | None = None
     cache_size: int = CACHE_SIZE
+    stored: Callable[[Sequence[Document]], Sequence[np.ndarray | None]] | None = None
     _views: OrderedDict[tuple[str, str], DocumentView] = field(default_factory=OrderedDict)
     _questions: OrderedDict[str, np.ndarray] = field(default_factory=OrderedDict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -165,7 +169,7 @@ class FeatureExtractor:
         return np.array([values[name] for name in FEATURES], dtype=np.float64)
 
     def views(self, documents: Sequence[Document]) -> list[DocumentView]:
-        """Each document's view, from the cache or computed (all missing ones in one batch)."""
+        """Each document's view: cached, else its stored vector, else embedded (one batch)."""
         keys = [(doc_id(d), d.page_content) for d in documents]
         with self._lock:
             found = {key: self._views[key] for key in keys if key in self._views}
@@ -174,7 +178,12 @@ class FeatureExtractor:
         missing = {key: d for key, d in zip(keys, documents, strict=True) if key not in found}
         if missing:
             docs = list(missing.values())
-            vectors = self._encoder().encode([_lead(d) for d in docs])
+            vectors = list(self.stored(docs)) if self.stored is not None else [None] * len(docs)
+            unstored = [i for i, vector in enumerate(vectors) if vector is None]
+            if unstored:
+                embedded = self._encoder().encode([docs[i].page_content for i in unstored])
+                for i, vector in zip(unstored, embedded, strict=True):
+                    vectors[i] = vector
             made = {
                 key: DocumentView(
                     vector=np.asarray(vector),
@@ -211,11 +220,6 @@ class FeatureExtractor:
 
                 self.embedder = get_embedder()
             return self.embedder
-
-
-def _lead(document: Document) -> str:
-    """What a document is embedded by: its title and the start of its text."""
-    return _text(document)[: EMBED_CHARS + len(_title(document)) + 2]
 
 
 def _title(document: Document) -> str:
@@ -326,6 +330,12 @@ class SmallSwitcher:
         self.network = network
         self.extractor = extractor or FeatureExtractor()
         self.name = name
+
+    def use_stored_vectors(
+        self, lookup: Callable[[Sequence[Document]], Sequence[np.ndarray | None]]
+    ) -> None:
+        """Read documents' vectors from their index (`lookup`) instead of embedding them."""
+        self.extractor.stored = lookup
 
     def keep_probability(
         self, question: str, held: Sequence[Document], new: Sequence[Document]

@@ -11,7 +11,6 @@ from langchain_core.documents import Document
 from prefrag.errors import DamagedStoreError
 from prefrag.index import docstore
 from prefrag.index.fusion import reciprocal_rank_fusion
-from prefrag.index.integrity import damage_message
 from prefrag.sources.base import DEFAULT_QUERY_FORMAT, SourceKind
 
 if TYPE_CHECKING:
@@ -84,7 +83,7 @@ class LocalSource:
             raise
         except Exception as error:  # truncated or garbage files of any part
             problem = f"{generation} cannot be read ({type(error).__name__}: {error})"
-            raise DamagedStoreError(damage_message(name, problem), problem) from None
+            raise DamagedStoreError(docstore.damage_message(name, problem), problem) from None
 
     def vectors_of(self, documents: list[Document]) -> list[np.ndarray | None]:
         """The stored dense vectors of `documents` (None for one this index does not hold).
@@ -115,7 +114,7 @@ class LocalSource:
             # score wrongly) at the first query.
             checked = lexical_problem(generation / docstore.LEXICAL)
             if isinstance(checked, str):
-                raise DamagedStoreError(damage_message(self.store, checked), checked)
+                raise DamagedStoreError(docstore.damage_message(self.store, checked), checked)
             self._lexical = LexicalIndex.load(generation / docstore.LEXICAL, len(self._records))
             if self._lexical.documents != len(self._records):
                 problems.append(
@@ -135,7 +134,7 @@ class LocalSource:
                 )
         if problems:
             problem = "; ".join(problems)
-            raise DamagedStoreError(damage_message(self.store, problem), problem)
+            raise DamagedStoreError(docstore.damage_message(self.store, problem), problem)
 
     def _open_dense(self, folder: Path, generation: Path) -> None:
         if self.settings.qdrant_url is None:

@@ -10,7 +10,6 @@ the sites covering it); the bundled `medquad_sources.yaml` describes them.
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections import defaultdict
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prefrag.errors import IngestError
-from prefrag.jsonl import write_jsonl
+from prefrag.jsonl import read_rows, write_jsonl
 
 if TYPE_CHECKING:
     from prefrag.config import Settings
@@ -96,16 +95,7 @@ def read_medquad(folder: Path) -> list[dict[str, Any]]:
         raise IngestError(f"No MedQuAD .jsonl files in {folder}.")
     rows: list[dict[str, Any]] = []
     for path in files:
-        with path.open(encoding="utf-8") as handle:
-            for line, text in enumerate(handle, start=1):
-                if not text.strip():
-                    continue
-                try:
-                    rows.append(json.loads(text))
-                except json.JSONDecodeError as error:
-                    raise IngestError(
-                        f"{path}, line {line}: not valid JSON ({error.msg})."
-                    ) from None
+        rows.extend(read_rows(path))
     return rows
 
 

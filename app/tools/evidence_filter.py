@@ -9,7 +9,7 @@ The default filter (`RelevanceSnippetFilter`) needs no trained model: a snippet 
 when its MiniLM cosine similarity to the question reaches `DEFAULT_THRESHOLD`.
 `ChatSnippetFilter` asks a chat model instead (one call per snippet; give it to the graph
 with `ResourceProvider(snippet_filter=...)`). RAG²'s
-filter is a small trained classifier; `load_snippet_filter` loads one from a folder
+filter is a small trained classifier; `trained_filter.load_snippet_filter` loads one from a folder
 (`PREFRAG_EVIDENCE_FILTER`), filled in by the filter trainer.
 """
 
@@ -18,13 +18,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from langchain_core.documents import Document
 
 from prefrag.documents import doc_id
-from prefrag.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from prefrag.index.embeddings import Embedder
@@ -37,7 +35,6 @@ __all__ = [
     "SnippetFilter",
     "SnippetJudgement",
     "filter_snippets",
-    "load_snippet_filter",
 ]
 
 # MiniLM cosine of question and snippet below which a snippet counts as not helpful.
@@ -187,20 +184,3 @@ def filter_snippets(
             f"Evidence filter{name} dropped [{entry['id']}]: not helpful ({entry['reason']})."
         )
     return outcome
-
-
-def load_snippet_filter(path: Path) -> SnippetFilter:
-    """The trained snippet filter stored in folder `path` (`PREFRAG_EVIDENCE_FILTER`).
-
-    Raises:
-        ConfigurationError: The folder does not exist or holds no trained snippet filter.
-    """
-    folder = Path(path).expanduser()
-    if not folder.is_dir():
-        raise ConfigurationError(
-            f"PREFRAG_EVIDENCE_FILTER={str(path)!r}: no such folder; train a filter with "
-            "`prefrag train filter` or unset the setting."
-        )
-    from prefrag.tools.trained_filter import TrainedSnippetFilter
-
-    return TrainedSnippetFilter.load(folder)

@@ -24,6 +24,7 @@ import numpy as np
 from langchain_core.documents import Document
 
 from prefrag.documents import NEUTRAL_AUTHORITY, doc_id, make_document
+from prefrag.jsonl import read_rows, write_jsonl
 
 if TYPE_CHECKING:
     from prefrag.config import Settings
@@ -273,9 +274,13 @@ class GranularityIndex:
         """Write the index to folder `path` (texts once, spans and vectors per level)."""
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        with (path / "documents.jsonl").open("w", encoding="utf-8") as handle:
-            for text, meta in zip(self.texts, self.metadata, strict=True):
-                handle.write(json.dumps({"text": text, "metadata": meta}) + "\n")
+        write_jsonl(
+            (
+                {"text": text, "metadata": meta}
+                for text, meta in zip(self.texts, self.metadata, strict=True)
+            ),
+            path / "documents.jsonl",
+        )
         arrays: dict[str, Any] = {}
         for j, lv in enumerate(self.levels):
             for field in ("doc", "start", "end", "first", "count", "ordinal"):
@@ -291,12 +296,9 @@ class GranularityIndex:
         """Open an index written by `save`."""
         path = Path(path)
         info = json.loads((path / "index.json").read_text())
-        texts, metadata = [], []
-        with (path / "documents.jsonl").open(encoding="utf-8") as handle:
-            for line in handle:
-                record = json.loads(line)
-                texts.append(record["text"])
-                metadata.append(record["metadata"])
+        records = read_rows(path / "documents.jsonl")
+        texts = [record["text"] for record in records]
+        metadata = [record["metadata"] for record in records]
         with np.load(path / "levels.npz") as data:
             levels = [
                 _Level(

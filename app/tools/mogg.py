@@ -23,6 +23,7 @@ import numpy as np
 from langchain_core.documents import Document
 
 from prefrag.documents import make_document
+from prefrag.jsonl import read_rows, write_jsonl
 from prefrag.tools.granularity_index import (
     N_LEVELS,
     TextEncoder,
@@ -217,9 +218,13 @@ class GraphGranularityIndex:
         """Write the graph index to folder `path`."""
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        with (path / "documents.jsonl").open("w", encoding="utf-8") as handle:
-            for text, meta in zip(self.texts, self.metadata, strict=True):
-                handle.write(json.dumps({"text": text, "metadata": meta}) + "\n")
+        write_jsonl(
+            (
+                {"text": text, "metadata": meta}
+                for text, meta in zip(self.texts, self.metadata, strict=True)
+            ),
+            path / "documents.jsonl",
+        )
         arrays: dict[str, Any] = {"node_doc": self.node_doc, "node_span": self.node_span}
         arrays.update(_csr("neighbours", self.neighbours))
         for j in range(self.n_levels):
@@ -233,7 +238,7 @@ class GraphGranularityIndex:
         """Open a graph index written by `save`."""
         path = Path(path)
         info = json.loads((path / "graph.json").read_text())
-        records = [json.loads(line) for line in (path / "documents.jsonl").open(encoding="utf-8")]
+        records = read_rows(path / "documents.jsonl")
         with np.load(path / "graph.npz") as data:
             n_levels = info.pop("n_levels")
             return cls(

@@ -18,9 +18,15 @@ from typing import Any
 from langchain_core.documents import Document
 
 from prefrag.errors import ConfigurationError
-from prefrag.tools.evidence_filter import SnippetJudgement
+from prefrag.tools.evidence_filter import SnippetFilter, SnippetJudgement
 
-__all__ = ["FILTER_FILE", "HELPFUL_LABEL", "TrainedSnippetFilter", "filter_text"]
+__all__ = [
+    "FILTER_FILE",
+    "HELPFUL_LABEL",
+    "TrainedSnippetFilter",
+    "filter_text",
+    "load_snippet_filter",
+]
 
 FILTER_FILE = "filter.json"
 HELPFUL_LABEL = "helpful"
@@ -148,3 +154,18 @@ class TrainedSnippetFilter:
                 self._tokenizer = tokenizer
                 self._model = model.eval()
         return self._model, self._tokenizer
+
+
+def load_snippet_filter(path: Path) -> SnippetFilter:
+    """The trained snippet filter stored in folder `path` (`PREFRAG_EVIDENCE_FILTER`).
+
+    Raises:
+        ConfigurationError: The folder does not exist or holds no trained snippet filter.
+    """
+    folder = Path(path).expanduser()
+    if not folder.is_dir():
+        raise ConfigurationError(
+            f"PREFRAG_EVIDENCE_FILTER={str(path)!r}: no such folder; train a filter with "
+            "`prefrag train filter` or unset the setting."
+        )
+    return TrainedSnippetFilter.load(folder)

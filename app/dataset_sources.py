@@ -1,4 +1,9 @@
-"""The two-source experiment: HotpotQA paragraphs split into a "local" and a "web" index.
+"""Sources built from a dataset's own paragraphs (evaluation and training data collection).
+
+`dataset_sources` picks them: the two-source split, one local index of every paragraph, or
+the user's sources when the dataset has no paragraphs.
+
+The two-source experiment: HotpotQA paragraphs split into a "local" and a "web" index.
 
 An offline stand-in for local corpus + web search. For each question, seeded by the question
 id (so a `--limit` or a reordering never changes another question's split):
@@ -26,8 +31,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from prefrag.datasets import EvalItem, Paragraph
 from prefrag.documents import content_id
-from prefrag.eval.datasets import EvalItem, Paragraph
 from prefrag.jsonl import write_jsonl
 
 if TYPE_CHECKING:
@@ -158,7 +163,7 @@ class IndexSearchClient:
         ]
 
 
-def _ensure_index(
+def ensure_index(
     name: str,
     rows: Sequence[dict[str, Any]],
     work: Path,
@@ -167,6 +172,7 @@ def _ensure_index(
     *,
     progress: bool = False,
 ) -> Source:
+    """Source `name` over `rows`, indexed under `work` once (again when the rows change)."""
     from prefrag.index.ingest import index_paths
     from prefrag.index.lexical import FORMAT
     from prefrag.sources.local import LocalSource
@@ -205,10 +211,10 @@ def build_two_source(
     split = split_paragraphs(items, local_share=local_share, seed=seed)
     work_dir = Path(work_dir)
     settings = isolated_settings(settings or get_settings(), work_dir / "home")
-    local = _ensure_index(
+    local = ensure_index(
         LOCAL_SOURCE, split.local_rows, work_dir, settings, local_mode, progress=progress
     )
-    web_corpus = _ensure_index(
+    web_corpus = ensure_index(
         WEB_CORPUS_SOURCE, split.web_rows, work_dir, settings, web_mode, progress=progress
     )
     web = WebSource(settings, client=IndexSearchClient(web_corpus))
@@ -231,8 +237,36 @@ def build_single_source(
 
     base = settings or get_settings()
     settings = isolated_settings(base, Path(work_dir) / "home")
-    local = _ensure_index(
+    local = ensure_index(
         LOCAL_SOURCE, corpus_rows(items), Path(work_dir), settings, local_mode, progress=progress
     )
     # The real web source keeps the user's settings (cache, offline switch).
     return SourceRegistry([local, web or WebSource(base)])
+
+
+def dataset_sources(
+    items: Sequence[EvalItem],
+    work_dir: Path,
+    *,
+    two_source: float | None = None,
+    seed: int = 0,
+    settings: Settings | None = None,
+    progress: bool = False,
+) -> tuple[SourceRegistry, dict[str, Any]]:
+    """The sources a run over `items` answers from, and facts about them for its summary.
+
+    With `two_source` (the share of questions whose second gold paragraph stays local), the
+    items' paragraphs are split into `local` + `web` (`build_two_source`); else items with
+    paragraphs are indexed into one local source beside the real web
+    (`build_single_source`); else the user's own sources answer.
+    """
+    if two_source is not None:
+        sources, split = build_two_source(
+            items, work_dir, local_share=two_source, seed=seed, settings=settings, progress=progress
+        )
+        return sources, {"two_source": split.summary()}
+    if any(item.paragraphs for item in items):
+        return build_single_source(items, work_dir, settings=settings, progress=progress), {}
+    from prefrag.sources.defaults import default_sources
+
+    return default_sources(), {}

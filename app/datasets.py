@@ -1,6 +1,7 @@
-"""Evaluation datasets: HotpotQA/IRCoT, FlashRAG JSONL, MIRAGE multiple choice, MedQuAD retrieval.
+"""Question datasets: HotpotQA/IRCoT, FlashRAG JSONL, MIRAGE multiple choice, MedQuAD retrieval.
 
-Every loader returns `EvalItem`s, so runners and metrics never see file formats. Any file in
+Every loader returns `EvalItem`s, so evaluation, training and metrics never see file formats;
+`select_items` picks the items a run works on. Any file in
 one of these shapes works, not only the shared copies; `load_dataset` picks the loader from
 the content.
 """
@@ -8,12 +9,15 @@ the content.
 from __future__ import annotations
 
 import json
+import random
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from prefrag.errors import IngestError
+from prefrag.errors import ConfigurationError, IngestError
+from prefrag.jsonl import iter_jsonl
 
 TaskKind = Literal["qa", "mc", "retrieval"]
 
@@ -68,17 +72,10 @@ class Dataset:
 
 
 def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise IngestError(f"{path}:{number}: not valid JSON ({error.msg}).") from None
-            if not isinstance(row, dict):
-                raise IngestError(f"{path}:{number}: expected a JSON object per line.")
-            yield number, row
+    for number, row in iter_jsonl(path):
+        if not isinstance(row, dict):
+            raise IngestError(f"{path}:{number}: expected a JSON object per line.")
+        yield number, row
 
 
 def load_hotpotqa(path: str | Path) -> Dataset:
@@ -212,3 +209,41 @@ def load_dataset(path: str | Path) -> Dataset:
         f"{path}: unrecognised shape; expected IRCoT (question_text, contexts), FlashRAG "
         "(question, golden_answers), MedQuAD (id, question, content) or MIRAGE JSON."
     )
+
+
+def parse_item_range(value: str) -> tuple[int, int]:
+    """`"201-350"` → `(201, 350)`: a 1-based, inclusive range of a dataset's items.
+
+    Raises:
+        ConfigurationError: The value is not `START-END` with 1 <= START <= END.
+    """
+    match = re.fullmatch(r"\s*(\d+)\s*-\s*(\d+)\s*", value)
+    if not match or not 1 <= int(match[1]) <= int(match[2]):
+        raise ConfigurationError(
+            f"--items takes a 1-based inclusive range START-END such as 201-350, not {value!r}."
+        )
+    return int(match[1]), int(match[2])
+
+
+def select_items(
+    dataset: Dataset,
+    *,
+    item_range: str | None = None,
+    limit: int | None = None,
+    sample: bool = False,
+    seed: int = 0,
+) -> list[EvalItem]:
+    """The items a run works on.
+
+    The `item_range` (1-based, inclusive, e.g. "201-350") if given, then the first `limit` of
+    those, or a seeded `sample` of `limit`.
+    """
+    items = list(dataset.items)
+    if item_range:
+        start, end = parse_item_range(item_range)
+        items = items[start - 1 : end]
+    if limit is None or limit >= len(items):
+        return items
+    if sample:
+        return random.Random(seed).sample(items, limit)
+    return items[:limit]

@@ -241,42 +241,7 @@ def policy_answer(
         listed = listing_answer(shape, evidence, confident)
         if listed is not None:
             return listed
-    draft = sentences_answer(evidence, weights, ranked, confident)
-    if shape.form == "span":
-        single = single_typed_span(shape, evidence, confident[0].scored, rejected)
-        if single is not None and normalize_answer(single) in normalize_answer(draft.answer):
-            draft = draft.model_copy(update={"short_answer": single})
-    return draft
-
-
-_EXACT_KINDS = {
-    "name": ("name", "quote"),
-    "date": ("date", "year"),
-    "number": ("number",),
-    "any": ("name", "quote"),
-}
-
-
-def single_typed_span(
-    shape: QuestionShape,
-    evidence: Evidence,
-    scored: ScoredSentence,
-    rejected: frozenset[str] = frozenset(),
-) -> str | None:
-    """The answer span when the sentence holds exactly one candidate of the asked type.
-
-    Candidates are the sentence's typed spans the question does not already name; a
-    sentence with two such names or figures does not say which one is meant.
-    """
-    kinds = _EXACT_KINDS.get(shape.answer_type, ())
-    found = [
-        c
-        for c in answer_candidates(shape, evidence, [scored], exclude=rejected)
-        if c.kind in kinds and scored.sentence.text.find(c.text) >= 0
-    ]
-    if len({normalize_answer(c.text) for c in found}) != 1:
-        return None
-    return span_text(shape, evidence, found[0])
+    return sentences_answer(evidence, weights, ranked, confident)
 
 
 def listing_answer(

@@ -67,6 +67,17 @@ class Settings(BaseSettings):
     chunk_overlap: int = Field(
         default=32, description="Word pieces shared by consecutive chunks of a document."
     )
+    hnsw_min_chunks: int = Field(
+        default=100_000,
+        ge=0,
+        description="A local source of at least this many chunks is searched through an HNSW "
+        "index (Qdrant Edge, in process) instead of exactly; see docs/scale.md.",
+    )
+    hnsw_ef: int = Field(
+        default=128,
+        gt=0,
+        description="Candidates an HNSW search keeps (higher: better recall, slower).",
+    )
 
     backend: Backend = Field(
         default="extractive", description="Reasoner backend when no per-role model is set."

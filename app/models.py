@@ -120,6 +120,12 @@ def make_chat_model(
         from langchain_openai import ChatOpenAI
 
         base_url, api_key = endpoint_of(endpoint, settings)
+        # The client sends the reply limit as `max_completion_tokens`, which some servers
+        # ignore (llama-cpp-python 0.3.x: an unbounded reply, till the context is full); a
+        # self-hosted server also gets it as the older `max_tokens`.
+        legacy_limit = (
+            {"max_tokens": settings.max_tokens} if base_url and settings.max_tokens else None
+        )
         return ChatOpenAI(
             model=name,
             base_url=base_url,
@@ -130,6 +136,7 @@ def make_chat_model(
             timeout=settings.request_timeout,
             max_retries=settings.max_retries,
             max_completion_tokens=settings.max_tokens,
+            extra_body=legacy_limit,
         )
     if backend == "hf":
         from prefrag.local_models import HFChatModel

@@ -15,7 +15,8 @@ new question once. The heuristic (`ExtractiveReasoner(use_embeddings=False).comp
 the small switcher alternate step by step, so that load from other processes hits both
 alike. MiniLM is loaded before timing; the small switcher starts with an empty document
 cache. Prints p50/p95 per call and their ratios (target: small switcher p95 <= 10x the
-heuristic's); `--no-stored` embeds the documents instead (the earlier behaviour).
+heuristic's); `--no-stored` embeds the judged documents instead (what documents no index
+holds cost).
 """
 
 from __future__ import annotations

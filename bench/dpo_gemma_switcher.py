@@ -26,7 +26,8 @@ verdict changed either way (a paired count).
 Each phase keeps its result in `--work` (the pairs, the verdicts before, the trained
 adapter, the verdicts after) under a key of the arguments, so a run stopped by a time limit
 continues where it stopped: on a shared two-core machine, run it as several bounded holds
-of the CPU lock with the same arguments.
+of the CPU lock with the same arguments. Held-out steps are a prefix of items 201-350's
+steps, so a larger `--eval-steps` later extends the verdicts already measured.
 """
 
 from __future__ import annotations
@@ -128,10 +129,11 @@ def policy_verdicts(model: HFChatModel, cases, doc_chars: int, saved: Path):
     """(status, fell back) per case, resumed from and appended to `saved` (JSONL)."""
     reasoner = LLMReasoner({"default": model}, structured=False, max_doc_chars=doc_chars)
     out = [json.loads(line) for line in saved.read_text().splitlines()] if saved.exists() else []
+    out = out[: len(cases)]  # held-out steps are a prefix: a smaller --eval-steps reuses them
     for number, (question, held, new) in enumerate(cases[len(out) :], start=len(out) + 1):
         verdict = reasoner.compare(question, held, new)
         out.append({"status": verdict.status, "fallback": verdict.fallback})
-        with saved.open("a") as handle:
+        with saved.open("a") as handle:  # only reached when `saved` holds fewer steps
             handle.write(json.dumps(out[-1]) + "\n")
         print(f"{saved.stem}: {number}/{len(cases)}", flush=True)
     return [(v["status"], v["fallback"]) for v in out]
@@ -159,7 +161,7 @@ def main() -> None:
     key = "-".join(
         str(v)
         for v in (
-            *(args.train_steps, args.eval_steps, args.samples, args.doc_chars),
+            *(args.train_steps, args.samples, args.doc_chars),
             *(args.max_new_tokens, args.epochs, args.learning_rate),
         )
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 
@@ -18,3 +19,11 @@ def no_traceback(result: Any) -> None:
 def words(result: Any) -> str:
     """The command's output with its line wrapping undone."""
     return " ".join(result.output.split())
+
+
+def garble_store_of_record(source_folder: Path) -> None:
+    """Overwrite every file of a source's Qdrant Edge store of record with garbage."""
+    files = [p for p in (source_folder / "qdrant").rglob("*") if p.is_file()]
+    assert any(p.name == "edge_config.json" for p in files), files
+    for path in files:
+        path.write_bytes(b"garbage, not a Qdrant shard")

@@ -250,6 +250,7 @@ def trained_switcher(tiny_causal_lm: Path, tmp_path_factory: pytest.TempPathFact
 @pytest.mark.slow
 def test_dpo_raises_held_out_reward_accuracy_and_writes_a_model_card(trained_switcher) -> None:
     metrics = trained_switcher.metrics
+    print({k: round(v, 4) for k, v in metrics.items() if k.startswith("eval_")})
     # Before training the policy is the reference: every implicit reward is zero, a tie
     # (which TRL's reward accuracy counts as lost).
     assert metrics["eval_before/rewards/accuracies"] == 0.0

@@ -7,6 +7,7 @@ import time
 
 import numpy as np
 import pytest
+from cli_checks import garble_store_of_record
 from langchain_core.documents import Document
 from stub_server import StubChatServer
 from typer.testing import CliRunner
@@ -241,8 +242,7 @@ def test_a_malformed_qdrant_store_is_reported_and_rebuilt_by_the_next_write(stor
     from prefrag.index.integrity import check_source
 
     settings, _ = store
-    (sqlite_file,) = (settings.sources_dir / "bad" / "qdrant").rglob("storage.sqlite")
-    sqlite_file.write_bytes(b"garbage, not sqlite")
+    garble_store_of_record(settings.sources_dir / "bad")
     check = check_source("bad", settings, qdrant=True)
     assert not check.sound and "Qdrant store cannot be read" in check.problems[0]
     extra = tmp_path / "extra.jsonl"

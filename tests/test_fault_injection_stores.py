@@ -9,7 +9,7 @@ import sqlite3
 
 import numpy as np
 import pytest
-from cli_checks import no_traceback
+from cli_checks import garble_store_of_record, no_traceback
 from cli_checks import words as output_words
 from typer.testing import CliRunner
 
@@ -161,8 +161,7 @@ def test_adding_a_document_to_a_damaged_source_keeps_every_record(notes, how):
 def test_lost_records_qdrant_cannot_restore_are_refused_with_the_fix(notes):
     tmp_path, folder = notes
     _cut_chunks(folder)
-    (sqlite_file,) = (folder / "qdrant").rglob("storage.sqlite")
-    sqlite_file.write_bytes(b"garbage, not sqlite")
+    garble_store_of_record(folder)
     before = (_generation(folder) / "chunks.jsonl").read_bytes()
     refused = _index(str(tmp_path / "extra.jsonl"), "--source", "herbs")
     assert refused.exit_code == 2
@@ -215,27 +214,24 @@ def test_each_lexical_file_is_checked_and_reindexing_repairs_it(notes, name, dam
 
 def _qdrant_points(folder, change: str) -> None:
     from prefrag.config import get_settings
-    from prefrag.index.dense import QdrantStore
+    from prefrag.index.dense import open_store
 
-    with QdrantStore("herbs", folder / "qdrant", get_settings()) as store:
+    with open_store("herbs", folder / "qdrant", get_settings()) as store:
         if change == "one too many":
             # What a run killed between its upsert and its manifest swap leaves behind.
             (point_id, payload, vector) = store.points()[0]
             ghost = {**payload, "id": "00000000-0000-4000-8000-000000000001", "text": "Ghost."}
             store.upsert([ghost], np.asarray([vector]))
         else:
-            from qdrant_client import models
-
             (point_id, _, _) = store.points(with_vectors=False)[0]
-            store.client.delete(store.collection, models.PointIdsList(points=[point_id]))
+            store.delete([point_id])
 
 
 @pytest.mark.parametrize("change", ["one too many", "one too few", "garbage storage"])
 def test_reindexing_reconciles_qdrant_with_the_records(notes, change):
     tmp_path, folder = notes
     if change == "garbage storage":
-        (sqlite_file,) = (folder / "qdrant").rglob("storage.sqlite")
-        sqlite_file.write_bytes(b"garbage, not sqlite")
+        garble_store_of_record(folder)
     else:
         _qdrant_points(folder, change)
     check = _check("herbs")
@@ -311,7 +307,8 @@ def test_a_read_only_home_is_not_called_damaged(notes, monkeypatch):
     check = _check("herbs")
     words = output_words(check)
     assert check.exit_code == 0, words
-    assert "herbs: sound" in words and "not writable" in words
+    # Qdrant Edge opens its files from Rust, past this patch: its count is then checked.
+    assert "herbs: sound" in words and ("not writable" in words or "qdrant 8" in words)
     assert "damaged" not in words and "remove" not in words
 
 

@@ -19,7 +19,7 @@ from prefrag.errors import (
 )
 from prefrag.index.catalog import list_sources, source_exists
 from prefrag.index.chunking import chunk_tokenizer, chunk_tokens, chunk_words
-from prefrag.index.dense import NumpyDenseIndex, QdrantStore
+from prefrag.index.dense import NumpyDenseIndex, open_store
 from prefrag.index.fusion import reciprocal_rank_fusion
 from prefrag.index.ingest import index_paths
 from prefrag.sources.local import LocalSource
@@ -239,7 +239,7 @@ def test_bad_inputs_on_a_fresh_source_create_nothing(settings, tmp_path) -> None
 def test_second_holder_of_embedded_store_gets_store_locked(settings, corpus) -> None:
     index_paths(corpus, "meds", settings=settings)
     folder = settings.sources_dir / "meds"
-    with QdrantStore("meds", folder / "qdrant", settings):
+    with open_store("meds", folder / "qdrant", settings):
         more = corpus.parent / "more.md"
         more.write_text("# Another\n\nSomething new to write.")
         with pytest.raises(StoreLockedError) as caught:
@@ -257,7 +257,7 @@ def test_numpy_index_matches_qdrant_query_points(settings, corpus) -> None:
 
     vector = get_embedder(settings).encode_one("bleeding with blood thinners")
     numpy_hits = [(source._records[row]["id"], s) for row, s in source._numpy.search(vector, 3)]
-    with QdrantStore("meds", settings.sources_dir / "meds" / "qdrant", settings) as store:
+    with open_store("meds", settings.sources_dir / "meds" / "qdrant", settings) as store:
         assert store.count() == 3
         qdrant_hits = store.search(vector, 3)
     assert [i for i, _ in numpy_hits] == [i for i, _ in qdrant_hits]

@@ -382,3 +382,20 @@ def test_the_reasoner_flag_wins_over_an_environment_configured_for_a_model(notes
         seen.clear()
         _ask("--compare-model", "flag-judge")
     assert "flag-judge" in seen and "env-judge" not in seen
+
+
+def test_a_self_hosted_server_gets_the_reply_limit_as_max_tokens_too():
+    """llama-cpp-python ignores `max_completion_tokens`: without `max_tokens` a reply ran on
+    until the context was full (a 120 s request timeout against the real server)."""
+    seen: list[dict[str, Any]] = []
+
+    def reply(request: dict[str, Any]) -> Reply:
+        seen.append(request)
+        return completion({"content": '{"analysis": "new", "status": true}'})
+
+    with StubChatServer(reply=reply) as server:
+        settings = Settings(
+            openai_base_url=server.url, model="served-model", request_timeout=5, max_tokens=7
+        )
+        build_reasoner(settings, reasoner="llm").compare(QUESTION, HELD, NEW)
+    assert seen and all(r["max_tokens"] == 7 == r["max_completion_tokens"] for r in seen)

@@ -290,6 +290,7 @@ def test_spo_dpo_aligns_the_sft_planner_on_plan_pairs(sft_planner, spo_data: Pat
         ]
     )
     metrics = result.metrics
+    print({k: round(v, 4) for k, v in metrics.items() if k.startswith("eval_")})
     assert metrics["eval_before/rewards/accuracies"] == 0.0  # the policy is the reference
     # Four training pairs move the planner towards the chosen plans of unseen questions.
     assert metrics["eval_after/rewards/accuracies"] >= 0.5

@@ -1,9 +1,10 @@
-"""Dense vector search: an exact in-process numpy index, and Qdrant (embedded or server).
+"""Dense vector search (an exact in-process numpy index) and a source's Qdrant store.
 
-Qdrant is the store of record and the path for a server or cluster (`QDRANT_URL`). For
-the embedded default the numpy index answers queries: exact cosine search over a few
-thousand to a few hundred thousand unit vectors is one matrix-vector product, several
-times faster than embedded Qdrant's pure-Python scan, and it needs no lock, so any
+Qdrant is the store of record: in process a Qdrant Edge shard (`prefrag.index.edge_store`),
+on a server or cluster (`QDRANT_URL`) a collection, which then also answers dense queries.
+In process, queries go to the generation's own files instead: the numpy index (exact
+cosine search, one matrix-vector product over memory-mapped vectors) or, past the HNSW
+size, the generation's HNSW shard (`prefrag.index.hnsw`). Neither needs a lock, so any
 number of processes can read a source while one writes it.
 """
 
@@ -11,14 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
-from prefrag.errors import StoreLockedError
-
 if TYPE_CHECKING:
     from prefrag.config import Settings
+    from prefrag.index.edge_store import EdgeStore
 
 _UPSERT_BATCH = 256
 
@@ -61,34 +61,19 @@ def collection_name(source: str) -> str:
 
 
 class QdrantStore:
-    """One source's collection in embedded Qdrant or on a Qdrant server.
+    """One source's collection on a Qdrant server or cluster (`QDRANT_URL`)."""
 
-    Opening the embedded store takes its folder lock; a second process gets
-    `StoreLockedError`. Use as a context manager so the lock is released.
-    """
+    server = True
 
     def __init__(self, source: str, folder: Path, settings: Settings) -> None:
         from qdrant_client import QdrantClient
 
         self.collection = collection_name(source)
-        self.server = settings.qdrant_url is not None
-        if self.server:
-            self.client = QdrantClient(
-                url=settings.qdrant_url,
-                api_key=settings.qdrant_api_key,
-                timeout=int(settings.request_timeout),
-            )
-            return
-        folder.mkdir(parents=True, exist_ok=True)
-        try:
-            self.client = QdrantClient(path=str(folder))
-        except RuntimeError as error:
-            if "already accessed" not in str(error):
-                raise
-            raise StoreLockedError(
-                f"Source '{source}' is open in another PrefRAG process; close it first or "
-                "set QDRANT_URL to a Qdrant server for concurrent use."
-            ) from None
+        self.client = QdrantClient(
+            url=settings.qdrant_url,
+            api_key=settings.qdrant_api_key,
+            timeout=int(settings.request_timeout),
+        )
 
     def __enter__(self) -> QdrantStore:
         return self
@@ -97,7 +82,7 @@ class QdrantStore:
         self.close()
 
     def close(self) -> None:
-        """Release the client (and the embedded store's lock)."""
+        """Release the client."""
         self.client.close()
 
     def ensure_collection(self, dimension: int) -> None:
@@ -109,28 +94,6 @@ class QdrantStore:
                 self.collection,
                 vectors_config=models.VectorParams(size=dimension, distance=models.Distance.COSINE),
             )
-        if not self.server:
-            self._relax_embedded_fsync()
-
-    def _relax_embedded_fsync(self) -> None:
-        """Let embedded Qdrant commit points without an fsync each.
-
-        Its sqlite persistence commits every point separately; with the default rollback
-        journal each commit is an fsync (15 ms on a busy disk, a minute for 3,600 chunks).
-        WAL with synchronous=NORMAL stays crash-safe (no corruption) and may only lose the
-        last commits on power loss, which the next `index_paths` re-upserts (ids are
-        content-derived and the docstore is compared with the point count). This reaches
-        into qdrant-client's private local storage, so any mismatch just keeps the default.
-        """
-        import sqlite3
-
-        try:
-            local = self.client._client.collections[self.collection]  # type: ignore[attr-defined]
-            connection = local.storage.storage
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.execute("PRAGMA synchronous=NORMAL")
-        except (AttributeError, KeyError, TypeError, sqlite3.Error):
-            return
 
     def count(self) -> int:
         """How many points the collection holds (0 when it does not exist)."""
@@ -149,6 +112,13 @@ class QdrantStore:
                 for record, vector in zip(records[start:stop], vectors[start:stop], strict=True)
             ]
             self.client.upsert(self.collection, points=points, wait=True)
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Remove the points `ids`."""
+        from qdrant_client import models
+
+        if ids and self.client.collection_exists(self.collection):
+            self.client.delete(self.collection, models.PointIdsList(points=list(ids)))
 
     def search(self, query: np.ndarray, k: int) -> list[tuple[str, float]]:
         """Up to `k` (chunk id, cosine) pairs, best first, via `query_points`."""
@@ -219,3 +189,24 @@ class QdrantStore:
             self.client.delete_collection(self.collection)
         self.ensure_collection(int(vectors.shape[1]))
         self.upsert(records, vectors)
+
+
+PointStore = Union["QdrantStore", "EdgeStore"]
+"""A source's store of record: the same methods on a server or in process."""
+
+
+def open_store(source: str, folder: Path, settings: Settings) -> PointStore:
+    """The store of record of `source`.
+
+    Its collection on the Qdrant server when `QDRANT_URL` is set, else its Qdrant Edge
+    shard in `folder`.
+
+    Raises:
+        StoreLockedError: Another process has the embedded shard open.
+        StoreUnreadableError: The embedded shard's files cannot be loaded.
+    """
+    if settings.qdrant_url is not None:
+        return QdrantStore(source, folder, settings)
+    from prefrag.index.edge_store import EdgeStore
+
+    return EdgeStore(source, folder)

@@ -3,7 +3,8 @@
 ```
 <sources_dir>/<name>/
   manifest.json          what is indexed, and which generation folder holds it
-  gen-000002/            chunks.jsonl (text + metadata), vectors.npy, lexical/ (bm25s)
+  gen-000002/            chunks.jsonl (text + metadata), vectors.npy, lexical/ (bm25s),
+                         hnsw/ (a Qdrant Edge shard, for sources past the HNSW size)
   qdrant/                the embedded Qdrant store (unused when QDRANT_URL is set)
 ```
 
@@ -174,9 +175,13 @@ def load_records(generation_dir: Path) -> list[dict[str, Any]]:
     return read_rows(generation_dir / CHUNKS)
 
 
-def load_vectors(generation_dir: Path) -> np.ndarray:
-    """The chunk vectors of a generation, one row per record."""
-    return np.load(generation_dir / VECTORS)
+def load_vectors(generation_dir: Path, *, mapped: bool = False) -> np.ndarray:
+    """The chunk vectors of a generation, one row per record.
+
+    With `mapped`, the file is memory-mapped read-only instead of read: opening costs
+    nothing whatever its size, and processes reading the same source share its pages.
+    """
+    return np.load(generation_dir / VECTORS, mmap_mode="r" if mapped else None)
 
 
 def write_generation(
@@ -184,11 +189,14 @@ def write_generation(
     records: Sequence[dict[str, Any]],
     vectors: np.ndarray,
     save_lexical: Any,
+    save_dense: Any = None,
 ) -> str:
     """Write records, vectors and the lexical index as a new generation; return its name.
 
-    `save_lexical(path)` writes the lexical index into `path`. The generation is built in
-    a temporary folder and renamed into place, so it is either complete or absent.
+    `save_lexical(path)` writes the lexical index into `path`; `save_dense(folder)`, when
+    given, writes more search structures into the generation's `folder` (an HNSW shard).
+    The generation is built in a temporary folder and renamed into place, so it is either
+    complete or absent.
     """
     folder.mkdir(parents=True, exist_ok=True)
     number = 1 + max((_generation_number(p.name) for p in folder.glob("gen-*")), default=0)
@@ -198,6 +206,8 @@ def write_generation(
         write_jsonl(records, staging / CHUNKS)
         np.save(staging / VECTORS, np.ascontiguousarray(vectors, dtype=np.float32))
         save_lexical(staging / LEXICAL)
+        if save_dense is not None:
+            save_dense(staging)
         os.replace(staging, folder / name)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

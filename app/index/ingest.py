@@ -26,7 +26,7 @@ from prefrag.index.loaders import RawDocument, iter_input_files, load_file
 
 if TYPE_CHECKING:
     from prefrag.config import Settings
-    from prefrag.index.dense import QdrantStore
+    from prefrag.index.dense import PointStore
     from prefrag.index.embeddings import Embedder
     from prefrag.index.repair import Salvage
 
@@ -113,7 +113,7 @@ def index_paths(
 
     folder = settings.sources_dir / source
     with docstore.writer_lock(folder, source), _open_store(source, folder, settings) as opened:
-        store, store_problem = opened
+        store, store_problem, moved = opened
         contents = Salvage(None) if rebuild else salvage(folder, source, store, settings)
         manifest = contents.manifest
         old_records = contents.records
@@ -128,17 +128,24 @@ def index_paths(
             migrated = _MIGRATED.format(source=source, old=manifest.lexical_format)
         problems = [*contents.problems, *([store_problem] if store_problem else [])]
         repairs = list(contents.repairs)
+        # Filling a store moved from an older format is no repair: its problems are not kept.
+        store_problems = [] if moved and not contents.damaged else problems
+        notes = [_MOVED.format(source=source)] if moved and manifest is not None else []
         if not new_records and manifest is not None and not contents.damaged and not migrated:
             assert contents.vectors is not None
-            fixed = _reconcile_qdrant(store, old_records, contents.vectors, [], None, problems)
-            if fixed:
+            fixed = _reconcile_qdrant(
+                store, old_records, contents.vectors, [], None, store_problems
+            )
+            if fixed and not moved:
                 repairs.append(fixed)
             if not _manifest_current(manifest, source_authority, description):
                 manifest.authority = source_authority
                 manifest.description = manifest.description if description is None else description
                 docstore.write_manifest(folder, manifest)
             report = _report(source, folder, files, raws, 0, skipped, manifest, started)
-            return dataclasses.replace(report, rebuilt="; ".join(problems), repairs=tuple(repairs))
+            return dataclasses.replace(
+                report, rebuilt="; ".join(problems), repairs=tuple(repairs), warnings=tuple(notes)
+            )
 
         if progress:
             _announce(source, len(new_records), len(raws), largest)
@@ -155,19 +162,24 @@ def index_paths(
             store.replace_all(records, vectors)
         else:
             fixed = _reconcile_qdrant(
-                store, old_records, old_vectors, new_records, new_vectors, problems
+                store, old_records, old_vectors, new_records, new_vectors, store_problems
             )
-            if fixed:
+            if fixed and not moved:
                 repairs.append(fixed)
         if contents.damaged:
             repairs.append("rebuilt its lexical index")
-        manifest = _write(folder, source, records, vectors, manifest, settings, chunking, dimension)
+        # A sound source's rows come first and unchanged: its HNSW shard is extended.
+        extend = manifest is not None and not rebuild and not contents.damaged
+        previous = folder / manifest.generation if extend and manifest is not None else None
+        manifest = _write(
+            folder, source, records, vectors, manifest, settings, chunking, dimension, previous
+        )
         manifest.authority = source_authority
         if description is not None:
             manifest.description = description
         docstore.write_manifest(folder, manifest)
     report = _report(source, folder, files, raws, len(new_records), skipped, manifest, started)
-    warnings = [*_id_clashes(raws), *([migrated] if migrated else [])]
+    warnings = [*_id_clashes(raws), *([migrated] if migrated else []), *notes]
     if large:
         warnings.extend(large)
         warnings.append(
@@ -239,7 +251,7 @@ def _vectors(
 
 
 def _reconcile_qdrant(
-    store: QdrantStore,
+    store: PointStore,
     old_records: list[dict[str, Any]],
     old_vectors: np.ndarray,
     new_records: list[dict[str, Any]],
@@ -273,6 +285,10 @@ def _reconcile_qdrant(
     return ""
 
 
+_MOVED = (
+    "The store of record of '{source}' moved from embedded qdrant-client to Qdrant Edge "
+    "(filled from its records and vectors; nothing was re-embedded)."
+)
 _MIGRATED = (
     "The lexical index of '{source}' covered chunk texts only (format {old}); it was rebuilt "
     "over titles and texts. Nothing was re-embedded."
@@ -286,30 +302,39 @@ def _lexical_outdated(manifest: docstore.Manifest) -> bool:
 
 
 @contextlib.contextmanager
-def _open_store(source: str, folder: Path, settings: Settings) -> Iterator[tuple[QdrantStore, str]]:
-    """The source's Qdrant store and what was wrong with it ("" when it opened).
+def _open_store(
+    source: str, folder: Path, settings: Settings
+) -> Iterator[tuple[PointStore, str, bool]]:
+    """The source's store of record, what was wrong with it, and whether it was moved.
 
-    The embedded store only mirrors the records and vectors of the source, so an
-    unreadable one (e.g. a malformed `storage.sqlite`) is removed and filled again from
-    the records by this run (`_reconcile_qdrant`).
+    The problem is "" when the store opened; moved is True when a store of an older
+    format was dropped to be filled again.
+
+    The embedded store (a Qdrant Edge shard) only mirrors the records and vectors of the
+    source, so an unreadable one is removed and filled again from the records by this run
+    (`_reconcile_qdrant`). A store written by earlier versions (embedded qdrant-client,
+    `storage.sqlite`) is replaced the same way, without calling it damage.
     """
     import shutil
-    import sqlite3
 
-    from prefrag.index.dense import QdrantStore
+    from prefrag.index.dense import open_store
+    from prefrag.index.edge_store import StoreUnreadableError, is_legacy_store
 
     problem = ""
+    where = folder / docstore.QDRANT
+    moved = settings.qdrant_url is None and is_legacy_store(where)
+    if moved:
+        logger.info("Moving the store of record of '%s' to Qdrant Edge.", source)
+        shutil.rmtree(where, ignore_errors=True)
     try:
-        store = QdrantStore(source, folder / docstore.QDRANT, settings)
-    except (sqlite3.DatabaseError, ValueError, OSError, KeyError) as error:
-        if settings.qdrant_url is not None:
-            raise
+        store = open_store(source, where, settings)
+    except StoreUnreadableError as error:
         logger.warning("Qdrant store of '%s' unreadable (%s); rebuilding it.", source, error)
-        problem = f"its Qdrant store could not be read ({type(error).__name__}: {error})"
-        shutil.rmtree(folder / docstore.QDRANT, ignore_errors=True)
-        store = QdrantStore(source, folder / docstore.QDRANT, settings)
+        problem = f"its Qdrant store could not be read ({error})"
+        shutil.rmtree(where, ignore_errors=True)
+        store = open_store(source, where, settings)
     with store:
-        yield store, problem
+        yield store, problem, moved
 
 
 def _id_clashes(raws: Sequence[RawDocument], shown: int = 5) -> list[str]:
@@ -480,6 +505,7 @@ def _write(
     settings: Settings,
     chunking: Chunking,
     dimension: int,
+    previous: Path | None = None,
 ) -> docstore.Manifest:
     from prefrag.index.dense import collection_name
     from prefrag.index.integrity import verify_before_publishing
@@ -487,7 +513,9 @@ def _write(
 
     lexical = LexicalIndex.build(record_texts(records))
     verify_before_publishing(folder, len(records), vectors, lexical.documents)
-    generation = docstore.write_generation(folder, records, vectors, lexical.save)
+    generation = docstore.write_generation(
+        folder, records, vectors, lexical.save, _hnsw_writer(vectors, settings, previous)
+    )
     return docstore.Manifest(
         name=source,
         generation=generation,
@@ -504,6 +532,28 @@ def _write(
         updated=docstore.now_iso(),
         lexical_format=FORMAT,
     )
+
+
+def _hnsw_writer(vectors: np.ndarray, settings: Settings, previous: Path | None) -> Any:
+    """What writes the generation's HNSW shard, or None when the source is searched exactly."""
+    from prefrag.index import hnsw
+
+    if len(vectors) < settings.hnsw_min_chunks or len(vectors) == 0:
+        return None
+    if not hnsw.available():
+        logger.warning(
+            "%d chunks are searched exactly: qdrant-edge-py, which builds the HNSW index "
+            "past %d chunks, cannot be imported.",
+            len(vectors),
+            settings.hnsw_min_chunks,
+        )
+        return None
+    shard = previous / hnsw.HNSW if previous is not None else None
+
+    def write(generation: Path) -> None:
+        hnsw.build(generation / hnsw.HNSW, vectors, shard)
+
+    return write
 
 
 def _manifest_current(

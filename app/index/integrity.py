@@ -133,14 +133,26 @@ def check_source(name: str, settings: Settings, *, qdrant: bool = False) -> Stor
         return StoreCheck(name, [f"{folder / docstore.MANIFEST} is missing"])
     check = check_generation(folder, manifest)
     if qdrant and check.sound:
-        from prefrag.index.dense import QdrantStore
+        from prefrag.errors import StoreLockedError
+        from prefrag.index.dense import open_store
+        from prefrag.index.edge_store import is_legacy_store
 
+        where = folder / docstore.QDRANT
+        if settings.qdrant_url is None and is_legacy_store(where):
+            check.unchecked.append(
+                f"its store of record ({where}) is in the format of an earlier version; the "
+                f"next `prefrag index ... --source {name}` moves it to Qdrant Edge"
+            )
+            return check
         try:
-            with QdrantStore(name, folder / docstore.QDRANT, settings) as store:
+            with open_store(name, where, settings) as store:
                 points = store.count()
-        except Exception as error:  # a malformed storage.sqlite, a lost server...
+        except StoreLockedError as error:
+            check.unchecked.append(f"its Qdrant store was not checked ({error})")
+            return check
+        except Exception as error:  # a malformed shard, a lost server...
             if read_only(error) and settings.qdrant_url is None:
-                # Embedded Qdrant takes a lock file: a read-only home is not damage.
+                # The embedded shard takes a lock file: a read-only home is not damage.
                 check.unchecked.append(
                     f"its Qdrant store was not checked ({folder / docstore.QDRANT} is not "
                     f"writable: {getattr(error, 'strerror', None) or error})"

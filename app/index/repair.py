@@ -32,7 +32,7 @@ from prefrag.index import docstore
 
 if TYPE_CHECKING:
     from prefrag.config import Settings
-    from prefrag.index.dense import QdrantStore
+    from prefrag.index.dense import PointStore
 
 logger = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ class Salvage:
         return [row for row, record in enumerate(self.records) if record["id"] not in recovered]
 
 
-def salvage(folder: Path, source: str, store: QdrantStore | None, settings: Settings) -> Salvage:
+def salvage(folder: Path, source: str, store: PointStore | None, settings: Settings) -> Salvage:
     """What source `source` in `folder` still holds, with damaged parts marked for rebuilding.
 
     `store` is the source's opened Qdrant store (None when it could not be opened).
@@ -145,7 +145,7 @@ def _read_lines(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[byte
 
 
 def _salvage_records(
-    result: Salvage, generation: Path | None, store: QdrantStore | None, source: str
+    result: Salvage, generation: Path | None, store: PointStore | None, source: str
 ) -> tuple[dict[str, int], int]:
     """Keep every readable record and restore lost ones; (row of each kept id, lines)."""
     good, bad, rows = _read_lines(generation / docstore.CHUNKS) if generation else ([], [], 0)
@@ -199,7 +199,7 @@ def _lost_message(source: str, lost: int, expected: int, problems: list[str]) ->
 def _salvage_vectors(
     result: Salvage,
     generation: Path | None,
-    store: QdrantStore | None,
+    store: PointStore | None,
     rows: dict[str, int],
     line_count: int,
 ) -> None:

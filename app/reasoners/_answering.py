@@ -25,6 +25,7 @@ from prefrag.reasoners._policy import (
     Embed,
     Judge,
     Judged,
+    asks_quantity,
     counts_asked,
     defers,
     figure,
@@ -320,6 +321,8 @@ def span_text(shape: QuestionShape, evidence: Evidence, candidate: Candidate) ->
     span_terms = term_set(candidate.text)
     if sum(ch.isalnum() for ch in candidate.text) < 2:
         return None  # a unit's letter ("L" of "mmol/L"), an initial
+    if candidate.kind in ("number", "year", "date") and not asks_quantity(shape):
+        return None  # a figure answers only a question asking for one
     if is_label_line(candidate.text) and shape.answer_type != "name" and candidate.kind == "name":
         if span_terms and span_terms <= title_terms:
             return None

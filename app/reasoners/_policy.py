@@ -316,6 +316,25 @@ def counts_asked(shape: QuestionShape) -> bool:
     return bool(re.search(r"\bhow many \w+|\bpopulation\b|\bnumber of\b|\bhow old\b", lowered))
 
 
+_QUANTITY_RE = re.compile(
+    r"\b(?:how (?:many|much|long|old|far|tall|high|big|large|often|soon|deep|wide|heavy)"
+    r"|when|what year|which year|dates?|years?|doses?|dosages?|levels?|targets?|ranges?"
+    r"|amounts?|number|age|weight|length|height|population|size|temperature|rate|pressure"
+    r"|capacity|cost|price|distance|area|depth|duration|score|count|percent(?:age)?|limit"
+    r"|maximum|minimum|most|least|values?|volume|speed|strength|interval|period|time)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_quantity(shape: QuestionShape) -> bool:
+    """Whether the question asks for a figure, a count or a date, so a number may answer it.
+
+    "What is the second-choice antibiotic?" does not: a dose in its sentence ("400 mg") is
+    not the antibiotic.
+    """
+    return shape.answer_type in ("number", "date") or bool(_QUANTITY_RE.search(shape.text))
+
+
 def defers(text: str) -> bool:
     """Whether a sentence says its document does not cover a matter, or defers it elsewhere."""
     return bool(_DEFERRAL_RE.search(text))
@@ -330,6 +349,7 @@ __all__ = [
     "Embed",
     "Judge",
     "Judged",
+    "asks_quantity",
     "counts_asked",
     "figure",
     "is_label_line",

@@ -55,9 +55,11 @@ def local_sources(
 ) -> list[Source]:
     """One `LocalSource` per sound indexed source under the data directory.
 
-    A damaged source is skipped with a warning (and its error put in `unavailable`),
-    unless it is `require` (the source a run asked for): then its `DamagedStoreError` is
-    raised.
+    Only `require` (the source a run asked for) is opened here; the others read their
+    files at their first search, so a run opens only the sources it searches. A damaged
+    source is skipped with a warning (and its error put in `unavailable`), unless it is
+    `require`: then its `DamagedStoreError` is raised. Damage found at a later first
+    search shows as that search's failure note.
     """
     from prefrag.errors import DamagedStoreError
     from prefrag.index.catalog import list_sources
@@ -67,7 +69,7 @@ def local_sources(
     sources: list[Source] = []
     for info in list_sources(settings):
         try:
-            sources.append(LocalSource(info.name, settings=settings))
+            sources.append(LocalSource(info.name, settings=settings, lazy=info.name != require))
         except DamagedStoreError as error:
             if info.name == require:
                 raise

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -17,10 +19,12 @@ if TYPE_CHECKING:
     from prefrag.config import Settings
     from prefrag.index.dense import NumpyDenseIndex, QdrantStore
     from prefrag.index.embeddings import Embedder
+    from prefrag.index.hnsw import HnswIndex
     from prefrag.index.lexical import LexicalIndex
 
 SearchMode = Literal["hybrid", "dense", "lexical"]
 _MODES = ("hybrid", "dense", "lexical")
+logger = logging.getLogger(__name__)
 _FUSION_DEPTH = 20  # candidates per retriever before fusion; more rarely changes the top 5
 
 
@@ -48,6 +52,7 @@ class LocalSource:
         query_format: str = DEFAULT_QUERY_FORMAT,
         authority: float | None = None,
         label: str | None = None,
+        lazy: bool = False,
     ) -> None:
         from prefrag.config import get_settings
         from prefrag.errors import ConfigurationError
@@ -75,27 +80,66 @@ class LocalSource:
         self._embedder: Embedder | None = None
         self._lexical: LexicalIndex | None = None
         self._numpy: NumpyDenseIndex | None = None
+        self._hnsw: HnswIndex | None = None
+        self._vectors: np.ndarray | None = None
         self._qdrant: QdrantStore | None = None
         self._rows: dict[str, int] = {}
+        self._records: list[dict] = []
+        self._folder, self._generation = folder, generation
+        self._opened = False
+        if not lazy:
+            self.open()
+
+    def open(self) -> LocalSource:
+        """Read the generation's records and indexes, once.
+
+        A `lazy` source does it at its first search, so a run opens only what it searches.
+
+        Raises:
+            DamagedStoreError: A part is missing, unreadable or disagrees with the others.
+        """
+        if self._opened:
+            return self
         try:
-            self._open(folder, generation)
+            self._open(self._folder, self._generation)
         except DamagedStoreError:
             raise
         except Exception as error:  # truncated or garbage files of any part
-            problem = f"{generation} cannot be read ({type(error).__name__}: {error})"
-            raise DamagedStoreError(docstore.damage_message(name, problem), problem) from None
+            problem = f"{self._generation} cannot be read ({type(error).__name__}: {error})"
+            raise DamagedStoreError(docstore.damage_message(self.store, problem), problem) from None
+        self._opened = True
+        return self
 
     def vectors_of(self, documents: list[Document]) -> list[np.ndarray | None]:
         """The stored dense vectors of `documents` (None for one this index does not hold).
 
         Lets a reranker score this source's documents without embedding them again.
         """
-        if self._numpy is None:
-            return [None] * len(documents)
+        return self.vectors_by_id([str(d.metadata.get("id")) for d in documents])
+
+    def vectors_by_id(self, chunk_ids: Sequence[str]) -> list[np.ndarray | None]:
+        """The stored unit vector of each chunk id (None for an id this source lacks).
+
+        Read from the generation's memory-mapped `vectors.npy` whatever searches it
+        (exact, HNSW or a Qdrant server), so nothing is embedded again.
+        """
+        self.open()
+        if self._vectors is None:
+            return [None] * len(chunk_ids)
         if not self._rows:
             self._rows = {record["id"]: row for row, record in enumerate(self._records)}
-        rows = [self._rows.get(str(d.metadata.get("id"))) for d in documents]
-        return [None if row is None else self._numpy.vectors[row] for row in rows]
+        rows = [self._rows.get(chunk_id) for chunk_id in chunk_ids]
+        return [None if row is None else np.array(self._vectors[row]) for row in rows]
+
+    @property
+    def dense_search(self) -> str:
+        """How dense queries are answered: 'exact', 'hnsw', 'qdrant-server' or 'none'."""
+        self.open()
+        if self._qdrant is not None:
+            return "qdrant-server"
+        if self._hnsw is not None:
+            return "hnsw"
+        return "exact" if self._numpy is not None else "none"
 
     def _open(self, folder: Path, generation: Path) -> None:
         """Load the generation's parts and check that they agree with each other."""
@@ -137,15 +181,54 @@ class LocalSource:
             raise DamagedStoreError(docstore.damage_message(self.store, problem), problem)
 
     def _open_dense(self, folder: Path, generation: Path) -> None:
-        if self.settings.qdrant_url is None:
-            from prefrag.index.dense import NumpyDenseIndex
-
-            self._numpy = NumpyDenseIndex(docstore.load_vectors(generation))
-        else:
+        self._vectors = docstore.load_vectors(generation, mapped=True)
+        if self.settings.qdrant_url is not None:
             from prefrag.index.dense import QdrantStore
 
             self._qdrant = QdrantStore(self.store, folder / docstore.QDRANT, self.settings)
             self._rows = {record["id"]: row for row, record in enumerate(self._records)}
+            return
+        from prefrag.index.dense import NumpyDenseIndex
+
+        self._numpy = NumpyDenseIndex(self._vectors)
+        self._hnsw = self._open_hnsw(generation)
+
+    def _open_hnsw(self, generation: Path) -> HnswIndex | None:
+        """The generation's HNSW shard when the source is past the HNSW size, else None.
+
+        The shard is derived from `vectors.npy`: one that cannot be read or disagrees
+        with the records is left aside (exact search answers; the next `prefrag index`
+        writes it again).
+        """
+        from prefrag.index import hnsw
+
+        shard = generation / hnsw.HNSW
+        if len(self._records) < self.settings.hnsw_min_chunks or not shard.is_dir():
+            return None
+        if not hnsw.available():
+            logger.warning(
+                "Source '%s' has an HNSW index but qdrant-edge-py cannot be imported; "
+                "searching it exactly.",
+                self.store,
+            )
+            return None
+        try:
+            index = hnsw.HnswIndex(shard, self.settings.hnsw_ef)
+        except Exception as error:  # a damaged shard: exact search is still right
+            logger.warning(
+                "HNSW index of '%s' unreadable (%s); searching exactly.", self.store, error
+            )
+            return None
+        if index.size != len(self._records):
+            logger.warning(
+                "HNSW index of '%s' holds %d vectors for %d records; searching exactly.",
+                self.store,
+                index.size,
+                len(self._records),
+            )
+            index.close()
+            return None
+        return index
 
     @property
     def last_note(self) -> str | None:
@@ -153,7 +236,11 @@ class LocalSource:
         return self._note
 
     def __len__(self) -> int:
-        return len(self._records)
+        return len(self.open()._records)
+
+    def __bool__(self) -> bool:
+        """Always true: `source or other` must not read a lazy source's files to count them."""
+        return True
 
     def search(self, query: str, k: int) -> list[Document]:
         """The top-`k` chunks for `query`, best first, with metadata `score`.
@@ -162,6 +249,7 @@ class LocalSource:
         scores are BM25 scores.
         """
         self._note = None
+        self.open()
         if k <= 0:
             return []
         if not query.strip():
@@ -194,6 +282,8 @@ class LocalSource:
 
             self._embedder = get_embedder(self.settings)
         vector = self._embedder.encode_one(query)
+        if self._hnsw is not None:
+            return self._hnsw.search(vector, k)
         if self._numpy is not None:
             return self._numpy.search(vector, k)
         assert self._qdrant is not None

@@ -1,0 +1,226 @@
+"""A local source's store of record in Qdrant Edge: one shard, chunk records as payloads.
+
+Each point is a chunk: its id, its dense vector and its record (text and metadata) as
+payload, as on a Qdrant server. `prefrag index` appends the new chunks (nothing is
+rebuilt), and the repair code takes lost records and vectors back from it. Searches do not
+open it: a reader must not hold the writer's shard, so they read the generation's own
+files (exact search, or its HNSW shard past the HNSW size).
+
+Opening the shard takes its write-ahead-log lock: a second process gets
+`StoreLockedError`. Use it as a context manager so the lock is released.
+"""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from prefrag.errors import StoreLockedError
+
+_BATCH = 512
+CONFIG = "edge_config.json"  # what marks a folder as a Qdrant Edge shard
+
+
+class StoreUnreadableError(Exception):
+    """The shard's files cannot be loaded (damaged); the caller rebuilds it."""
+
+
+def is_edge_store(folder: Path) -> bool:
+    """Whether `folder` holds a Qdrant Edge shard (not an older embedded qdrant-client store)."""
+    return (folder / CONFIG).is_file()
+
+
+def is_legacy_store(folder: Path) -> bool:
+    """Whether `folder` holds the embedded qdrant-client store earlier versions wrote."""
+    return (folder / "meta.json").is_file() or (folder / "collection").is_dir()
+
+
+class EdgeStore:
+    """One source's points in a Qdrant Edge shard in `folder` (created on first write).
+
+    Raises:
+        StoreLockedError: Another process has the shard open.
+        StoreUnreadableError: The shard's files cannot be loaded.
+    """
+
+    server = False
+
+    def __init__(self, source: str, folder: Path) -> None:
+        self.source = source
+        self.folder = folder
+        self._shard: Any = None
+        self._created = False
+        if is_edge_store(folder):
+            self._shard = self._load()
+
+    def _load(self) -> Any:
+        from qdrant_edge import EdgeShard
+
+        try:
+            return EdgeShard.load(str(self.folder))
+        except Exception as error:
+            if "WouldBlock" in str(error) or "already" in str(error):
+                raise StoreLockedError(
+                    f"Source '{self.source}' is open in another PrefRAG process; close it "
+                    "first or set QDRANT_URL to a Qdrant server for concurrent use."
+                ) from None
+            text = str(error)
+            if "os error 13" in text or "os error 30" in text or "Permission denied" in text:
+                message = f"cannot open {self.folder} for writing: {text}"
+                raise PermissionError(13, message) from None
+            raise StoreUnreadableError(text) from error
+
+    def __enter__(self) -> EdgeStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Flush and release the shard (and its lock)."""
+        if self._shard is None:
+            return
+        self._shard.flush()
+        self._shard.close()
+        self._shard = None
+        if self._created:
+            # The first load of a new shard rewrites its config and journals once; doing it
+            # here keeps a later run that writes nothing from changing any file.
+            from qdrant_edge import EdgeShard
+
+            EdgeShard.load(str(self.folder)).close()
+            self._created = False
+
+    def ensure_collection(self, dimension: int) -> None:
+        """Create the shard (cosine distance) unless it exists."""
+        if self._shard is not None:
+            return
+        from qdrant_edge import Distance, EdgeConfig, EdgeShard, EdgeVectorParams
+
+        if self.folder.exists():
+            shutil.rmtree(self.folder)
+        config = EdgeConfig(vectors=EdgeVectorParams(size=dimension, distance=Distance.Cosine))
+        self._shard = EdgeShard.create(str(self.folder), config)
+        self._created = True
+
+    def count(self) -> int:
+        """How many points the shard holds (0 before the first write)."""
+        if self._shard is None:
+            return 0
+        from qdrant_edge import CountRequest
+
+        return int(self._shard.count(CountRequest(exact=True)))
+
+    def upsert(self, records: Sequence[dict[str, Any]], vectors: np.ndarray) -> None:
+        """Write chunk records (as payload) and their vectors under the chunk ids."""
+        from qdrant_edge import Point, UpdateOperation
+
+        if len(records) and self._shard is None:
+            self.ensure_collection(int(vectors.shape[1]))
+        for start in range(0, len(records), _BATCH):
+            points = [
+                Point(id=_point_id(record["id"]), vector=vector.tolist(), payload=dict(record))
+                for record, vector in zip(
+                    records[start : start + _BATCH], vectors[start : start + _BATCH], strict=True
+                )
+            ]
+            self._shard.update(UpdateOperation.upsert_points(points))
+        if len(records):
+            self._shard.flush()
+
+    def delete(self, ids: Sequence[str]) -> None:
+        """Remove the points `ids`."""
+        from qdrant_edge import UpdateOperation
+
+        if self._shard is not None and ids:
+            self._shard.update(UpdateOperation.delete_points([_point_id(i) for i in ids]))
+            self._shard.flush()
+
+    def search(self, query: np.ndarray, k: int) -> list[tuple[str, float]]:
+        """Up to `k` (chunk id, cosine) pairs, best first (exact)."""
+        if k <= 0 or self._shard is None:
+            return []
+        from qdrant_edge import Query, QueryRequest, SearchParams
+
+        hits = self._shard.query(
+            QueryRequest(
+                limit=k,
+                query=Query.Nearest(np.asarray(query, dtype=np.float32).tolist()),
+                with_payload=False,
+                params=SearchParams(exact=True),
+            )
+        )
+        return [(str(hit.id), float(hit.score)) for hit in hits]
+
+    def ids(self) -> set[str]:
+        """The ids of every point (empty before the first write)."""
+        return {point_id for point_id, _, _ in self.points(with_payload=False, with_vectors=False)}
+
+    def points(
+        self,
+        ids: Sequence[str] | None = None,
+        *,
+        with_payload: bool = True,
+        with_vectors: bool = True,
+    ) -> list[tuple[str, dict[str, Any], np.ndarray | None]]:
+        """(id, payload, vector) of the points `ids` (every point when None)."""
+        if self._shard is None:
+            return []
+        from qdrant_edge import ScrollRequest
+
+        found: list[Any] = []
+        if ids is not None:
+            for start in range(0, len(ids), _BATCH):
+                found.extend(
+                    self._shard.retrieve(
+                        [_point_id(i) for i in ids[start : start + _BATCH]],
+                        with_payload=with_payload,
+                        with_vector=with_vectors,
+                    )
+                )
+        else:
+            offset = None
+            while True:
+                page, offset = self._shard.scroll(
+                    ScrollRequest(
+                        offset=offset,
+                        limit=_BATCH,
+                        with_payload=with_payload,
+                        with_vector=with_vectors,
+                    )
+                )
+                found.extend(page)
+                if offset is None:
+                    break
+        return [
+            (
+                str(point.id),
+                dict(point.payload or {}) if with_payload else {},
+                np.asarray(point.vector, dtype=np.float32)
+                if with_vectors and point.vector is not None
+                else None,
+            )
+            for point in found
+        ]
+
+    def replace_all(self, records: Sequence[dict[str, Any]], vectors: np.ndarray) -> None:
+        """Make the shard hold exactly `records` (dropping every other point)."""
+        if self._shard is not None:
+            self._shard.close()
+            self._shard = None
+        shutil.rmtree(self.folder, ignore_errors=True)
+        self.ensure_collection(int(vectors.shape[1]))
+        self.upsert(records, vectors)
+
+
+def _point_id(chunk_id: str) -> str:
+    """Chunk ids are UUID strings (content-derived); anything else is mapped to one."""
+    try:
+        return str(uuid.UUID(chunk_id))
+    except ValueError:
+        return str(uuid.uuid5(uuid.NAMESPACE_URL, chunk_id))

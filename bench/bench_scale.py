@@ -1,0 +1,297 @@
+"""Search at 100k and 1M chunks: exact (memory-mapped numpy) vs HNSW (Qdrant Edge), one run.
+
+Run (heavy: take the CPU lock):
+  python bench/bench_scale.py --base HOME --size 100000 --work DIR [--add 12]
+  python bench/bench_scale.py --base HOME --size 1000000 --work DIR --short-texts
+
+`--base` is a PrefRAG home whose local sources hold real MedQuAD embeddings (e.g. the
+full per-site sources `prefrag eval-sources --corpus-share 1.0 --out W` builds in W/home).
+Their chunk vectors and records are the corpus' first rows. The rest are derived, so their
+neighbourhoods look like real ones: row i copies a seeded random real chunk a and becomes
+normalise(0.75 a + 0.25 b + noise), b another random real chunk, noise Gaussian with
+standard deviation 0.5/sqrt(d) per dimension (so about half the norm of a unit vector),
+its record is a's record with its own id. Queries are 200 seeded MedQuAD questions
+embedded with the bundled MiniLM (the real query distribution).
+
+The source is written as `prefrag index` writes one (records, vectors, lexical index, past
+`--hnsw-min` chunks the HNSW shard, and the Qdrant Edge store of record), timing each part.
+Then, each in its own process, a reader opens it (`LocalSource`, dense mode) exactly and
+with HNSW, and times the dense lookup of every query (vectors encoded beforehand):
+p50/p95, recall@10 of HNSW against exact, open time and resident memory. With `--add N`,
+`index_paths` adds N new chunks through the CLI's code path and its wall time, CPU time
+and peak RSS are reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+K = 10
+QUERIES = 200
+SEED = 0
+
+
+def _rss_mib() -> float:
+    """Peak resident memory of this process so far."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _rss_now_mib() -> float:
+    """Resident memory of this process now (mapped file pages included)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _real(base: Path) -> tuple[np.ndarray, list[dict]]:
+    from prefrag.config import Settings
+    from prefrag.index import docstore
+    from prefrag.index.catalog import list_sources
+
+    settings = Settings(home=base)
+    vectors, records = [], []
+    for info in list_sources(settings):
+        manifest = docstore.require_manifest(info.path, info.name)
+        generation = info.path / manifest.generation
+        vectors.append(docstore.load_vectors(generation))
+        records.extend(docstore.load_records(generation))
+    return np.vstack(vectors).astype(np.float32), records
+
+
+def _derive(real: np.ndarray, records: list[dict], size: int, short: bool, path: Path):
+    """`size` rows: the real ones first, then seeded mixes of two real rows plus noise."""
+    rng = np.random.default_rng(SEED)
+    n, dimension = real.shape
+    out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(size, dimension))
+    first = min(n, size)
+    out[:first] = real[:first]
+    rows = list(records[:first])
+    step = 50_000
+    for start in range(first, size, step):
+        stop = min(size, start + step)
+        a = rng.integers(0, n, stop - start)
+        b = rng.integers(0, n, stop - start)
+        mixed = 0.75 * real[a] + 0.25 * real[b]
+        mixed += rng.normal(0, 0.5 / np.sqrt(dimension), mixed.shape).astype(np.float32)
+        out[start:stop] = mixed / np.linalg.norm(mixed, axis=1, keepdims=True)
+        for i, source_row in zip(range(start, stop), a, strict=True):
+            record = dict(records[source_row])
+            record["id"] = str(uuid.uuid5(uuid.NAMESPACE_URL, f"derived-{i}"))
+            record["parent_id"] = f"derived-{i}"
+            rows.append(record)
+    if short:
+        for record in rows:
+            record["text"] = record["text"][:200]
+    out.flush()
+    return out, rows
+
+
+def _queries(data: Path) -> np.ndarray:
+    from prefrag.config import Settings
+    from prefrag.index.embeddings import get_embedder
+    from prefrag.sources.medquad_demo import read_medquad
+
+    rows = read_medquad(data)
+    questions = [row["question"] for row in random.Random(SEED).sample(rows, QUERIES)]
+    return get_embedder(Settings()).encode(questions)
+
+
+def build(args: argparse.Namespace) -> dict:
+    from prefrag.config import Settings
+    from prefrag.index import docstore, hnsw
+    from prefrag.index.ingest import source_chunking
+    from prefrag.index.lexical import LexicalIndex, record_texts
+
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    real, records = _real(Path(args.base))
+    vectors, rows = _derive(real, records, args.size, args.short_texts, work / "derived.npy")
+    np.save(work / "queries.npy", _queries(Path(args.data)))
+    settings = Settings(home=work / "home", hnsw_min_chunks=args.hnsw_min)
+    folder = settings.sources_dir / "scale"
+    result: dict = {"size": args.size, "real_rows": min(len(real), args.size)}
+    started = time.perf_counter()
+    lexical = LexicalIndex.build(record_texts(rows))
+    result["lexical_build_s"] = time.perf_counter() - started
+    timings: dict[str, float] = {}
+
+    def dense(generation: Path) -> None:
+        began = time.perf_counter()
+        hnsw.build(generation / hnsw.HNSW, vectors)
+        timings["hnsw_build_s"] = time.perf_counter() - began
+
+    started = time.perf_counter()
+    generation = docstore.write_generation(folder, rows, vectors, lexical.save, dense)
+    result["write_generation_s"] = time.perf_counter() - started
+    result.update(timings)
+    chunking = source_chunking(None, settings)
+    docstore.write_manifest(
+        folder,
+        docstore.Manifest(
+            name="scale",
+            generation=generation,
+            documents=len({r["parent_id"] for r in rows}),
+            chunks=len(rows),
+            dimension=int(vectors.shape[1]),
+            embedding_model=settings.embedding_model,
+            chunk_size=chunking.size,
+            chunk_overlap=chunking.overlap,
+            chunk_unit=chunking.unit,
+            updated=docstore.now_iso(),
+        ),
+    )
+    if args.add:  # the store of record is what an add appends to (searches never open it)
+        from prefrag.index.dense import open_store
+
+        started = time.perf_counter()
+        with open_store("scale", folder / docstore.QDRANT, settings) as store:
+            store.replace_all(rows, vectors)
+        result["store_of_record_build_s"] = time.perf_counter() - started
+    result["build_rss_mib"] = _rss_mib()
+    return result
+
+
+def search(args: argparse.Namespace) -> dict:
+    """In a fresh process: open the source one way and time every query's dense lookup."""
+    from prefrag.config import Settings
+    from prefrag.sources.local import LocalSource
+
+    work = Path(args.work)
+    queries = np.load(work / "queries.npy")
+    minimum = args.hnsw_min if args.mode == "hnsw" else 10**12
+    settings = Settings(home=work / "home", hnsw_min_chunks=minimum, hnsw_ef=args.ef)
+    from prefrag.index import hnsw  # noqa: F401  (imports outside the open time)
+
+    rss_before = _rss_now_mib()
+    started = time.perf_counter()
+    source = LocalSource("scale", settings=settings, mode="dense")
+    opened = time.perf_counter() - started
+    rss_open = _rss_now_mib()
+    assert source.dense_search == args.mode, source.dense_search
+    index = source._hnsw if args.mode == "hnsw" else source._numpy
+    assert index is not None
+    index.search(queries[0], K)  # warm-up
+    seconds, cpu, hits = [], [], []
+    for query in queries:
+        began, began_cpu = time.perf_counter(), time.process_time()
+        found = index.search(query, K)
+        seconds.append(time.perf_counter() - began)
+        cpu.append(time.process_time() - began_cpu)
+        hits.append([row for row, _ in found])
+    return {
+        "mode": args.mode,
+        "open_s": opened,
+        "p50_ms": 1000 * float(np.percentile(seconds, 50)),
+        "p95_ms": 1000 * float(np.percentile(seconds, 95)),
+        "cpu_ms_per_query": 1000 * float(np.mean(cpu)),
+        "rss_mib": _rss_mib(),
+        "rss_open_delta_mib": rss_open - rss_before,
+        "rss_search_delta_mib": _rss_now_mib() - rss_before,
+        "hits": hits,
+    }
+
+
+def add(args: argparse.Namespace) -> dict:
+    """In a fresh process: add `--add` new chunks with `index_paths`."""
+    from prefrag.config import Settings
+    from prefrag.index.ingest import index_paths
+
+    work = Path(args.work)
+    notes = work / "added.jsonl"
+    notes.write_text(
+        "".join(
+            json.dumps({"id": f"added-{i}", "title": f"Added note {i}", "text": text}) + "\n"
+            for i, text in enumerate(
+                f"Bench note {i}: a new paragraph about clinic opening hours in week {i}."
+                for i in range(args.add)
+            )
+        )
+    )
+    settings = Settings(home=work / "home", hnsw_min_chunks=args.hnsw_min)
+    from prefrag.index.embeddings import get_embedder
+
+    get_embedder(settings).encode(["warm up"])
+    cpu, wall = time.process_time(), time.perf_counter()
+    report = index_paths([notes], "scale", settings=settings)
+    return {
+        "added": report.added,
+        "add_wall_s": time.perf_counter() - wall,
+        "add_cpu_s": time.process_time() - cpu,
+        "add_rss_mib": _rss_mib(),
+    }
+
+
+def _child(args: argparse.Namespace, step: str, *extra: str) -> dict:
+    command = [sys.executable, __file__, "--step", step, "--work", args.work]
+    command += ["--hnsw-min", str(args.hnsw_min), "--ef", str(args.ef), "--add", str(args.add)]
+    done = subprocess.run([*command, *extra], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(done.stderr[-3000:])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--base", default=None, help="home with real MedQuAD sources")
+    parser.add_argument(
+        "--data", default=str(Path(__file__).parents[1].parent / "shared/data/medquad")
+    )
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--hnsw-min", type=int, default=1)
+    parser.add_argument("--ef", type=int, default=128)
+    parser.add_argument("--add", type=int, default=12)
+    parser.add_argument("--short-texts", action="store_true", help="cut record texts to 200 chars")
+    parser.add_argument("--step", default="all", choices=["all", "build", "search", "add"])
+    parser.add_argument("--mode", default="exact", choices=["exact", "hnsw"])
+    parser.add_argument("--skip-build", action="store_true", help="reuse the source in --work")
+    args = parser.parse_args()
+    if args.step == "search":
+        print(json.dumps(search(args)))
+        return
+    if args.step == "add":
+        print(json.dumps(add(args)))
+        return
+    results: dict = {}
+    if not args.skip_build:
+        results["build"] = build(args)
+        print(json.dumps(results["build"]), flush=True)
+    exact = _child(args, "search", "--mode", "exact")
+    approximate = _child(args, "search", "--mode", "hnsw")
+    recall = np.mean(
+        [
+            len(set(a) & set(e)) / max(1, len(e))
+            for a, e in zip(approximate.pop("hits"), exact.pop("hits"), strict=True)
+        ]
+    )
+    results["exact"], results["hnsw"] = exact, approximate
+    results["hnsw"]["recall_at_10_vs_exact"] = float(recall)
+    for mode in ("exact", "hnsw"):
+        r = results[mode]
+        print(
+            f"{mode:6s} open {r['open_s']:.3f} s  p50 {r['p50_ms']:.2f} ms"
+            f"  p95 {r['p95_ms']:.2f} ms  CPU {r['cpu_ms_per_query']:.2f} ms/query"
+            f"  RSS +{r['rss_open_delta_mib']:.0f} MiB at open, +{r['rss_search_delta_mib']:.0f}"
+            " after the queries" + (f"  recall@10 {recall:.3f}" if mode == "hnsw" else ""),
+            flush=True,
+        )
+    if args.add:
+        results["add"] = _child(args, "add")
+        print(json.dumps(results["add"]), flush=True)
+    (Path(args.work) / "results.json").write_text(json.dumps(results, indent=2))
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    main()

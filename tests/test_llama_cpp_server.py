@@ -6,7 +6,7 @@ skipped cleanly without them. It starts `python -m llama_cpp.server` on a free p
 small context, then runs `prefrag ask --reasoner llm` and `prefrag train switcher-data
 --policy` against it, with short replies (`PREFRAG_MAX_TOKENS`):
 
-    .venv/bin/python -m pytest -m slow tests/test_llama_cpp_server.py -s
+    PREFRAG_LLAMA_SERVER_TEST=1 .venv/bin/python -m pytest -m slow tests/test_llama_cpp_server.py -s
 
 What a real server does that the conformance stubs only replay: llama.cpp refuses
 `response_format: json_schema` and constrains output with `json_object` + schema; a weak
@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import logging
+import os
 import socket
 import subprocess
 import sys
@@ -42,6 +43,11 @@ pytestmark = [
     pytest.mark.skipif(
         importlib.util.find_spec(SMALL_MODEL_PACKAGE) is None,
         reason="needs the real-model extra (prefrag[real-model]) for the Gemma GGUF",
+    ),
+    # Minutes to tens of minutes of CPU on two cores: run only when asked for.
+    pytest.mark.skipif(
+        os.environ.get("PREFRAG_LLAMA_SERVER_TEST") != "1",
+        reason="opt-in: set PREFRAG_LLAMA_SERVER_TEST=1 (a real llama.cpp server, slow)",
     ),
 ]
 runner = CliRunner()

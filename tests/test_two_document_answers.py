@@ -91,3 +91,41 @@ def test_a_list_question_gets_the_sentence_listing_every_item(atlas):
         assert item in result["answer"]
     assert "Wendell Mayo" not in result["answer"]
     assert "trelazine" in _cited(result)
+
+
+# Invented clinic notes: a patient's case note names the medicine, the topic note gives its
+# limit; neither alone answers.
+CLINIC = {
+    "case-pellow": "# Case review: Mr Anselm Pellow\n\nPatient: Anselm Pellow, aged 66\n\n"
+    "Mr Pellow has heart failure. For his flare of pericarditis he was given dravocaine "
+    "250 micrograms three times daily. His potassium was 4.4 mmol/L.",
+    "dravocaine": "# Dravocaine: clinic notes\n\nAuthor: Dr Wendell Mayo\n\n## Dosing\n\n"
+    "Never give more than 9 mg of dravocaine in one course, and leave four days before "
+    "another course. Its commonest side effect is a dry mouth.",
+    "heart-failure": "# Heart failure: clinic notes\n\nWeigh daily and report a gain of more "
+    "than 2 kg in three days. Review diuretics when the kidneys worsen.",
+}
+
+
+@pytest.fixture
+def clinic(tmp_path: Path) -> None:
+    folder = tmp_path / "clinic"
+    folder.mkdir()
+    for name, text in CLINIC.items():
+        (folder / f"{name}.md").write_text(text + "\n")
+    result = CliRunner().invoke(app, ["index", str(folder), "--source", "atlas"])
+    assert result.exit_code == 0, result.output
+
+
+def test_a_patient_question_combines_the_case_note_and_the_topic_note(clinic):
+    result = _ask("What is the most dravocaine Mr Pellow can have in one course?")
+    assert not _abstained(result), result["answer"]
+    assert "9 mg" in result["answer"]
+    assert "Pellow" in result["answer"] or "he was given dravocaine" in result["answer"]
+    assert {"case-pellow", "dravocaine"} <= _cited(result)
+
+
+def test_a_patient_question_the_notes_do_not_answer_is_not_bridged(clinic):
+    # His note names no blood pressure; the heart-failure note is no answer for him.
+    result = _ask("What was Mr Pellow's blood pressure at the review?")
+    assert _abstained(result) or "blood pressure" not in result["answer"].lower()

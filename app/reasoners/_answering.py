@@ -224,7 +224,7 @@ def policy_answer(
                 f"no retrieved sentence gives the {kind} it asks for", judged[0].confidence
             )
         confident = [j for j in confident if j.fits]
-    bridged = two_documents(judge, judged, floor)
+    bridged = two_documents(judge, judged, floor) or subject_and_topic(judge, judged, floor)
     if bridged is not None and (not confident or bridged[2] > confident[0].confidence):
         return pair_answer(evidence, judged[0], *bridged)
     if not confident:
@@ -251,14 +251,18 @@ def listing_answer(
     """The sentences that list what a list question asks for, whole and cited, or None.
 
     The deciding sentence is the most confident one enumerating two or more items ("A, B
-    and C", "such as D"); a further sentence of its document joins it when it enumerates
+    and C", "such as D"), when it is about as confident as the best sentence of all (else the
+    best sentences answer, whole); a further sentence of its document joins it when it enumerates
     items too and is nearly as confident (a list carried over two sentences). The items
     alone are the short answer: cut out of their sentence, an item ("tremor") loses what
     qualifies it ("coarse tremor"), so the answer keeps the sentences.
     """
     question_terms = term_set(shape.text)
     listing: list[tuple[Sentence, float]] = []
-    for judged in confident:
+    # Only a sentence about as confident as the best one decides: a list further down
+    # ("oranges and pomelos contain related compounds") is not what is asked.
+    floor = PARAMS.list_sentence_share * confident[0].confidence if confident else 1.0
+    for judged in (j for j in confident if j.confidence >= floor):
         # A sentence reached through another ("Marrowick is a market town ...") was led to
         # by a sentence naming it; when that one lists, it is the list asked for.
         for sentence in (judged.scored.sentence, judged.scored.link):
@@ -396,6 +400,31 @@ def two_documents(
             if first.names >= 1.0 or second.names >= 1.0:
                 continue
             confidence = judge.pair(first, second)
+            if confidence >= floor and (best is None or confidence > best[2]):
+                best = (first, second, confidence)
+    return best
+
+
+def subject_and_topic(
+    judge: Judge, judged: list[Judged], floor: float = PARAMS.answer_confidence
+) -> tuple[Judged, Judged, float] | None:
+    """A named subject's sentence and another note's sentence on what it mentions, or None.
+
+    "What is the most colchicine Mrs Quayle can have in one course?": her note says she was
+    given colchicine but not the limit; a topic note gives the limit but not her. The pair
+    shares the thing asked about (colchicine) and together names her and covers all that is
+    asked. The subject's sentence must not answer alone, and the other note must not be
+    about the subject (it would be her note's own sentence, not a second document).
+    """
+    if judge.sides or not judge.name_terms:
+        return None
+    top = judged[: PARAMS.pair_sentences]
+    subject = [j for j in top if j.names >= 1.0 and j.overlap < 1.0]
+    topic = [j for j in top if j.names == 0.0 and j.overlap >= 1.0]
+    best: tuple[Judged, Judged, float] | None = None
+    for first in subject:
+        for second in topic:
+            confidence = judge.pair(first, second, through_asked=True)
             if confidence >= floor and (best is None or confidence > best[2]):
                 best = (first, second, confidence)
     return best

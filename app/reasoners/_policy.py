@@ -224,19 +224,23 @@ class Judge:
         self._cache[key] = judged
         return judged
 
-    def pair(self, first: Judged, second: Judged) -> float:
+    def pair(self, first: Judged, second: Judged, *, through_asked: bool = False) -> float:
         """Confidence of two sentences of two documents read together (a bridge).
 
         They must share a term the question does not give (the enzyme, the place that links
-        them); then the overlap and names count over both documents, the similarity is the
-        two sentences' mean.
+        them) - or, `through_asked`, a term it asks about that is not a name (the medicine
+        a patient's note mentions and a topic note gives the limit of); then the overlap and
+        names count over both documents, the similarity is the two sentences' mean.
         """
         a, b = first.scored, second.scored
         if a.sentence.doc == b.sentence.doc:
             return 0.0
         question_terms = frozenset(self.weights.weights)
-        if not (a.sentence.terms & b.sentence.terms) - question_terms:
-            return 0.0
+        shared = (a.sentence.terms & b.sentence.terms) - self.name_terms
+        # Through what is asked: the thing both name must be one the question asks about.
+        shared = shared & frozenset(self.asked) if through_asked else shared - question_terms
+        if not any(not term.isdigit() for term in shared):
+            return 0.0  # a number in both ("6") links nothing
         evidence = self.evidence
         named = with_relations(
             evidence.doc_terms[a.sentence.doc] | evidence.doc_terms[b.sentence.doc]

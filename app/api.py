@@ -37,7 +37,7 @@ def ask(
     *,
     reasoner: Reasoner | ReasonerName | None = None,
     sources: SourceRegistry | None = None,
-    checkpointer: BaseCheckpointSaver | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
     thread_id: str | None = None,
     graph: PrefRAGGraph | None = None,
     **context: Any,

@@ -75,7 +75,7 @@ def _store_error(path: Any, error: BaseException) -> CheckpointStoreError:
     )
 
 
-def stored_run(graph: CompiledStateGraph, thread_id: str) -> StoredRun | None:
+def stored_run(graph: CompiledStateGraph[Any, Any, Any, Any], thread_id: str) -> StoredRun | None:
     """The stored run of `thread_id`, or None when the thread is unknown.
 
     Raises:

@@ -48,7 +48,7 @@ def _parameter(spec: Field[Any]) -> inspect.Parameter:
         spec.name,
         inspect.Parameter.KEYWORD_ONLY,
         default=inspect.Parameter.empty if default is MISSING else default,
-        annotation=Annotated[kind | None if optional else kind, option],  # type: ignore[operator]
+        annotation=Annotated[kind | None if optional else kind, option],
     )
 
 

@@ -27,7 +27,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
-from prefrag.answers import normalize_answer
+from prefrag.answers import normalize_answer as normalize_answer  # re-exported for tests and users
 
 _YES_NO = frozenset({"yes", "no", "noanswer"})
 

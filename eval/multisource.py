@@ -396,7 +396,7 @@ def load_planner(spec: str) -> Planner:
         raise ConfigurationError(f"Cannot load planner {spec!r}: {error}.") from None
     if not callable(planner):
         raise ConfigurationError(f"Planner {spec!r} is not callable.")
-    return planner  # type: ignore[no-any-return]
+    return planner
 
 
 def eval_sources_command(

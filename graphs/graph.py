@@ -98,7 +98,7 @@ def build_graph(
     *,
     reasoner: Reasoner | None = None,
     sources: SourceRegistry | None = None,
-    checkpointer: BaseCheckpointSaver | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
     resources: ResourceProvider | None = None,
 ) -> PrefRAGGraph:
     """Compile the PrefRAG graph.

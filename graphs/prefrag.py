@@ -9,7 +9,7 @@ entry langgraph.json names) sees the context as sent and refuses such a run, as 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prefrag.graphs.graph import PrefRAGGraph, build_graph
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 graph = build_graph()
 
 
-def make_graph(runtime: ServerRuntime) -> PrefRAGGraph:
+def make_graph(runtime: ServerRuntime[Any]) -> PrefRAGGraph:
     """The compiled graph, once the run's settings are known ones with usable values.
 
     Raises:

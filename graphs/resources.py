@@ -54,6 +54,8 @@ class ResourceProvider:
             (a `RelevanceScorer`); default one over the configured embedder.
         snippet_filter: The `filter_evidence` node's `SnippetFilter`; default: loaded from
             `PREFRAG_EVIDENCE_FILTER` when set, else the relevance filter.
+        encoder: The text encoder MoG indexes are read with (a `TextEncoder`); default: the
+            configured embedder.
     """
 
     def __init__(
@@ -67,19 +69,21 @@ class ResourceProvider:
         mog_indexes: Mapping[str, Path] | None = None,
         relevance_scorer: Any = None,
         snippet_filter: Any = None,
+        encoder: Any = None,
     ) -> None:
         self._reasoner = reasoner
         self._sources = sources
         self._reasoner_factory = reasoner_factory or _default_reasoner
         self._sources_factory = sources_factory or _default_sources
-        self._reasoners: dict[tuple, Reasoner] = {}
+        self._reasoners: dict[tuple[Any, ...], Reasoner] = {}
         self._reading_stored: set[int] = set()  # reasoners given the sources' vectors
         self._named_rerankers: dict[str, Any] = dict(rerankers or {})
-        self._rerankers: dict[tuple, Any] = {}
+        self._rerankers: dict[tuple[Any, ...], Any] = {}
         self._mog_indexes = {name: Path(folder) for name, folder in (mog_indexes or {}).items()}
         self._selectors: dict[tuple[str, float], Any] = {}
         self._scorer: Any = relevance_scorer
         self._snippet_filter: Any = snippet_filter
+        self._encoder: Any = encoder
         self._lock = threading.RLock()
 
     def sources(self) -> SourceRegistry:
@@ -260,7 +264,7 @@ class ResourceProvider:
         key = (str(folder), _mtime(folder))
         with self._lock:
             if key not in self._selectors:
-                index = GranularityIndex.load(folder)
+                index = GranularityIndex.load(folder, encoder=self._encoder)
                 self._selectors[key] = MoGSelector(index, router=load_router(folder))
             return self._selectors[key]
 

@@ -21,6 +21,7 @@ class KeywordSource:
     def __init__(self, name, kind, passages, authority=0.5):
         self.name, self.kind, self.authority = name, kind, authority
         self.description = f"{name} passages"
+        self.query_format = "keywords"
         self.passages = passages  # list of (title, text)
         self.calls = 0
 

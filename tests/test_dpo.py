@@ -285,13 +285,13 @@ def test_adapter_and_merged_checkpoints_load_as_the_compare_role(
         ("merged", trained_switcher.merged_dir),
         ("base", tiny_causal_lm),
     ]:
-        settings = Settings(
+        settings = Settings(  # type: ignore[call-arg]  # _env_file: a pydantic-settings option
             _env_file=None,
             openai_base_url="http://127.0.0.1:9/v1",
             model="unused-for-compare",
             hf_compare_checkpoint=folder,
         )
-        switcher = build_reasoner(settings, reasoner="llm").models["compare"]
+        switcher = build_reasoner(settings, reasoner="llm").models["compare"]  # type: ignore[attr-defined]
         model, tokenizer = switcher._load()
         ids = tokenizer("Does the new information help?", return_tensors="pt")
         with torch.no_grad():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from graph_helpers import ListSource, doc, run_node
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langgraph.runtime import Runtime
@@ -135,7 +137,9 @@ def test_model_tokens_stream_through_the_graph_under_the_role_deadline() -> None
     deadline = Settings().role_deadline
     reasoner = LLMReasoner({"default": model}, structured=False, deadline=deadline)
     graph = build_graph(reasoner=reasoner, sources=_sources())
-    events = list(graph.stream({"question": QUESTION}, context=Context(), stream_mode="messages"))
+    events: list[Any] = list(
+        graph.stream({"question": QUESTION}, context=Context(), stream_mode="messages")
+    )
     nodes = {metadata["langgraph_node"] for _, metadata in events}
     streamed = "".join(str(chunk.content) for chunk, _ in events)
     assert deadline > 0 and len(events) > 20

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from source_contract import check_source_contract
@@ -45,7 +46,7 @@ TRIPLES = [
 ]
 
 
-def _write(path: Path, rows: list[dict]) -> Path:
+def _write(path: Path, rows: list[Any]) -> Path:
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     return path
 

@@ -6,6 +6,7 @@ import itertools
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -24,7 +25,7 @@ from prefrag.index.fusion import reciprocal_rank_fusion
 from prefrag.index.ingest import index_paths
 from prefrag.sources.local import LocalSource
 
-DOCS = [
+DOCS: list[dict[str, Any]] = [
     {
         "id": "warfarin",
         "title": "Warfarin and aspirin",
@@ -132,6 +133,7 @@ def test_a_source_built_with_word_chunks_keeps_them(settings, corpus, tmp_path) 
     first = index_paths(path, "meds", settings=settings)
     folder = settings.sources_dir / "meds"
     manifest = docstore.read_manifest(folder)
+    assert manifest is not None
     assert (manifest.chunk_unit, manifest.chunk_size, manifest.chunk_overlap) == ("tokens", 254, 32)
     # A manifest of the word-chunking era: the same files re-indexed are cut by words.
     manifest.chunk_unit, manifest.chunk_size, manifest.chunk_overlap = "words", 200, 0
@@ -256,7 +258,7 @@ def test_numpy_index_matches_qdrant_query_points(settings, corpus) -> None:
     from prefrag.index.embeddings import get_embedder
 
     vector = get_embedder(settings).encode_one("bleeding with blood thinners")
-    numpy_hits = [(source._records[row]["id"], s) for row, s in source._numpy.search(vector, 3)]
+    numpy_hits = [(source._records[row]["id"], s) for row, s in source._numpy.search(vector, 3)]  # type: ignore[union-attr]
     with open_store("meds", settings.sources_dir / "meds" / "qdrant", settings) as store:
         assert store.count() == 3
         qdrant_hits = store.search(vector, 3)

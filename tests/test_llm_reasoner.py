@@ -346,7 +346,7 @@ class RefusingStructuredModel(RecordingModel):
             request = httpx.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
             raise openai.BadRequestError(
                 "response_format is not supported",
-                response=httpx.Response(400, request=request),
+                response=httpx.Response(400, request=request),  # type: ignore[arg-type]
                 body=None,
             )
 

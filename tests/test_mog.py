@@ -266,13 +266,11 @@ def test_mog_node_reads_the_index_a_run_points_it_to(monkeypatch, tmp_path, inde
         "mog_index_dir",
         lambda source, settings=None: tmp_path / "default" / source,
     )
-    monkeypatch.setattr(
-        GranularityIndex, "load", classmethod(lambda cls, path, encoder=None: index)
-    )
     index.save(tmp_path / "run" / "mog")
     state = {"question": "q", "query": "aw20 aw21", "pending_local": []}
     runtime = Runtime(context=Context(use_mog=True, preferred_source="demo", top_k=2))
-    run = _provider(mog_indexes={"demo": tmp_path / "run" / "mog"})
+    # The index is read from the saved files, with the test's encoder given to the provider.
+    run = _provider(mog_indexes={"demo": tmp_path / "run" / "mog"}, encoder=BagOfWords())
     assert run.mog_folder("demo") == tmp_path / "run" / "mog"
     out = tool_nodes.mog_select(state, runtime, resources=run)
     assert len(out["pending_local"]) == 2

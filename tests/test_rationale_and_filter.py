@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from graph_helpers import ListSource, doc, run_node
@@ -46,7 +47,7 @@ class Rationalising(ScriptedReasoner):
 
 def test_rationale_queries_search_with_the_thought_and_the_trace_says_so() -> None:
     local = ListSource("local", default=[doc("l1", "Carlsberg laboratory history.")])
-    common = {"max_reflections": 0, "max_iterations": 1, "fallback_sources": []}
+    common: dict[str, Any] = {"max_reflections": 0, "max_iterations": 1, "fallback_sources": []}
     off = ask(QUESTION, reasoner=Rationalising(), sources=SourceRegistry([local]), **common)
     assert local.queries == ["Danish chemist who introduced the concept of pH"]
     assert off["route"][0]["query_basis"] == "sub-query"

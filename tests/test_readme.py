@@ -33,20 +33,11 @@ def test_the_readme_is_a_short_page_whose_drawing_is_the_generated_one() -> None
     assert "make demo" in text and "make test" in text
 
 
-# Pages being written alongside (issues 17-21) that may not have landed yet. Remove a name
-# once its page is on main; any other missing target fails.
-PENDING = {"training.md"}
-
-
 @pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
 def test_every_relative_link_leads_to_a_file(page: Path) -> None:
     links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text())
     local = [link for link in links if "://" not in link]
-    missing = [
-        link
-        for link in local
-        if not (page.parent / link).exists() and Path(link).name not in PENDING
-    ]
+    missing = [link for link in local if not (page.parent / link).exists()]
     assert not missing, f"{page.name} links to missing files: {missing}"
 
 

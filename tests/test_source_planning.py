@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from graph_helpers import ListSource, doc, run_node
@@ -189,7 +190,11 @@ class QuestionSearcher(ScriptedReasoner):
 def test_planning_on_searches_the_planned_sources_off_only_the_preferred() -> None:
     question = "How long does dialysis for kidney failure take?"
     cancer, kidney, _web, registry = _kidney_registry()
-    common = {"max_reflections": 0, "max_iterations": 1, "preferred_source": "cancer"}
+    common: dict[str, Any] = {
+        "max_reflections": 0,
+        "max_iterations": 1,
+        "preferred_source": "cancer",
+    }
     off = ask(question, reasoner=QuestionSearcher(), sources=registry, **common)
     assert cancer.queries and not kidney.queries
     assert off["route"][0]["searched"][0] == "cancer"
@@ -210,7 +215,7 @@ def test_plan_sources_node_records_an_unreadable_plan_and_searches_the_preferred
     registry = _kidney_registry()[3]
     reasoner = _llm("", "")
     graph = build_graph(reasoner=reasoner, sources=registry)
-    state = {"question": "q", "query": "q"}
+    state: Any = {"question": "q", "query": "q"}
     planning = Context(use_planning=True)
     planned = state | run_node(graph, "plan_sources", state, planning)
     assert after_plan(planned) == "retrieve_planned"

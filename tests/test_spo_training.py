@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cpu_training import QUICK_CPU_RUN
@@ -112,7 +113,7 @@ def test_paper_defaults_and_the_shipped_configs() -> None:
 def test_spo_dpo_defaults_are_the_switcher_job_with_spo_settings(monkeypatch) -> None:
     from prefrag.training import spo_dpo
 
-    seen = {}
+    seen: dict[str, Any] = {}
 
     def capture(script, training, model, card=None):
         seen.update(script=script, training=training, model=model, card=card)
@@ -238,7 +239,7 @@ def test_the_sft_planner_serves_the_plan_role(
     sources = [SourceBrief(**s) for s in judged["sources"]]
     losses = {}
     for name, folder in [("base", tiny_causal_lm), ("trained", sft_planner.merged_dir)]:
-        settings = Settings(
+        settings = Settings(  # type: ignore[call-arg]  # _env_file: a pydantic-settings option
             _env_file=None,
             openai_base_url="http://127.0.0.1:9/v1",
             model="unused-for-plan",
@@ -246,7 +247,7 @@ def test_the_sft_planner_serves_the_plan_role(
             temperature=0.0,
         )
         reasoner = build_reasoner(settings, reasoner="llm")
-        planner = reasoner.models["plan"]
+        planner = reasoner.models["plan"]  # type: ignore[attr-defined]  # an LLMReasoner
         assert isinstance(planner, HFChatModel) and planner.checkpoint == str(folder)
         losses[name] = _plan_loss(planner, row)
         if name == "trained":

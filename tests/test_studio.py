@@ -10,6 +10,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -109,7 +110,7 @@ def test_question_through_langgraph_dev(studio_server: str) -> None:
     ]
     assert nodes[-2:] == ["answer", "self_reflect"]
     state = client.threads.get_state(thread["thread_id"])
-    values = state["values"]
+    values: Any = state["values"]
     assert values["answer"]
     assert values["citations"] and values["citations"][0]["source"] == "demo"
 
@@ -120,7 +121,7 @@ def test_studio_gets_input_and_output_forms(studio_server: str) -> None:
 
     client = get_sync_client(url=studio_server)
     (assistant,) = client.assistants.search(graph_id="prefrag")
-    schemas = client.assistants.get_schemas(assistant["assistant_id"])
+    schemas: Any = client.assistants.get_schemas(assistant["assistant_id"])
     assert schemas["input_schema"] is not None, "Studio would show no input form"
     assert list(schemas["input_schema"]["properties"]) == ["question"]
     assert schemas["output_schema"] is not None, "Studio would show no output view"
@@ -149,7 +150,7 @@ def test_second_question_on_a_studio_thread_is_a_fresh_episode(studio_server: st
 
     client = get_sync_client(url=studio_server)
     thread = client.threads.create()
-    context = {"top_k": 3, "fallback_sources": [], "max_reflections": 0}
+    context: dict[str, Any] = {"top_k": 3, "fallback_sources": [], "max_reflections": 0}
     questions = ["Which medicines interact with warfarin?", "What is paracetamol used for?"]
     outputs = [
         client.runs.wait(thread["thread_id"], "prefrag", input={"question": q}, context=context)
@@ -171,7 +172,7 @@ def test_a_follow_up_on_a_studio_thread_is_rewritten_before_retrieval(studio_ser
 
     client = get_sync_client(url=studio_server)
     thread = client.threads.create()
-    context = {"top_k": 3, "fallback_sources": [], "max_reflections": 0}
+    context: dict[str, Any] = {"top_k": 3, "fallback_sources": [], "max_reflections": 0}
     first, follow_up = "Can I take ibuprofen with warfarin?", "What should I take for pain instead?"
     client.runs.wait(thread["thread_id"], "prefrag", input={"question": first}, context=context)
     output = client.runs.wait(
@@ -214,7 +215,7 @@ def test_studio_refuses_bad_input_in_one_sentence(
 
     client = get_sync_client(url=studio_server)
     thread = client.threads.create()
-    context = {"top_k": 3, "fallback_sources": [], **extra_context}
+    context: dict[str, Any] = {"top_k": 3, "fallback_sources": [], **extra_context}
     start = time.monotonic()
     output = client.runs.wait(
         thread["thread_id"], "prefrag", input=run_input, context=context, raise_error=False

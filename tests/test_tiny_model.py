@@ -17,7 +17,7 @@ def test_tiny_model_loads_offline_with_a_chat_template(tiny_causal_lm: Path) -> 
     assert model.config.num_hidden_layers == 2
     chat = [{"role": "user", "content": "Which liver enzyme activates clopidogrel?"}]
     text = tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
-    assert text.endswith("<|im_start|>assistant\n")
+    assert isinstance(text, str) and text.endswith("<|im_start|>assistant\n")
     encoded = tokenizer(text)["input_ids"]
     assert tokenizer.decode(encoded) == text  # byte-level BPE: nothing is lost
     # Trained on the project's own text: its words are single tokens or close to it.

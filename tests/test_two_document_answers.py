@@ -7,6 +7,7 @@ Asked as a user asks them: plain-text notes indexed with `prefrag index`, questi
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -14,7 +15,7 @@ from typer.testing import CliRunner
 import prefrag
 from prefrag.cli import app
 
-RUN = {"preferred_source": "atlas", "fallback_sources": [], "max_reflections": 0}
+RUN: dict[str, Any] = {"preferred_source": "atlas", "fallback_sources": [], "max_reflections": 0}
 
 # An invented gazetteer: people in one file, their towns in another. The relation is a noun
 # in the questions ("birthplace", "home town") and a verb in the notes ("was born in").

@@ -19,7 +19,7 @@ from prefrag.sources.base import Source
 from prefrag.sources.cache import WebCache
 from prefrag.sources.web import WebSource
 
-RESULTS = [
+RESULTS: list[dict[str, Any]] = [
     {
         "title": "Aspirin - MedlinePlus",
         "href": "https://medlineplus.gov/druginfo/meds/a682878.html",
@@ -420,7 +420,7 @@ def test_real_ddgs_without_network_degrades_to_a_note(tmp_path) -> None:
 
 
 def test_results_of_the_wrong_shape_or_scheme_never_become_documents(make_source) -> None:
-    hostile = [
+    hostile: list[dict[str, Any]] = [
         {"title": "List link", "href": ["https://a.example"], "body": "aspirin"},
         {"title": "Dict body", "href": "https://b.example", "body": {"x": 1}},
         {"title": "Script", "href": "javascript:alert(1)", "body": "aspirin dose"},

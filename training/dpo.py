@@ -306,7 +306,9 @@ def read_pair_file(path: Path, *, limit: int | None = None) -> PairFile:
     )
 
 
-def load_pairs(path: Path, *, limit: int | None = None) -> tuple[list[dict[str, Any]], Counter]:
+def load_pairs(
+    path: Path, *, limit: int | None = None
+) -> tuple[list[dict[str, Any]], Counter[str]]:
     """The pairs of a file (prompt, chosen, rejected) and a count of their labels.
 
     Raises:

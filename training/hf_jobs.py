@@ -411,7 +411,7 @@ def _recording_margins(trainer_class: Any) -> Any:
     evaluation batch of one pair, that list is the per-pair margins.
     """
 
-    class RecordingMargins(trainer_class):  # type: ignore[misc,valid-type]
+    class RecordingMargins(trainer_class):  # type: ignore[misc]
         eval_margins: list[float]
 
         def log(self, logs: dict[str, float], start_time: float | None = None) -> None:

@@ -131,7 +131,7 @@ def train_filter(script: FilterScriptArguments, training: Any) -> FilterResult:
     if model.config.pad_token_id is None:
         model.config.pad_token_id = tokenizer.pad_token_id
 
-    def encode(batch: dict[str, list]) -> dict[str, Any]:
+    def encode(batch: dict[str, list[Any]]) -> dict[str, Any]:
         return tokenizer(batch["text"], truncation=True, max_length=script.max_length)
 
     def as_dataset(items: list[dict[str, Any]]) -> Any:

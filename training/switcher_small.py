@@ -167,7 +167,7 @@ def _linear_network(
     )
 
 
-def agreement(network: SwitcherNetwork, features: np.ndarray, labels: np.ndarray) -> dict:
+def agreement(network: SwitcherNetwork, features: np.ndarray, labels: np.ndarray) -> dict[str, Any]:
     """Accuracy and per-class recall of the network's verdicts against the labels."""
     if len(labels) == 0:
         return {"examples": 0}
@@ -195,7 +195,9 @@ def held_out(questions: Sequence[str], share: float, seed: int) -> np.ndarray:
     return np.array(mask, dtype=bool)
 
 
-def train(config: SwitcherSmallConfig, *, extractor: FeatureExtractor | None = None) -> dict:
+def train(
+    config: SwitcherSmallConfig, *, extractor: FeatureExtractor | None = None
+) -> dict[str, Any]:
     """Train, evaluate on the held-out questions, retrain on all, save; returns the card.
 
     Raises:
@@ -254,7 +256,7 @@ def train(config: SwitcherSmallConfig, *, extractor: FeatureExtractor | None = N
     return card
 
 
-def main(argv: Sequence[str] | None = None) -> dict:
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     """`prefrag train switcher-small`: parse the config, train, print the model card."""
     from rich.console import Console
 

@@ -146,7 +146,7 @@ class HnswIndex:
                 params=SearchParams(hnsw_ef=max(self.ef, k)),
             )
         )
-        return [(int(hit.id), float(hit.score)) for hit in hits]  # type: ignore[arg-type]
+        return [(int(hit.id), float(hit.score)) for hit in hits]
 
     def close(self) -> None:
         """Release the shard."""

@@ -916,7 +916,7 @@ def _truncated_text(exc: BaseException) -> str | None:
     if not kinds or not isinstance(exc, kinds):
         return None
     try:
-        return str(exc.completion.choices[0].message.content or "")  # type: ignore[attr-defined]
+        return str(exc.completion.choices[0].message.content or "")
     except (AttributeError, IndexError, TypeError):
         return ""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from langchain_core.documents import Document
@@ -84,7 +84,7 @@ class LocalSource:
         self._vectors: np.ndarray | None = None
         self._qdrant: QdrantStore | None = None
         self._rows: dict[str, int] = {}
-        self._records: list[dict] = []
+        self._records: list[dict[str, Any]] = []
         self._folder, self._generation = folder, generation
         self._opened = False
         if not lazy:

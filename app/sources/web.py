@@ -285,7 +285,7 @@ def _default_cache(settings: Settings) -> WebCache | None:
 
 def _ddgs_client(settings: Settings) -> SearchClient:
     # Imported here: `ddgs.DDGS` loads its engines lazily and most runs never touch the web.
-    return _bounded_ddgs()(timeout=settings.web_timeout, proxy=settings.web_proxy)  # type: ignore[no-any-return]
+    return _bounded_ddgs()(timeout=settings.web_timeout, proxy=settings.web_proxy)
 
 
 MAX_RESPONSE_BYTES = 2_000_000  # a results page is 50-500 kB; more is hostile or broken
@@ -296,7 +296,7 @@ def _bounded_ddgs() -> type:
     """`ddgs.DDGS` whose engines read each response as a bounded stream (`bound_reads`)."""
     from ddgs.ddgs import DDGS  # the real class: `ddgs.DDGS` is a lazy-loading proxy
 
-    class BoundedDDGS(DDGS):  # type: ignore[misc]
+    class BoundedDDGS(DDGS):
         def _get_engines(self, category: str, backend: str) -> list[Any]:
             engines = super()._get_engines(category, backend)
             for engine in engines:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from prefrag.documents import make_document
 from prefrag.index import docstore
@@ -26,7 +26,7 @@ def source_documents(name: str, settings: Settings | None = None) -> list[Docume
     settings = settings or get_settings()
     folder = settings.sources_dir / name
     manifest = docstore.require_manifest(folder, name)
-    parents: OrderedDict[str, list[dict]] = OrderedDict()
+    parents: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
     for record in docstore.load_records(folder / manifest.generation):
         parents.setdefault(str(record.get("parent_id") or record["id"]), []).append(record)
     documents = []

@@ -199,7 +199,7 @@ def load_router(path: Path) -> Router | None:
     return Router.load(path) if path.exists() else None
 
 
-def router_info(path: Path) -> dict:
+def router_info(path: Path) -> dict[str, Any]:
     """The training summary saved next to a router, if any."""
     info = Path(path).with_suffix(".json")
     return json.loads(info.read_text()) if info.exists() else {}

@@ -391,7 +391,7 @@ class PolyviewReranker:
             views["R"] = llm_r if llm_r is not None else self.relevance(query_vector, doc_vectors)
         for view in ("U", "S"):
             if view in self.allowed_views and self.chat_model is not None:
-                scored = self.llm_view(view, question, documents, usage)  # type: ignore[arg-type]
+                scored = self.llm_view(view, question, documents, usage)
                 if scored is None:
                     notes.append(f"Polyview: the {view} judge gave no usable scores; view off.")
                 else:

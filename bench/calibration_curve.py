@@ -189,16 +189,25 @@ def main() -> None:
     parser.add_argument(
         "--answer-threshold",
         type=float,
-        help="answer down to this confidence instead of PARAMS.answer_confidence (to draw"
-        " the curve below the chosen threshold)",
+        help="answer down to this confidence instead of the fitted model's answer threshold"
+        " (PARAMS.answer_confidence without the model), to draw the curve below it",
     )
     args = parser.parse_args()
     os.environ.setdefault("PREFRAG_HOME", tempfile.mkdtemp(prefix="prefrag-calibration-"))
     os.environ["PREFRAG_WEB_ENABLED"] = "false"
     if args.answer_threshold is not None:
+        import dataclasses
+
+        import prefrag.reasoners._answering as answering
         from prefrag.reasoners._params import PARAMS
 
-        object.__setattr__(PARAMS, "answer_confidence", args.answer_threshold)
+        model = answering.load_model()
+        if model is None:
+            object.__setattr__(PARAMS, "answer_confidence", args.answer_threshold)
+        else:
+            # The fitted model decides: lower its threshold instead.
+            lowered = dataclasses.replace(model, answer_threshold=args.answer_threshold)
+            answering.load_model = lambda: lowered  # type: ignore[assignment]
     # The demo source is there only until a source of one's own is indexed: demo first.
     rows = ask_all(demo_items(), None, "demo") if args.demo else []
     rows += [row for path in args.sets for row in run_set(path)]

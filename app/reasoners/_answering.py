@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from langchain_core.documents import Document
 
 from prefrag.documents import unique_documents
+from prefrag.reasoners._confidence import ConfidenceModel, answer_features, load_model
 from prefrag.reasoners._conflicts import settle
 from prefrag.reasoners._evidence import (
     Candidate,
@@ -79,6 +80,7 @@ def answer_question(
     *,
     feedback: Feedback | None = None,
     embed: Embed | None = None,
+    calibrated: bool = True,
 ) -> AnswerDraft:
     """The answer in the form its confidence allows, citing its sources, or an abstention.
 
@@ -89,10 +91,67 @@ def answer_question(
     document it follows. `embed` gives MiniLM vectors; without it the lexical overlap
     stands in for the similarity.
     """
+    model = load_model() if calibrated else None
+    draft, features = draft_with_features(
+        question,
+        scratchpad,
+        evidence,
+        feedback=feedback,
+        embed=embed,
+        floor=PARAMS.answer_confidence if calibrated and model is None else PARAMS.candidate_floor,
+    )
+    if model is None or features is None:
+        return draft
+    return calibrate(draft, features, model, scratchpad)
+
+
+def calibrate(
+    draft: AnswerDraft,
+    features: dict[str, float],
+    model: ConfidenceModel,
+    scratchpad: Sequence[ScratchpadStep],
+) -> AnswerDraft:
+    """The draft with the fitted confidence: kept, shown with its sentence, or abstained.
+
+    Below the model's answer threshold the reasoner abstains, quoting the answer it would
+    have given; a bare span below the span threshold comes with the sentence it was read
+    from (the span stays the short answer).
+    """
+    probability = round(model.probability(features), 4)
+    if probability < model.answer_threshold:
+        return abstention(
+            scratchpad,
+            f"the best answer found ('{_quote(draft.answer)}') is not sure enough (confidence"
+            f" {probability:.2f}, below {model.answer_threshold:.2f})",
+            probability,
+        )
+    update: dict[str, object] = {"confidence": probability}
+    bare_span = draft.short_answer and draft.answer == draft.short_answer
+    if bare_span and probability < model.span_threshold and draft.rationale.startswith(_FROM):
+        update["answer"] = plain(draft.rationale.removeprefix(_FROM))
+    return draft.model_copy(update=update)
+
+
+_FROM = "From: "
+
+
+def draft_with_features(
+    question: str,
+    scratchpad: Sequence[ScratchpadStep],
+    evidence: Sequence[Document],
+    *,
+    feedback: Feedback | None = None,
+    embed: Embed | None = None,
+    floor: float = 0.0,
+) -> tuple[AnswerDraft, dict[str, float] | None]:
+    """The policy's best answer (sentences below `floor` are not used) and its features.
+
+    The features (`_confidence.answer_features`) are None for an abstention.
+    """
     shape = analyze_question(question)
     documents = unique_documents([*evidence, *observed_documents(scratchpad)])
     if not documents:
-        return abstention(scratchpad, "nothing relevant was found")
+        return abstention(scratchpad, "nothing relevant was found"), None
     settled = settle(shape, documents)
     held = Evidence(settled.documents)
     weights = QuestionWeights(shape, held)
@@ -102,21 +161,26 @@ def answer_question(
         # or not at all: another subject's sentences would be a confident wrong answer.
         ranked = subject_sentences(shape, held, weights, ranked)
         if not ranked:
-            return abstention(scratchpad, f"nothing retrieved is about {shape.subject}")
+            return abstention(scratchpad, f"nothing retrieved is about {shape.subject}"), None
         aspect = unaddressed_aspect(shape, held)
         if aspect is not None:
             # A page about the subject that never says what is asked (how it is inherited,
             # how many it affects) would be answered with its best unrelated sentences.
-            return abstention(scratchpad, f"nothing retrieved about {shape.subject} says {aspect}")
+            reason = f"nothing retrieved about {shape.subject} says {aspect}"
+            return abstention(scratchpad, reason), None
     judge = Judge(shape, held, weights, embed)
     judged = judge.rank(ranked)
     if not judged:
-        return abstention(scratchpad, "no retrieved sentence is about what the question asks")
-    outcome = policy_answer(shape, held, weights, ranked, judged, judge, rejected_answers(feedback))
+        reason = "no retrieved sentence is about what the question asks"
+        return abstention(scratchpad, reason), None
+    outcome = policy_answer(
+        shape, held, weights, ranked, judged, judge, rejected_answers(feedback), floor
+    )
     if isinstance(outcome, Decline):
-        return abstention(scratchpad, outcome.reason, outcome.closest)
+        return abstention(scratchpad, outcome.reason, outcome.closest), None
     draft = outcome.model_copy(update={"answer": plain(outcome.answer)})
-    return settled.explain(draft)
+    features = answer_features(judge, judged, draft, held)
+    return settled.explain(draft), features
 
 
 @dataclass(frozen=True)
@@ -135,12 +199,16 @@ def policy_answer(
     judged: list[Judged],
     judge: Judge,
     rejected: frozenset[str] = frozenset(),
+    floor: float = PARAMS.answer_confidence,
 ) -> AnswerDraft | Decline:
-    """The answer the judged sentences allow, or why there is none."""
+    """The answer the judged sentences allow, or why there is none.
+
+    Sentences below `floor` (their hand-weighted confidence) do not answer.
+    """
     if shape.kind == "choice":
-        return choice_answer(shape, evidence, weights, judged, judge)
+        return choice_answer(shape, evidence, weights, judged, judge, floor)
     if shape.kind == "yesno":
-        return yes_no_answer(shape, evidence, weights, ranked, judged)
+        return yes_no_answer(shape, evidence, weights, ranked, judged, floor)
     if defers(judged[0].scored.sentence.text):
         # The closest sentence says its document does not cover what is asked.
         best = judged[0]
@@ -148,11 +216,7 @@ def policy_answer(
             f"the closest retrieved sentence says '{_quote(best.scored.sentence.text)}'",
             0.0,
         )
-    confident = [
-        j
-        for j in judged
-        if j.confidence >= PARAMS.answer_confidence and not defers(j.scored.sentence.text)
-    ]
+    confident = [j for j in judged if j.confidence >= floor and not defers(j.scored.sentence.text)]
     if shape.answer_type in ("number", "date") and shape.form == "span":
         if not any(j.fits for j in judged):
             kind = "number" if shape.answer_type == "number" else "date"
@@ -160,7 +224,7 @@ def policy_answer(
                 f"no retrieved sentence gives the {kind} it asks for", judged[0].confidence
             )
         confident = [j for j in confident if j.fits]
-    bridged = two_documents(judge, judged) or subject_and_topic(judge, judged)
+    bridged = two_documents(judge, judged, floor) or subject_and_topic(judge, judged, floor)
     if bridged is not None and (not confident or bridged[2] > confident[0].confidence):
         return pair_answer(evidence, judged[0], *bridged)
     if not confident:
@@ -317,7 +381,9 @@ def sentences_answer(
     return draft.model_copy(update={"confidence": best.confidence})
 
 
-def two_documents(judge: Judge, judged: list[Judged]) -> tuple[Judged, Judged, float] | None:
+def two_documents(
+    judge: Judge, judged: list[Judged], floor: float = PARAMS.answer_confidence
+) -> tuple[Judged, Judged, float] | None:
     """The best pair of sentences of two documents that answers together, or None.
 
     Only for a question whose names no single document holds all of: each sentence of the
@@ -325,7 +391,7 @@ def two_documents(judge: Judge, judged: list[Judged]) -> tuple[Judged, Judged, f
     """
     if judge.sides or len(judge.name_terms) < 2:
         return None
-    if any(j.names >= 1.0 and j.confidence >= PARAMS.answer_confidence for j in judged[:1]):
+    if any(j.names >= 1.0 and j.confidence >= floor for j in judged[:1]):
         return None
     best: tuple[Judged, Judged, float] | None = None
     top = judged[: PARAMS.pair_sentences]
@@ -334,12 +400,14 @@ def two_documents(judge: Judge, judged: list[Judged]) -> tuple[Judged, Judged, f
             if first.names >= 1.0 or second.names >= 1.0:
                 continue
             confidence = judge.pair(first, second)
-            if confidence >= PARAMS.answer_confidence and (best is None or confidence > best[2]):
+            if confidence >= floor and (best is None or confidence > best[2]):
                 best = (first, second, confidence)
     return best
 
 
-def subject_and_topic(judge: Judge, judged: list[Judged]) -> tuple[Judged, Judged, float] | None:
+def subject_and_topic(
+    judge: Judge, judged: list[Judged], floor: float = PARAMS.answer_confidence
+) -> tuple[Judged, Judged, float] | None:
     """A named subject's sentence and another note's sentence on what it mentions, or None.
 
     "What is the most colchicine Mrs Quayle can have in one course?": her note says she was
@@ -357,7 +425,7 @@ def subject_and_topic(judge: Judge, judged: list[Judged]) -> tuple[Judged, Judge
     for first in subject:
         for second in topic:
             confidence = judge.pair(first, second, through_asked=True)
-            if confidence >= PARAMS.answer_confidence and (best is None or confidence > best[2]):
+            if confidence >= floor and (best is None or confidence > best[2]):
                 best = (first, second, confidence)
     return best
 
@@ -398,6 +466,7 @@ def yes_no_answer(
     weights: QuestionWeights,
     ranked: list[ScoredSentence],
     judged: list[Judged],
+    floor: float = PARAMS.answer_confidence,
 ) -> AnswerDraft | Decline:
     """Yes or no with the sentences that decide it, or why the evidence does not decide."""
     subjects = subjects_of(shape)
@@ -412,7 +481,7 @@ def yes_no_answer(
     if documented and "?" not in draft.rationale and (shape.same or draft.answer == "yes"):
         # Each subject's own document gives the compared attribute (or holds the property).
         confidence = max(confidence, PARAMS.answer_confidence)
-    if confidence < PARAMS.answer_confidence:
+    if confidence < floor:
         return Decline(
             "no retrieved sentence says whether it is so (the closest has confidence "
             f"{confidence:.2f})",
@@ -446,6 +515,7 @@ def choice_answer(
     weights: QuestionWeights,
     judged: list[Judged],
     judge: Judge,
+    floor: float = PARAMS.answer_confidence,
 ) -> AnswerDraft | Decline:
     """The chosen option with the sentence each side's attribute is read from."""
     draft, sides = choose(shape, evidence, weights, judge, judged)
@@ -457,7 +527,7 @@ def choice_answer(
     if " vs " in draft.rationale:
         # Decided by a value read from each option's own document: as sure as a span.
         confidence = max(confidence, PARAMS.span_confidence)
-    if confidence < PARAMS.answer_confidence:
+    if confidence < floor:
         return Decline(
             "the retrieved sentences do not give what the options are compared by (the "
             f"weakest side has confidence {confidence:.2f})",

@@ -149,7 +149,14 @@ class ExtractiveParams:
     span_candidates: int = _chosen(
         3, HAND_SET + " (a later candidate span may stand on a more confident sentence)"
     )
-    answer_confidence: float = _chosen(0.55, CALIBRATED + " (below it the reasoner abstains)")
+    answer_confidence: float = _chosen(
+        0.55, CALIBRATED + " (below it the reasoner abstains; only without the fitted model)"
+    )
+    candidate_floor: float = _chosen(
+        0.0,
+        "with the fitted confidence model (_confidence) the policy drafts its best answer"
+        " whatever its hand-weighted confidence, and the model decides; by definition",
+    )
     span_confidence: float = _chosen(
         0.6, CALIBRATED + " (a short span needs this much; else whole sentences)"
     )

@@ -36,6 +36,7 @@ from langchain_core.documents import Document
 from prefrag.documents import doc_id, unique_documents
 from prefrag.reasoners._answering import ABSTENTION, abstention, answer_question
 from prefrag.reasoners._condense import condense_follow_up
+from prefrag.reasoners._confidence import load_model
 from prefrag.reasoners._evidence import Evidence, QuestionWeights, rank_sentences
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._planning import next_source, plan
@@ -85,6 +86,8 @@ class ExtractiveReasoner:
         self.use_embeddings = use_embeddings
         self._embedder_failed = False
         self._vectors: dict[str, np.ndarray] = {}
+        # The confidence of each answer given, by (question, answer text), for `reflect`.
+        self._confidences: dict[tuple[str, str], float] = {}
 
     def think(
         self,
@@ -195,13 +198,43 @@ class ExtractiveReasoner:
         feedback: Feedback | None = None,
     ) -> AnswerDraft:
         """The answer in the form its confidence allows, with its sources, or an abstention."""
-        return answer_question(
+        draft = answer_question(
             question, scratchpad, evidence, feedback=feedback, embed=self._vectors_of
         )
+        if draft.confidence is not None and not draft.abstained:
+            if len(self._confidences) > 1024:
+                self._confidences.clear()
+            for said in {draft.answer, draft.short_answer} - {""}:
+                self._confidences[(question, said)] = draft.confidence
+        return draft
 
     def reflect(self, question: str, answer: str, evidence: Sequence[Document]) -> Reflection:
-        """CORRECT only when a sentence holding the answer supports it for what is asked."""
-        return reflect_on(question, answer, evidence)
+        """CORRECT only when a sentence holding the answer supports it for what is asked.
+
+        An answer this reasoner gave with a fitted confidence below the level at which
+        tuning answers were mostly right (`ConfidenceModel.correct_threshold`) is at best
+        PARTIALLY CORRECT: its own claim may be supported, but the reasoner is unsure it
+        answers the question. (Nothing is missing from the evidence for it: `gaps` is empty.)
+        """
+        reflection = reflect_on(question, answer, evidence)
+        confidence = self._confidences.get((question, answer))
+        model = load_model()
+        if (
+            reflection.label == "CORRECT"
+            and model is not None
+            and confidence is not None
+            and confidence < model.correct_threshold
+        ):
+            return reflection.model_copy(
+                update={
+                    "label": "PARTIALLY CORRECT",
+                    "explanation": f"{reflection.explanation} But the answer's confidence"
+                    f" ({confidence:.2f}) is below {model.correct_threshold:.2f}, the level"
+                    " above which answers to the tuning questions were mostly right.".strip(),
+                    "gaps": [],
+                }
+            )
+        return reflection
 
     def condense(self, question: str, history: Sequence[PriorTurn]) -> CondensedQuestion:
         """A follow-up made standalone by the rules of `_condense` (else unchanged)."""

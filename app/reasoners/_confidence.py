@@ -1,0 +1,163 @@
+"""The answer's confidence: a fitted logistic regression over features that generalise.
+
+The policy (`_answering`) drafts the best answer the evidence allows; this module says how
+likely that answer is right, and the reasoner abstains below a threshold. The features
+describe the evidence the answer stands on, never the question's wording:
+
+- `similarity`, `overlap`, `names`, `fits`: the best evidence sentence's MiniLM similarity,
+  the share of the question's asked terms it (with its title and bridge) covers, the share
+  of the names the question gives that its document holds, and whether it holds the asked
+  answer type (`_policy.Judge`);
+- `margin`: how far the best sentence's hand-weighted score leads the runner-up's;
+- `doc_asked`: the share of asked terms the answer's cited documents hold anywhere;
+- `evidence_asked`, `evidence_names`: the shares of asked terms and of the question's
+  names found anywhere in the held evidence - an asked attribute ("email", "blood
+  pressure") or entity no document holds is what makes a question unanswerable;
+- `joint`: the best single document's share of both (min of names and asked terms): the
+  subject named in one note and the attribute in another is a near miss, not an answer;
+- `agreeing_docs`: how many documents' best sentences come close to the best one;
+- `hand`: the policy's own hand-weighted confidence of the chosen form;
+- the answer's form (`span`, `pair`, `choice`) and its length (`answer_words`);
+- `labels`: how many "Label:" markers ("Author:", "Reviewed:") the answer or its span's
+  sentence holds - a metadata line is not a statement;
+- `common_span`: a one-word span the evidence also writes in lower case ("People",
+  "Check"): a sentence's first word, not a name.
+
+Features computed but not in the model (`fits`, `doc_asked`, `evidence_names`,
+`agreeing_docs`, `yesno`, `typed`) were dropped when 5-fold cross-validation on the `tune`
+half showed they did not separate right from wrong answers.
+
+The coefficients are not typed here: `bench/fit_confidence.py` fits them with
+scikit-learn on the `tune` half of our tuning set (`bench/tuning/`) and writes
+`prefrag/data/confidence_model.json` (`app/data/` in the repository), with how it was
+fitted and the thresholds it chose. Without that file the hand-weighted confidence stands.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from prefrag.reasoners._evidence import Evidence
+from prefrag.reasoners._policy import Judge, Judged
+from prefrag.reasoners.base import AnswerDraft
+
+_LABEL_RE = re.compile(r"(?:^|\s)[A-Z][a-z]+(?: [a-z]+)?:(?=\s)")
+_WORD_RE = re.compile(r"\b[a-z][a-z'-]+\b")
+MODEL_PATH = Path(__file__).resolve().parent.parent / "data" / "confidence_model.json"
+
+FEATURES: tuple[str, ...] = (
+    "similarity",
+    "overlap",
+    "names",
+    "margin",
+    "evidence_asked",
+    "joint",
+    "hand",
+    "answer_words",
+    "span",
+    "pair",
+    "choice",
+    "labels",
+    "common_span",
+)
+
+
+def _share(wanted: dict[str, float], terms: frozenset[str]) -> float:
+    total = sum(wanted.values())
+    if not total:
+        return 1.0
+    return sum(w for t, w in wanted.items() if t in terms) / total
+
+
+def answer_features(
+    judge: Judge, judged: list[Judged], draft: AnswerDraft, evidence: Evidence
+) -> dict[str, float]:
+    """The features of one drafted (not abstained) answer; see the module docstring."""
+    best = judged[0]
+    runner_up = judged[1].confidence if len(judged) > 1 else 0.0
+    names = {t: 1.0 for t in judge.name_terms}
+    asked = judge.asked
+    cited = [evidence.ids.index(i) for i in draft.cited_ids if i in evidence.ids]
+    cited_terms = evidence.terms_of(cited) if cited else frozenset()
+    per_doc = [min(_share(asked, terms), _share(names, terms)) for terms in evidence.doc_terms]
+    close_docs = {j.scored.sentence.doc for j in judged if j.confidence >= best.confidence - 0.1}
+    kind = judge.shape.kind
+    short = draft.short_answer.strip().lower()
+    source = draft.answer
+    if draft.short_answer and draft.rationale.startswith("From: "):
+        source = f"{source} {draft.rationale}"
+    labels = len(_LABEL_RE.findall(source.replace("From: ", " ")))
+    lower_words = {w for d in evidence.docs for w in _WORD_RE.findall(d.page_content)}
+    common = bool(short) and " " not in short and draft.short_answer[:1].isupper()
+    common = common and short in lower_words
+    return {
+        "similarity": best.similarity,
+        "overlap": best.overlap,
+        "names": best.names,
+        "fits": float(best.fits),
+        "margin": best.confidence - runner_up,
+        "doc_asked": _share(asked, cited_terms),
+        "evidence_asked": _share(asked, evidence.all_terms),
+        "evidence_names": _share(names, evidence.all_terms),
+        "joint": max(per_doc, default=0.0),
+        "agreeing_docs": float(min(len(close_docs), 3)),
+        "hand": float(draft.confidence or 0.0),
+        "span": float(bool(short) and kind not in ("yesno", "choice")),
+        "pair": float(len(draft.cited_ids) >= 2),
+        "yesno": float(kind == "yesno" or short in ("yes", "no")),
+        "choice": float(kind == "choice"),
+        "typed": float(judge.shape.answer_type in ("number", "date", "name")),
+        "answer_words": math.log1p(len(draft.answer.split())),
+        "labels": float(min(labels, 3)),
+        "common_span": float(common),
+    }
+
+
+@dataclass(frozen=True)
+class ConfidenceModel:
+    """A fitted logistic regression on standardised features, with its thresholds."""
+
+    features: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[float, ...]
+    intercept: float
+    answer_threshold: float
+    span_threshold: float
+    correct_threshold: float
+
+    def probability(self, features: dict[str, float]) -> float:
+        """The fitted probability that the answer with these features is right."""
+        z = self.intercept
+        for name, mean, scale, coef in zip(
+            self.features, self.mean, self.scale, self.coef, strict=True
+        ):
+            z += coef * (features.get(name, 0.0) - mean) / (scale or 1.0)
+        return 1.0 / (1.0 + math.exp(-z))
+
+
+@lru_cache(maxsize=1)
+def load_model(path: Path = MODEL_PATH) -> ConfidenceModel | None:
+    """The fitted model (`MODEL_PATH`), or None when it is absent or unreadable."""
+    try:
+        data = json.loads(path.read_text())
+        return ConfidenceModel(
+            features=tuple(data["features"]),
+            mean=tuple(float(v) for v in data["mean"]),
+            scale=tuple(float(v) for v in data["scale"]),
+            coef=tuple(float(v) for v in data["coef"]),
+            intercept=float(data["intercept"]),
+            answer_threshold=float(data["answer_threshold"]),
+            span_threshold=float(data["span_threshold"]),
+            correct_threshold=float(data.get("correct_threshold", data["span_threshold"])),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+__all__ = ["FEATURES", "MODEL_PATH", "ConfidenceModel", "answer_features", "load_model"]

@@ -1,0 +1,305 @@
+"""Fit the extractive reasoner's answer confidence on the `tune` half of our tuning set.
+
+Each corpus of `bench/tuning/` is indexed as `bench/tuning_set.py` does, and every question
+is asked through the API with the answer policy's best answer kept whatever its confidence
+(`answer_question(..., calibrated=False)`); the features of that answer
+(`prefrag.reasoners._confidence.answer_features`) are recorded with whether the answer is
+right by the tuning set's rule (`tuning_set.is_right`; any answer to an unanswerable
+question is wrong). Questions the policy declines outright (no document about the named
+subject, no sentence of the asked type...) have no features and stay abstentions.
+
+A scikit-learn `LogisticRegression` on standardised features is fitted on the `tune` rows
+only. The answer threshold is the lowest fitted probability at which, on `tune`, confidently
+wrong answers stay at most `--max-wrong` of all questions (the most right answers under
+that ceiling); the span threshold is the lowest at or above it at which bare-span answers on
+`tune` are right at least `--span-precision` of the time (below it a span is shown with its
+sentence); the CORRECT threshold likewise for all answers and `--correct-precision` (below
+it the self-reflection does not say CORRECT). The coefficients, the thresholds and how they
+were fitted go to `app/data/confidence_model.json`, which the reasoner reads; the `heldout`
+rows are only scored with the fitted model and printed (the honest numbers come from
+re-running `bench/tuning_set.py` with the model in place).
+
+    .venv/bin/python bench/fit_confidence.py [--rows runs/confidence-rows.json] [--refit]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import tuning_set
+
+MODEL = Path(__file__).resolve().parent.parent / "app" / "data" / "confidence_model.json"
+
+
+def collect(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Ask every item with the unjudged policy; one row of features and outcome per item."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    import prefrag.reasoners._planning as planning
+    import prefrag.reasoners.extractive as extractive
+    from prefrag import ask, build_graph, get_settings
+    from prefrag.reasoners._answering import draft_with_features
+    from prefrag.reasoners._params import PARAMS
+    from prefrag.sources.defaults import default_sources
+
+    records: list[tuple[Any, dict[str, float] | None]] = []
+
+    def unjudged(question, scratchpad, evidence, *, feedback=None, embed=None, **_):  # type: ignore[no-untyped-def]
+        draft, features = draft_with_features(
+            question,
+            scratchpad,
+            evidence,
+            feedback=feedback,
+            embed=embed,
+            floor=PARAMS.candidate_floor,
+        )
+        records.append((draft, features))
+        return draft
+
+    extractive.answer_question = unjudged  # type: ignore[assignment]
+    planning.answer_question = unjudged  # type: ignore[assignment]
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="prefrag-fit-") as tmp:
+        for corpus in sorted({item["corpus"] for item in items}):
+            home = Path(tmp) / corpus
+            tuning_set.index_corpus(corpus, home)
+            os.environ["PREFRAG_HOME"] = str(home)
+            get_settings.cache_clear()
+            graph = build_graph(sources=default_sources(web=False), checkpointer=InMemorySaver())
+            for item in (i for i in items if i["corpus"] == corpus):
+                thread = f"{item['id']}-{uuid.uuid4().hex[:8]}"
+                for turn in item.get("context", []):
+                    ask(turn, graph=graph, thread_id=thread, fallback_sources=[])
+                records.clear()
+                result = ask(item["question"], graph=graph, thread_id=thread, fallback_sources=[])
+                answer = str(result.get("answer", ""))
+                abstained = bool(result.get("abstained"))
+                features = records[-1][1] if records and not abstained else None
+                right = (
+                    not abstained
+                    and item["docs"] != tuning_set.UNANSWERABLE
+                    and tuning_set.is_right(item, answer)
+                )
+                short = str(result.get("short_answer") or "")
+                rows.append(
+                    {
+                        "id": item["id"],
+                        "split": item["split"],
+                        "kind": item["kind"],
+                        "corpus": corpus,
+                        "answerable": item["docs"] != tuning_set.UNANSWERABLE,
+                        "answer": answer,
+                        "abstained": abstained,
+                        "right": right,
+                        "bare_span": bool(short) and short == answer,
+                        "features": features,
+                    }
+                )
+                print(
+                    f"{'OK' if right else ('AB' if abstained else '--')} {item['id']}"
+                    f" {answer[:90]!r}",
+                    flush=True,
+                )
+    return rows
+
+
+def rates(rows: list[dict[str, Any]], answered: list[bool]) -> dict[str, float]:
+    """Answerable right, unanswerable abstained and confidently wrong, when `answered`."""
+    answerable = [r for r in rows if r["answerable"]]
+    unanswerable = [r for r in rows if not r["answerable"]]
+    right = sum(a and r["right"] for r, a in zip(rows, answered, strict=True))
+    wrong = sum(a and not r["right"] for r, a in zip(rows, answered, strict=True))
+    abstained_u = sum(not a for r, a in zip(rows, answered, strict=True) if not r["answerable"])
+    return {
+        "answerable_right": round(right / max(len(answerable), 1), 3),
+        "unanswerable_abstained": round(abstained_u / max(len(unanswerable), 1), 3),
+        "confidently_wrong": round(wrong / max(len(rows), 1), 3),
+    }
+
+
+C_GRID = (0.03, 0.1, 0.3, 1.0, 3.0)
+
+
+def choose_c(x: Any, y: Any) -> float:
+    """The regularisation with the best 5-fold cross-validated log-loss on the tune rows."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_score
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    scores = {}
+    for c in C_GRID:
+        losses = [
+            cross_val_score(
+                make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=1000)),
+                x,
+                y,
+                cv=StratifiedKFold(5, shuffle=True, random_state=seed),
+                scoring="neg_log_loss",
+            ).mean()
+            for seed in range(3)
+        ]
+        scores[c] = sum(losses) / len(losses)
+        print(f"C={c}: cross-validated log-loss {-scores[c]:.3f}")
+    return max(scores, key=lambda c: scores[c])
+
+
+def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
+    """The fitted model as a JSON-ready dict (coefficients, thresholds, how fitted)."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    from prefrag.reasoners._confidence import FEATURES
+
+    tune = [r for r in rows if r["split"] == "tune"]
+    usable = [r for r in tune if r["features"] is not None]
+    x = np.array([[r["features"][f] for f in FEATURES] for r in usable])
+    y = np.array([int(r["right"]) for r in usable])
+    scaler = StandardScaler().fit(x)
+    scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
+    if args.c is None:
+        args.c = choose_c(x, y)
+    model = LogisticRegression(C=args.c, max_iter=1000).fit((x - scaler.mean_) / scale, y)
+
+    def probability(row: dict[str, Any]) -> float:
+        if row["features"] is None:
+            return -1.0
+        z = (np.array([row["features"][f] for f in FEATURES]) - scaler.mean_) / scale
+        return float(model.predict_proba(z.reshape(1, -1))[0, 1])
+
+    for row in rows:
+        row["probability"] = probability(row)
+    cuts = sorted({round(r["probability"], 4) for r in usable} | {0.0, 1.0})
+    best_cut, best_right = 1.0, -1
+    for cut in cuts:
+        answered = [r["probability"] >= cut for r in tune]
+        wrong = sum(a and not r["right"] for r, a in zip(tune, answered, strict=True))
+        right = sum(a and r["right"] for r, a in zip(tune, answered, strict=True))
+        if wrong / len(tune) <= args.max_wrong and right > best_right:
+            best_cut, best_right = cut, right
+    span_cut = best_cut
+    spans = sorted(
+        (r for r in usable if r["bare_span"] and r["probability"] >= best_cut),
+        key=lambda r: r["probability"],
+    )
+    for index, row in enumerate(spans):
+        above = spans[index:]
+        if sum(r["right"] for r in above) / len(above) >= args.span_precision:
+            span_cut = max(best_cut, row["probability"])
+            break
+    else:
+        span_cut = 1.0 if spans else best_cut
+    correct_cut = 1.0
+    answered = sorted(
+        (r for r in usable if r["probability"] >= best_cut), key=lambda r: r["probability"]
+    )
+    for index, row in enumerate(answered):
+        above = answered[index:]
+        if sum(r["right"] for r in above) / len(above) >= args.correct_precision:
+            correct_cut = max(best_cut, row["probability"])
+            break
+    curve = []
+    for cut in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+        for split in ("tune", "heldout"):
+            part = [r for r in rows if r["split"] == split]
+            curve.append(
+                {
+                    "threshold": cut,
+                    "split": split,
+                    **rates(part, [r["probability"] >= cut for r in part]),
+                }
+            )
+    summary = {
+        split: rates(
+            [r for r in rows if r["split"] == split],
+            [r["probability"] >= best_cut for r in rows if r["split"] == split],
+        )
+        for split in ("tune", "heldout")
+    }
+    return {
+        "features": list(FEATURES),
+        "mean": [round(float(v), 6) for v in scaler.mean_],
+        "scale": [round(float(v), 6) for v in scale],
+        "coef": [round(float(v), 6) for v in model.coef_[0]],
+        "intercept": round(float(model.intercept_[0]), 6),
+        "answer_threshold": round(best_cut, 4),
+        "span_threshold": round(span_cut, 4),
+        "correct_threshold": round(correct_cut, 4),
+        "how_fitted": {
+            "command": "bench/fit_confidence.py " + " ".join(sys.argv[1:]),
+            "data": "bench/tuning/questions.jsonl, split 'tune' only: the policy's best answer"
+            " per question (calibrated=False), labelled right/wrong by tuning_set.is_right",
+            "estimator": f"sklearn StandardScaler + LogisticRegression(C={args.c}); C chosen"
+            f" from {list(C_GRID)} by 5-fold cross-validated log-loss on tune unless given",
+            "rows": len(usable),
+            "right": int(y.sum()),
+            "declined_without_features": len(tune) - len(usable),
+            "answer_threshold": f"most right answers on tune with confidently wrong <="
+            f" {args.max_wrong} of all tune questions",
+            "span_threshold": f"bare spans on tune right >= {args.span_precision} above it",
+            "correct_threshold": f"answers on tune right >= {args.correct_precision} above it"
+            " (below it the self-reflection does not say CORRECT)",
+            "fitted_on": time.strftime("%Y-%m-%d"),
+        },
+        "scored_with_fitted_model": summary,
+        "curve": curve,
+    }
+
+
+def main() -> None:
+    """Collect (or reload) the rows, fit, print the tune/heldout rates, write the model."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=Path, help="save the collected rows here (or reuse)")
+    parser.add_argument("--refit", action="store_true", help="reuse --rows instead of asking")
+    parser.add_argument("--max-wrong", type=float, default=0.08)
+    parser.add_argument("--span-precision", type=float, default=0.8)
+    parser.add_argument("--correct-precision", type=float, default=0.8)
+    parser.add_argument(
+        "--c",
+        type=float,
+        help="inverse regularisation strength (default: the best of C_GRID by 5-fold"
+        " cross-validated log-loss on tune)",
+    )
+    parser.add_argument("--out", type=Path, default=MODEL)
+    parser.add_argument("--limit", type=int, help="at most this many questions per corpus")
+    args = parser.parse_args()
+    os.environ["PREFRAG_WEB_ENABLED"] = "false"
+    if args.refit and args.rows:
+        rows = json.loads(args.rows.read_text())
+    else:
+        items = tuning_set.load_questions("all", None)
+        if args.limit:
+            items = [
+                item
+                for corpus in sorted({i["corpus"] for i in items})
+                for item in [i for i in items if i["corpus"] == corpus][: args.limit]
+            ]
+        rows = collect(items)
+        if args.rows:
+            args.rows.parent.mkdir(parents=True, exist_ok=True)
+            args.rows.write_text(json.dumps(rows, indent=1))
+    model = fit(rows, args)
+    for split, numbers in model["scored_with_fitted_model"].items():
+        print(split, numbers)
+    print(
+        "thresholds", model["answer_threshold"], model["span_threshold"], model["correct_threshold"]
+    )
+    for name, coef in zip(model["features"], model["coef"], strict=True):
+        print(f"  {name:<16}{coef:+.3f}")
+    args.out.write_text(json.dumps(model, indent=1) + "\n")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

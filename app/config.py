@@ -171,6 +171,12 @@ class Settings(BaseSettings):
         "`local`) after you have indexed a source of your own; off, it is searched only when "
         "a run names it (`--source demo`).",
     )
+    calibrated_confidence: bool = Field(
+        default=False,
+        description="Offline reasoner: decide answer or abstain by the confidence fitted on the "
+        "tuning questions (prefrag/data/confidence_model.json) instead of the hand-weighted one. "
+        "About half the confidently wrong answers, more abstentions (docs/answers.md).",
+    )
     sources_file: Path | None = Field(
         default=None,
         description="YAML source registry (names, descriptions, query formats, kinds, "

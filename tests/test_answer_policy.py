@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from prefrag.cli import app
+from prefrag.config import get_settings
 
 runner = CliRunner()
 
@@ -182,3 +183,74 @@ def test_advice_question_is_answered_with_the_warning_sentence() -> None:
     assert not record["abstained"]
     assert "must avoid non-selective beta blockers such as propranolol" in record["answer"]
     assert record["answer"] not in ("yes", "no", "Yes", "No")
+
+
+# --------------------------------------------------------------------------- fitted confidence
+
+
+@pytest.fixture
+def fitted_confidence_on(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], None]]:
+    """Turns PREFRAG_CALIBRATED_CONFIDENCE on when called; settings are re-read after."""
+
+    def turn_on() -> None:
+        monkeypatch.setenv("PREFRAG_CALIBRATED_CONFIDENCE", "true")
+        get_settings.cache_clear()
+
+    yield turn_on
+    get_settings.cache_clear()  # this module keeps one home: nothing else clears the cache
+
+
+def test_confidence_comes_from_the_fitted_model_that_says_how_it_was_fitted(
+    fitted_confidence_on,
+) -> None:
+    from prefrag.reasoners._confidence import MODEL_PATH, load_model
+
+    model = load_model()
+    assert model is not None, f"{MODEL_PATH} is missing or unreadable"
+    fitted = json.loads(MODEL_PATH.read_text())["how_fitted"]
+    assert "'tune' only" in fitted["data"] and fitted["rows"] >= 30
+    assert 0.0 < model.answer_threshold <= model.correct_threshold <= 1.0
+    fitted_confidence_on()
+    answered = ask_json("Which river is Orsk Vale on?", "places")
+    assert not answered["abstained"]
+    assert model.answer_threshold <= answered["confidence"] <= 1.0
+
+
+def test_the_fitted_confidence_is_opt_in_and_abstains_where_it_is_unsure(
+    fitted_confidence_on,
+) -> None:
+    """Off by default, the hand-weighted policy answers this two-document question; with
+    PREFRAG_CALIBRATED_CONFIDENCE the fitted model is less sure and abstains, quoting it."""
+    from prefrag import ask
+
+    question = "Why can Ketamorin raise the levels of Dravoline?"
+    default = ask(question, preferred_source="drugs")
+    fitted_confidence_on()
+    fitted = ask(question, preferred_source="drugs")
+    assert not default["abstained"], default["answer"]
+    assert fitted["abstained"], fitted["answer"]
+    assert "not sure enough" in fitted["answer"] and "Dravoline" in fitted["answer"]
+
+
+def test_reflection_says_correct_only_above_the_fitted_correct_threshold(
+    fitted_confidence_on, monkeypatch
+) -> None:
+    import dataclasses
+
+    import prefrag.reasoners.extractive as extractive
+    from prefrag import ask
+    from prefrag.reasoners._confidence import load_model
+
+    fitted_confidence_on()
+    question = "Which river is Orsk Vale on?"
+    sure = ask(question, preferred_source="places", fallback_sources=[])
+    assert sure["reflections"][0]["label"] == "CORRECT"
+    model = load_model()
+    assert model is not None
+    strict = dataclasses.replace(model, correct_threshold=min(1.0, sure["confidence"] + 0.01))
+    monkeypatch.setattr(extractive, "active_model", lambda: strict)
+    unsure = ask(question, preferred_source="places", fallback_sources=[])
+    assert unsure["answer"] == sure["answer"]
+    first = unsure["reflections"][0]
+    assert first["label"] == "PARTIALLY CORRECT"
+    assert f"({unsure['confidence']:.2f}) is below" in first["explanation"]

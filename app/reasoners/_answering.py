@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from langchain_core.documents import Document
 
 from prefrag.documents import unique_documents
-from prefrag.reasoners._confidence import ConfidenceModel, answer_features, load_model
+from prefrag.reasoners._confidence import ConfidenceModel, active_model, answer_features
 from prefrag.reasoners._conflicts import settle
 from prefrag.reasoners._evidence import (
     Candidate,
@@ -91,7 +91,7 @@ def answer_question(
     document it follows. `embed` gives MiniLM vectors; without it the lexical overlap
     stands in for the similarity.
     """
-    model = load_model() if calibrated else None
+    model = active_model() if calibrated else None
     draft, features = draft_with_features(
         question,
         scratchpad,

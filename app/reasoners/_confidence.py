@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from prefrag.config import get_settings
 from prefrag.reasoners._evidence import Evidence
 from prefrag.reasoners._policy import Judge, Judged
 from prefrag.reasoners.base import AnswerDraft
@@ -160,4 +161,16 @@ def load_model(path: Path = MODEL_PATH) -> ConfidenceModel | None:
         return None
 
 
-__all__ = ["FEATURES", "MODEL_PATH", "ConfidenceModel", "answer_features", "load_model"]
+def active_model() -> ConfidenceModel | None:
+    """The fitted model when `PREFRAG_CALIBRATED_CONFIDENCE` is on, else None (hand weights)."""
+    return load_model() if get_settings().calibrated_confidence else None
+
+
+__all__ = [
+    "FEATURES",
+    "MODEL_PATH",
+    "ConfidenceModel",
+    "active_model",
+    "answer_features",
+    "load_model",
+]

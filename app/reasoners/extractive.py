@@ -36,7 +36,7 @@ from langchain_core.documents import Document
 from prefrag.documents import doc_id, unique_documents
 from prefrag.reasoners._answering import ABSTENTION, abstention, answer_question
 from prefrag.reasoners._condense import condense_follow_up
-from prefrag.reasoners._confidence import load_model
+from prefrag.reasoners._confidence import active_model
 from prefrag.reasoners._evidence import Evidence, QuestionWeights, rank_sentences
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._planning import next_source, plan
@@ -218,7 +218,7 @@ class ExtractiveReasoner:
         """
         reflection = reflect_on(question, answer, evidence)
         confidence = self._confidences.get((question, answer))
-        model = load_model()
+        model = active_model()
         if (
             reflection.label == "CORRECT"
             and model is not None

@@ -88,6 +88,7 @@ def test_the_scorer_scores_the_sealed_set_from_the_command_line(
     argv = ["tuning_set.py", "--set", str(SEALED), "--corpus", "encyclopedia", "--limit", "2"]
     monkeypatch.setattr(sys, "argv", [*argv, "--json", str(out)])
     monkeypatch.setenv("PREFRAG_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("PREFRAG_WEB_ENABLED", "false")  # the scorer sets it: undone after
     scorer.main()
     rows = json.loads(out.read_text())["rows"]
     assert [row["id"] for row in rows] == [

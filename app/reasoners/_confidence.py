@@ -30,7 +30,8 @@ half showed they did not separate right from wrong answers.
 The coefficients are not typed here: `bench/fit_confidence.py` fits them with
 scikit-learn on the `tune` half of our tuning set (`bench/tuning/`) and writes
 `prefrag/data/confidence_model.json` (`app/data/` in the repository), with how it was
-fitted and the thresholds it chose. Without that file the hand-weighted confidence stands.
+fitted and the thresholds it chose. It is used when `PREFRAG_CALIBRATED_CONFIDENCE` is on
+(`active_model`); otherwise, or without the file, the hand-weighted confidence stands.
 """
 
 from __future__ import annotations

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
+from repo_files import load_file
 
 SCRIPT = Path(__file__).resolve().parents[1] / "bench" / "demo_questions.py"
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("demo_questions_bench", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(SCRIPT, "demo_questions_bench")
 
 
 def test_below_bar_names_each_kind_that_regressed() -> None:

@@ -6,12 +6,10 @@ The same checks hold on the command line, in the API and in the graph Studio run
 
 from __future__ import annotations
 
-import importlib.util
-import json
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from repo_files import studio_factory
 from typer.testing import CliRunner
 
 import prefrag
@@ -21,18 +19,11 @@ from prefrag.errors import ConfigurationError, EmptyQuestionError, InvalidQuesti
 from prefrag.graphs.graph import build_graph
 from prefrag.sources.base import SourceRegistry
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()
 
 
 def _studio_module():
-    entry = json.loads((REPO_ROOT / "langgraph.json").read_text())["graphs"]["prefrag"]
-    path, name = entry.split(":")
-    spec = importlib.util.spec_from_file_location("studio_entry", REPO_ROOT / path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return getattr(module, name)
+    return studio_factory()
 
 
 # --- question length ------------------------------------------------------------------------

@@ -7,7 +7,6 @@ compiled graph given a checkpointer, as `langgraph dev` does), and through the r
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +15,7 @@ from types import SimpleNamespace
 import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langgraph.checkpoint.memory import InMemorySaver
+from repo_files import studio_factory
 from typer.testing import CliRunner
 
 import prefrag
@@ -26,7 +26,6 @@ from prefrag.reasoners.extractive import ExtractiveReasoner
 from prefrag.reasoners.llm import LLMReasoner
 from prefrag.reasoners.roles import ROLE_NAMES
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 RUN = {"preferred_source": "clinic", "fallback_sources": [], "max_reflections": 0}
 
 # Invented clinic notes: the bare follow-up "What should I take for pain instead?" is
@@ -140,13 +139,7 @@ def test_the_cli_shows_the_rewrite(clinic):
 
 def _studio_graph():
     """The graph `langgraph dev` serves (langgraph.json), with a checkpointer as it adds one."""
-    spec_text = json.loads((REPO_ROOT / "langgraph.json").read_text())["graphs"]["prefrag"]
-    path, name = spec_text.split(":")
-    spec = importlib.util.spec_from_file_location("studio_graph", REPO_ROOT / path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    factory = getattr(module, name)
+    factory = studio_factory()
     compiled = factory(SimpleNamespace(context=RUN))  # what the server hands a factory
     return compiled.copy(update={"checkpointer": InMemorySaver()})
 

@@ -6,30 +6,19 @@ asserts no accuracy number (nobody tunes on the sealed set: see bench/sealed/REA
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from repo_files import load_file
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SEALED = REPO_ROOT / "bench" / "sealed"
 
 
-def _scorer() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "tuning_set_for_sealed", REPO_ROOT / "bench" / "tuning_set.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-scorer = _scorer()
+scorer = load_file(REPO_ROOT / "bench" / "tuning_set.py", "tuning_set_for_sealed")
 ITEMS = scorer.load_questions("all", None, SEALED)
 
 
@@ -100,12 +89,9 @@ def test_the_scorer_scores_the_sealed_set_from_the_command_line(
 
 def test_reflection_agreement_reads_rows_scored_on_the_sealed_set(tmp_path: Path) -> None:
     """`reflection_agreement.py --tuning FILE --set bench/sealed` judges against sealed gold."""
-    spec = importlib.util.spec_from_file_location(
-        "reflection_agreement_for_sealed", REPO_ROOT / "bench" / "reflection_agreement.py"
+    agreement = load_file(
+        REPO_ROOT / "bench" / "reflection_agreement.py", "reflection_agreement_for_sealed"
     )
-    assert spec is not None and spec.loader is not None
-    agreement = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(agreement)
     answerable = next(i for i in ITEMS if i["answers"] and not i.get("polarity"))
     unanswerable = next(i for i in ITEMS if i["docs"] == scorer.UNANSWERABLE)
     rows = [

@@ -2,29 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+from repo_files import load_file
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TUNING = REPO_ROOT / "bench" / "tuning"
 
 
-def _scorer() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "tuning_set", REPO_ROOT / "bench" / "tuning_set.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-scorer = _scorer()
+scorer = load_file(REPO_ROOT / "bench" / "tuning_set.py", "tuning_set")
 
 
 def _documents(corpus: str) -> dict[str, str]:

@@ -76,6 +76,7 @@ def main() -> None:
         help="negative reflections that trigger a supplement, as in the graph (0: plain loop)",
     )
     parser.add_argument("--trace", default="", help="print every decision for matching questions")
+    parser.add_argument("--dump", default="", help="write one JSON line per question (loop answer)")
     args = parser.parse_args()
 
     rows = [json.loads(line) for line in DATA.open()]
@@ -92,6 +93,7 @@ def main() -> None:
     steps_hist = collections.Counter()
     shown_wrong = 0
     outcomes: list[tuple[float | None, bool, float, float]] = []
+    dump = Path(args.dump).open("w") if args.dump else None
 
     def timed(name, fn, *a, **kw):
         start = time.perf_counter()
@@ -211,6 +213,20 @@ def main() -> None:
         totals["loop_held_recall"] += len(gold_ids & {doc_id(d) for d in held}) / len(gold_ids)
         totals["loop_docs"] += len(held)
         kind = analyze_question(question).kind
+        if dump is not None:
+            record = {
+                "id": row["question_id"],
+                "question": question,
+                "golds": golds,
+                "answer": draft.answer,
+                "short_answer": draft.short_answer,
+                "abstained": draft.abstained,
+                "confidence": draft.confidence,
+                "rationale": draft.rationale,
+                "em": em,
+                "f1": f1,
+            }
+            dump.write(json.dumps(record) + "\n")
         by_kind[kind][0] += 1
         by_kind[kind][1] += em
         labels[first_label][0] += 1

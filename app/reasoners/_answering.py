@@ -33,7 +33,7 @@ from prefrag.reasoners._policy import (
     negated,
     plain,
 )
-from prefrag.reasoners._quantities import asked_quantity, figure_answers
+from prefrag.reasoners._quantities import asked_quantity, counted_figure, figure_answers
 from prefrag.reasoners._shapes import (
     duration_span,
     list_answer,
@@ -127,7 +127,7 @@ def calibrate(
             probability,
         )
     update: dict[str, object] = {"confidence": probability}
-    bare_span = draft.short_answer and draft.answer == draft.short_answer
+    bare_span = bool(draft.short_answer) and draft.rationale.startswith(_FROM)
     if bare_span and probability < model.span_threshold and draft.rationale.startswith(_FROM):
         update["answer"] = plain(draft.rationale.removeprefix(_FROM))
     return draft.model_copy(update=update)
@@ -227,7 +227,12 @@ def policy_answer(
         confident = [j for j in confident if j.fits]
     bridged = two_documents(judge, judged, floor) or subject_and_topic(judge, judged, floor)
     if bridged is not None and (not confident or bridged[2] > confident[0].confidence):
-        return pair_answer(evidence, judged[0], *bridged)
+        pair = pair_answer(evidence, judged[0], *bridged)
+        if shape.form == "span":
+            span = pair_span(shape, evidence, pair, bridged, rejected)
+            if span is not None:
+                return span
+        return pair
     if not confident:
         best = judged[0]
         return Decline(
@@ -313,7 +318,7 @@ def span_answer(
             continue
         return AnswerDraft(
             answer=text,
-            short_answer=text,
+            short_answer=counted_figure(shape.text, text),
             cited_ids=support_ids(evidence, candidate.support),
             rationale=f"From: {candidate.support.sentence.text}",
             confidence=judged.confidence,
@@ -367,7 +372,7 @@ def unambiguous_span(
         return None
     return AnswerDraft(
         answer=text,
-        short_answer=text,
+        short_answer=counted_figure(shape.text, text),
         cited_ids=support_ids(evidence, found[0].support),
         rationale=f"{_FROM}{sentence.text}",
         confidence=best.confidence,
@@ -383,6 +388,10 @@ def span_text(shape: QuestionShape, evidence: Evidence, candidate: Candidate) ->
         return None  # a unit's letter ("L" of "mmol/L"), an initial; "5" of "5 days" stays
     if candidate.kind in ("number", "year", "date") and not asks_quantity(shape):
         return None  # a figure answers only a question asking for one
+    if candidate.kind == "year" and shape.answer_type == "number":
+        asked = asked_quantity(shape.text)
+        if asked is not None and not asked & {"age"}:
+            return None  # a year is no count, dose or duration ("how many copies": not 1939)
     if is_label_line(candidate.text) and shape.answer_type != "name" and candidate.kind == "name":
         if span_terms and span_terms <= title_terms:
             return None
@@ -507,6 +516,44 @@ def pair_answer(
         cited_ids=unique([evidence.ids[j.scored.sentence.doc] for j in ordered]),
         rationale="Two documents, linked by what both sentences name.",
         confidence=confidence,
+    )
+
+
+def pair_span(
+    shape: QuestionShape,
+    evidence: Evidence,
+    pair: AnswerDraft,
+    bridged: tuple[Judged, Judged, float],
+    rejected: frozenset[str] = frozenset(),
+) -> AnswerDraft | None:
+    """The span a two-document answer gives for a question asking for one, or None.
+
+    The pair's two sentences are read as one passage (`answer_candidates`: spans the question
+    does not name, of the asked type, closest to the question's words, a name found in both
+    sentences counting more - "Which actor starred in X?": the film's cast sentence and the
+    actor's own "was an American actor" sentence both name him). The best span answers when
+    it is the only one of the asked type or clearly ahead of the runner-up
+    (`PARAMS.span_lead`); the two sentences are its cited support. Otherwise the sentences
+    answer, whole.
+    """
+    first, second, _ = bridged
+    supports = [first.scored, second.scored]
+    found = [
+        (c, text)
+        for c in answer_candidates(shape, evidence, supports, top=len(supports), exclude=rejected)
+        if (text := span_text(shape, evidence, c)) is not None
+    ]
+    if not found:
+        return None
+    if len(found) > 1 and found[0][0].score < PARAMS.span_lead * found[1][0].score:
+        return None
+    text = found[0][1]
+    return pair.model_copy(
+        update={
+            "answer": text,
+            "short_answer": counted_figure(shape.text, text),
+            "rationale": f"{_FROM}{pair.answer}",
+        }
     )
 
 

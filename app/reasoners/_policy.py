@@ -275,7 +275,7 @@ class Judge:
             # A figure of the asked kind: a dose does not answer "how long" (`_quantities`).
             asked = asked_quantity(self.shape.text)
             for span in candidate_spans(text):
-                if span.kind == "year" and (asked is None or asked & {"count", "age"}):
+                if span.kind == "year" and (asked is None or "age" in asked):
                     return True
                 if span.kind == "number":
                     shown = figure(text, span) or span.text

@@ -162,4 +162,22 @@ def figure_answers(asked: frozenset[QuantityKind] | None, figure_text: str) -> b
     return kind in asked
 
 
-__all__ = ["QuantityKind", "asked_quantity", "figure_answers", "unit_kind"]
+def counted_figure(question: str, figure_text: str) -> str:
+    """The figure without the counted noun the question already names.
+
+    "How many victories did she have?" -> "44 victories" reads "44": the question says what
+    is counted, so the number (and its qualifier, "more than 230") is the short answer. Any
+    other unit stays ("18 km", "5 days").
+    """
+    lowered = question.lower()
+    match = re.search(r"\bhow many (?:more |extra )?([a-z]+)", lowered)
+    if match is None:
+        return figure_text
+    noun = match.group(1)
+    words = figure_text.split()
+    if len(words) >= 2 and words[-1].lower().rstrip("s") == noun.rstrip("s"):
+        return " ".join(words[:-1])
+    return figure_text
+
+
+__all__ = ["QuantityKind", "asked_quantity", "counted_figure", "figure_answers", "unit_kind"]

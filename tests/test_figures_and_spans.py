@@ -40,6 +40,7 @@ Her home blood pressure target is below 135/85 mmHg while she takes 5 mg of amlo
 Halbury is a hill town 18 km north of the Carrow estuary.
 The town has 12,400 residents.
 The Halbury footbridge was designed in 1894 by the engineer Oswin Tarrell.
+The Halbury Almanac, first printed in 1887, has sold more than 40,000 copies.
 """,
     "places/pell-mere.md": """# Pell Mere
 
@@ -121,3 +122,16 @@ def test_two_names_with_nothing_to_tell_them_apart_come_as_the_whole_sentence() 
     assert not record["abstained"], record["answer"]
     assert "Ada Venn and Lorne Hask" in record["answer"]
     assert record["short_answer"] not in ("Ada Venn", "Lorne Hask")
+
+
+def test_a_count_names_its_noun_in_the_answer_and_is_the_number_in_the_short_answer() -> None:
+    record = ask_json("How many residents does Halbury have?", "places")
+    assert record["answer"] == "12,400 residents"
+    assert record["short_answer"] == "12,400"
+
+
+def test_a_year_is_never_the_answer_to_how_many() -> None:
+    record = ask_json("How many copies of the Halbury Almanac have sold?", "places")
+    assert not record["abstained"], record["answer"]
+    assert "40,000" in shown(record)
+    assert "1887" not in shown(record)

@@ -369,7 +369,7 @@ def test_unknown_polyview_profile_is_refused(tmp_path):
 def test_mog_option_builds_the_index_of_the_searched_source_and_uses_it(tmp_path, monkeypatch):
     from prefrag.config import Settings
     from prefrag.documents import make_document
-    from prefrag.index import embeddings
+    from prefrag.shared import SharedResources, sharing
     from prefrag.tools import granularity_source
 
     registry, local, _ = _sources()
@@ -378,20 +378,20 @@ def test_mog_option_builds_the_index_of_the_searched_source_and_uses_it(tmp_path
         make_document(text, id=title, source="local", title=title) for title, text in local.passages
     ]
     monkeypatch.setattr(granularity_source, "source_documents", lambda name, settings: whole)
-    monkeypatch.setattr(embeddings, "get_embedder", lambda settings=None: _Words())
     config = EvalConfig(
         dataset=str(_dataset(tmp_path)),
         methods=["prefrag"],
         out=str(tmp_path / "run"),
         context={"top_k": 2, "use_mog": True},
     )
-    run_eval(
-        config,
-        sources=registry,
-        reasoner=ScriptedReasoner(),
-        settings=Settings(home=tmp_path / "user-home"),
-        progress=False,
-    )
+    with sharing(SharedResources(embedder=_Words())):  # the process's embedder, for this run
+        run_eval(
+            config,
+            sources=registry,
+            reasoner=ScriptedReasoner(),
+            settings=Settings(home=tmp_path / "user-home"),
+            progress=False,
+        )
     folder = tmp_path / "eval-home" / "sources" / "local" / "mog"
     assert (folder / "index.json").exists()
     assert not (tmp_path / "user-home" / "sources").exists()

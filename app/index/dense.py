@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from prefrag.index.point_store import PointStore
+from prefrag.index.point_store import PointStore as PointStore  # what open_store returns
 
 if TYPE_CHECKING:
     from prefrag.config import Settings

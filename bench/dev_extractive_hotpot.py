@@ -26,7 +26,7 @@ from rank_bm25 import BM25Okapi
 
 from prefrag.documents import doc_id, make_document, unique_documents
 from prefrag.eval.metrics import acc, exact_match, f1
-from prefrag.jsonl import read_rows
+from prefrag.jsonl import jsonl_line, read_rows
 from prefrag.reasoners._text import analyze_question, content_terms
 from prefrag.reasoners.base import ScratchpadStep
 from prefrag.reasoners.extractive import ExtractiveReasoner
@@ -226,7 +226,7 @@ def main() -> None:
                 "em": em,
                 "f1": f1,
             }
-            dump.write(json.dumps(record) + "\n")
+            dump.write(jsonl_line(record))
         by_kind[kind][0] += 1
         by_kind[kind][1] += em
         labels[first_label][0] += 1

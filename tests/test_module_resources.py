@@ -151,9 +151,13 @@ def test_a_shared_resource_is_built_once_and_may_need_another() -> None:
     shared = SharedResources()
     built: list[str] = []
 
+    def embedder() -> str:
+        built.append("e")
+        return "e"
+
     def reasoner() -> str:
         built.append("reasoner")
-        return "reasoner using " + shared.once("embedder", lambda: built.append("e") or "e")
+        return "reasoner using " + shared.once("embedder", embedder)
 
     threads = [threading.Thread(target=shared.once, args=("r", reasoner)) for _ in range(4)]
     for thread in threads:

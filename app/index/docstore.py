@@ -47,6 +47,7 @@ MANIFEST = "manifest.json"
 CHUNKS = "chunks.jsonl"
 VECTORS = "vectors.npy"
 LEXICAL = "lexical"
+HNSW = "hnsw"  # `prefrag.index.hnsw.HNSW`
 QDRANT = "qdrant"
 DEFAULT_AUTHORITY = 0.8
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # matched whole (no trailing "\n")
@@ -237,16 +238,14 @@ def write_delta_generation(
     records: Sequence[dict[str, Any]],
     vectors: np.ndarray,
     terms: Sequence[Sequence[str]],
-    save_dense: Any = None,
 ) -> str:
     """Write a generation that is `previous` plus `records` appended; return its name.
 
     The base part's files (records, offsets, ids, vectors, lexical index) are hard links
     to `previous`'s (copies where the file system has no hard links): nothing of the old
     rows is rewritten. The new rows go to `delta/` after `previous`'s own delta rows,
-    with `terms` (the lexical tokens of each new record, `prefrag.index.lexical`).
-    `save_dense(folder)` writes more search structures (an HNSW shard) as in
-    `write_generation`.
+    with `terms` (the lexical tokens of each new record, `prefrag.index.lexical`); they
+    are searched exactly beside the base's lexical index and HNSW shard.
     """
     from prefrag.index.lexical import DELTA_TERMS
     from prefrag.index.rows import DELTA, IDS, OFFSETS, record_line
@@ -257,9 +256,11 @@ def write_delta_generation(
     try:
         for part in (CHUNKS, OFFSETS, IDS, VECTORS):
             _link(previous / part, staging / part)
-        (staging / LEXICAL).mkdir()
-        for path in (previous / LEXICAL).iterdir():
-            _link(path, staging / LEXICAL / path.name)
+        # The lexical index and an HNSW shard cover the base rows only: both are linked
+        # (readers only load a published shard, which leaves its files unchanged).
+        for tree in (LEXICAL, HNSW):
+            if (previous / tree).is_dir():
+                shutil.copytree(previous / tree, staging / tree, copy_function=_link)
         old, new = previous / DELTA, staging / DELTA
         new.mkdir()
         lines = [record_line(record) for record in records]
@@ -285,8 +286,6 @@ def write_delta_generation(
                 (json.dumps(list(tokens), ensure_ascii=False) + "\n").encode("utf-8")
                 for tokens in terms
             )
-        if save_dense is not None:
-            save_dense(staging)
         os.replace(staging, folder / name)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -294,7 +293,7 @@ def write_delta_generation(
     return name
 
 
-def _link(source: Path, target: Path) -> None:
+def _link(source: Path | str, target: Path | str) -> None:
     """Hard-link `source` as `target` (a copy where hard links are not possible)."""
     try:
         os.link(source, target)

@@ -178,17 +178,10 @@ def index_paths(
         if (
             previous is not None
             and manifest is not None
-            and _appendable(previous, old_records, len(new_records))
+            and _appendable(previous, old_records, len(new_records), settings)
         ):
             manifest = _write_delta(
-                folder,
-                previous,
-                old_records,
-                old_vectors,
-                new_records,
-                new_vectors,
-                manifest,
-                settings,
+                folder, previous, old_records, new_records, new_vectors, manifest
             )
         else:
             records = [*old_records, *new_records]
@@ -299,8 +292,8 @@ def _reconcile_qdrant(
     wrong = points != len(old_records)
     if not wrong and problems:
         wrong = store.ids() != {record["id"] for record in old_records}
-    records = [*old_records, *new_records]
     if wrong:
+        records = [*old_records, *new_records]
         parts = [old_vectors] if old_records else []
         if new_records and new_vectors is not None:
             parts.append(new_vectors)
@@ -573,8 +566,16 @@ def _ids(records: Sequence[dict[str, Any]]) -> list[list[str]]:
     return [[r["id"], str(r.get("parent_id", r["id"]))] for r in records]
 
 
-def _appendable(previous: Path, old_records: Sequence[dict[str, Any]], added: int) -> bool:
-    """Whether an add of `added` rows to generation `previous` can go to its delta part."""
+def _appendable(
+    previous: Path, old_records: Sequence[dict[str, Any]], added: int, settings: Settings
+) -> bool:
+    """Whether an add of `added` rows to generation `previous` can go to its delta part.
+
+    The base must be large, the delta stay small, the lexical index know its mean
+    length, and the base have its HNSW shard exactly when the source is past the HNSW
+    size (crossing it writes the generation whole, shard included).
+    """
+    from prefrag.index import hnsw
     from prefrag.index.lexical import average_length
     from prefrag.index.rows import Records
 
@@ -582,10 +583,12 @@ def _appendable(previous: Path, old_records: Sequence[dict[str, Any]], added: in
         return False
     base = len(old_records.parts[0])
     delta = len(old_records) - base
+    past_hnsw = len(old_records) + added >= settings.hnsw_min_chunks and hnsw.available()
     return (
         base >= DELTA_MIN_ROWS
         and delta + added <= DELTA_MAX_SHARE * base
         and average_length(previous / docstore.LEXICAL) is not None
+        and past_hnsw == (previous / hnsw.HNSW).is_dir()
     )
 
 
@@ -593,27 +596,17 @@ def _write_delta(
     folder: Path,
     previous: Path,
     old_records: Sequence[dict[str, Any]],
-    old_vectors: Any,
     new_records: list[dict[str, Any]],
     new_vectors: np.ndarray,
     manifest: docstore.Manifest,
-    settings: Settings,
 ) -> docstore.Manifest:
     """Publish `previous` plus `new_records` as a generation with a longer delta part."""
-    from prefrag.index.lexical import record_texts, tokenize
-    from prefrag.index.rows import VectorRows
+    from prefrag.index.lexical import record_texts, terms
 
     old_parents = {parent for _, parent in _ids(old_records)}
     new_parents = {str(r.get("parent_id", r["id"])) for r in new_records} - old_parents
-    arrays = old_vectors.arrays if isinstance(old_vectors, VectorRows) else [old_vectors]
-    everything = VectorRows([*arrays, np.asarray(new_vectors, dtype=np.float32)])
     generation = docstore.write_delta_generation(
-        folder,
-        previous,
-        new_records,
-        new_vectors,
-        tokenize(record_texts(new_records)),
-        _hnsw_writer(everything, settings, previous),
+        folder, previous, new_records, new_vectors, terms(record_texts(new_records))
     )
     return dataclasses.replace(
         manifest,

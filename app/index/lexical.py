@@ -53,6 +53,26 @@ def tokenize(texts: Sequence[str], stemmer: Any = None) -> list[list[str]]:
     )
 
 
+# bm25s' English stop words (`bm25s.stopwords.STOPWORDS_EN`), here so that tokenizing an
+# add's few chunks does not import bm25s (and scipy); a test keeps the two equal.
+STOPWORDS_EN = (
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into", "is",
+    "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then", "there",
+    "these", "they", "this", "to", "was", "will", "with",
+)  # fmt: skip
+
+
+def terms(texts: Sequence[str]) -> list[list[str]]:
+    """The tokens `tokenize` gives each text, without importing bm25s (for a delta part)."""
+    stemmer = _stemmer()
+    stopwords = frozenset(STOPWORDS_EN)
+    tokens = []
+    for text in texts:
+        words = [w for w in _WORDS(text.lower()) if w not in stopwords]
+        tokens.append(stemmer.stemWords(words) if words else [])
+    return tokens
+
+
 def searchable_text(title: str | None, text: str) -> str:
     """What the lexical index holds for one chunk: its title, then its text."""
     title = (title or "").strip()
@@ -74,8 +94,6 @@ class LexicalIndex:
         average_length: float | None = None,
         delta: DeltaTerms | None = None,
     ) -> None:
-        from bm25s.stopwords import STOPWORDS_EN
-
         self._retriever = retriever
         self._stemmer = _stemmer()
         self._stopwords = frozenset(STOPWORDS_EN)

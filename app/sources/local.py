@@ -82,6 +82,7 @@ class LocalSource:
         self._lexical: LexicalIndex | None = None
         self._numpy: NumpyDenseIndex | None = None
         self._hnsw: HnswIndex | None = None
+        self._delta: NumpyDenseIndex | None = None
         self._vectors: VectorRows | None = None
         self._qdrant: QdrantStore | None = None
         self._rows: dict[str, int] = {}
@@ -211,6 +212,8 @@ class LocalSource:
 
         self._numpy = NumpyDenseIndex(*self._vectors.arrays)
         self._hnsw = self._open_hnsw(generation)
+        if self._hnsw is not None and len(self._vectors.arrays) > 1:
+            self._delta = NumpyDenseIndex(*self._vectors.arrays[1:])
 
     def _open_hnsw(self, generation: Path) -> HnswIndex | None:
         """The generation's HNSW shard when the source is past the HNSW size, else None.
@@ -238,7 +241,9 @@ class LocalSource:
                 "HNSW index of '%s' unreadable (%s); searching exactly.", self.store, error
             )
             return None
-        if index.size != len(self._records):
+        assert self._vectors is not None
+        base = len(self._vectors.arrays[0])  # an HNSW shard covers the base part's rows
+        if index.size != base:
             logger.warning(
                 "HNSW index of '%s' holds %d vectors for %d records; searching exactly.",
                 self.store,
@@ -309,9 +314,22 @@ class LocalSource:
             from prefrag.index.embeddings import get_embedder
 
             self._embedder = get_embedder(self.settings)
-        vector = self._embedder.encode_one(query)
+        return self.dense_hits(self._embedder.encode_one(query), k)
+
+    def dense_hits(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """Up to `k` (row, cosine) pairs for a query vector, best first.
+
+        Past the HNSW size the shard answers for the base rows and the delta part's rows
+        (added since the last full write) are scanned exactly beside it.
+        """
+        self.open()
         if self._hnsw is not None:
-            return self._hnsw.search(vector, k)
+            hits = self._hnsw.search(vector, k)
+            if self._delta is not None:
+                base = self._hnsw.size
+                extra = [(base + row, score) for row, score in self._delta.search(vector, k)]
+                hits = sorted([*hits, *extra], key=lambda hit: (-hit[1], hit[0]))[:k]
+            return hits
         if self._numpy is not None:
             return self._numpy.search(vector, k)
         assert self._qdrant is not None

@@ -333,5 +333,5 @@ class LocalSource:
         if self._numpy is not None:
             return self._numpy.search(vector, k)
         assert self._qdrant is not None
-        hits = self._qdrant.search(vector, k)
-        return [(self._rows[point], score) for point, score in hits if point in self._rows]
+        found = self._qdrant.search(vector, k)
+        return [(self._rows[point], score) for point, score in found if point in self._rows]

@@ -178,6 +178,7 @@ def index_paths(
         if (
             previous is not None
             and manifest is not None
+            and not migrated  # a lexical index of an older format is rebuilt whole
             and _appendable(previous, old_records, len(new_records), settings)
         ):
             manifest = _write_delta(

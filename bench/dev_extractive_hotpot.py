@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import time
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from rank_bm25 import BM25Okapi
 
 from prefrag.documents import doc_id, make_document, unique_documents
 from prefrag.eval.metrics import acc, exact_match, f1
+from prefrag.jsonl import read_rows
 from prefrag.reasoners._text import analyze_question, content_terms
 from prefrag.reasoners.base import ScratchpadStep
 from prefrag.reasoners.extractive import ExtractiveReasoner
@@ -78,7 +78,7 @@ def main() -> None:
     parser.add_argument("--trace", default="", help="print every decision for matching questions")
     args = parser.parse_args()
 
-    rows = [json.loads(line) for line in DATA.open()]
+    rows = read_rows(DATA)
     first, last = (int(part) for part in args.items.split("-"))
     rows = rows[first - 1 : last]
     if args.limit:

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from prefrag.shared import shared
+
 # What a lexical index covers: 1 = chunk text only (early stores), 2 = title + text.
 FORMAT = 2
 _STOPWORDS = "en"
@@ -35,9 +37,8 @@ _STATS = "prefrag.stats.json"  # what bm25s does not save: the average document 
 
 
 def _stemmer() -> Any:
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
+    """This thread's Snowball stemmer (`prefrag.shared`: PyStemmer's are not thread-safe)."""
+    return shared().stemmer()
 
 
 def tokenize(texts: Sequence[str], stemmer: Any = None) -> list[list[str]]:
@@ -95,7 +96,6 @@ class LexicalIndex:
         delta: DeltaTerms | None = None,
     ) -> None:
         self._retriever = retriever
-        self._stemmer = _stemmer()
         self._stopwords = frozenset(STOPWORDS_EN)
         self.average_length = average_length
         self.delta = delta
@@ -104,7 +104,7 @@ class LexicalIndex:
     def query_terms(self, query: str) -> list[str]:
         """The stemmed terms of `query`, as `tokenize` would give them."""
         words = [w for w in _WORDS(query.lower()) if w not in self._stopwords]
-        return self._stemmer.stemWords(words) if words else []
+        return _stemmer().stemWords(words) if words else []
 
     @classmethod
     def build(cls, texts: Sequence[str], *, method: str = "lucene") -> LexicalIndex:

@@ -428,3 +428,16 @@ def test_the_llm_views_calls_are_counted_in_the_runs_model_calls():
     assert "model_calls" not in tool_nodes.polyview_rerank(
         state, Runtime(context=context), resources=plain
     )
+
+
+def test_kmeans_without_scikit_learn_names_the_extra(monkeypatch):
+    import sys
+
+    from prefrag.errors import ConfigurationError
+
+    monkeypatch.setitem(sys.modules, "sklearn", None)  # as in a main install
+    monkeypatch.setitem(sys.modules, "sklearn.cluster", None)
+    vectors = np.eye(3, dtype=np.float32)
+    with pytest.raises(ConfigurationError, match=r"prefrag\[clustering\]"):
+        reranker(cluster_method="kmeans").clusters(vectors, k=2)
+    assert reranker().clusters(vectors, k=2).tolist() == [0, 1, 2]  # DBSCAN needs no sklearn

@@ -90,6 +90,26 @@ def test_clusters_put_near_duplicates_together():
     assert kmeans[0] == kmeans[1] != kmeans[2]
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_the_numpy_clustering_labels_exactly_as_scikit_learns_dbscan(seed):
+    pytest.importorskip("sklearn")  # the dev extra compares against it
+    from sklearn.cluster import DBSCAN
+
+    from prefrag.tools.polyview import linked_clusters
+
+    rng = np.random.default_rng(seed)
+    # Groups of near-duplicates plus loners, as retrieved documents often are.
+    centres = rng.normal(size=(4, 24))
+    rows = [centres[i % 4] + rng.normal(scale=0.35, size=24) for i in range(9 + seed)]
+    rows += list(rng.normal(size=(3, 24)))
+    vectors = np.array(rows)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    distances = np.clip(1.0 - vectors @ vectors.T, 0.0, 2.0)
+    for eps in (0.05, 0.15, 0.3, 0.6):
+        expected = DBSCAN(eps=eps, min_samples=1, metric="precomputed").fit_predict(distances)
+        assert linked_clusters(distances, eps).tolist() == expected.tolist(), eps
+
+
 # ----- integration ---------------------------------------------------------------------
 def test_profiles_renormalise_away_views_that_are_off():
     offline = profile_weights("inquiry", active=["R", "A", "T"])
@@ -396,3 +416,16 @@ def test_the_llm_views_calls_are_counted_in_the_runs_model_calls():
     assert "model_calls" not in tool_nodes.polyview_rerank(
         state, Runtime(context=context), resources=plain
     )
+
+
+def test_kmeans_without_scikit_learn_names_the_extra(monkeypatch):
+    import sys
+
+    from prefrag.errors import ConfigurationError
+
+    monkeypatch.setitem(sys.modules, "sklearn", None)  # as in a main install
+    monkeypatch.setitem(sys.modules, "sklearn.cluster", None)
+    vectors = np.eye(3, dtype=np.float32)
+    with pytest.raises(ConfigurationError, match=r"prefrag\[clustering\]"):
+        reranker(cluster_method="kmeans").clusters(vectors, k=2)
+    assert reranker().clusters(vectors, k=2).tolist() == [0, 1, 2]  # DBSCAN needs no sklearn

@@ -161,7 +161,7 @@ def _handler_for(server: StubChatServer) -> type[BaseHTTPRequestHandler]:
                     server.received.append(request)
                 reply = server.reply(request)
                 status, payload = reply if isinstance(reply, tuple) else (200, reply)
-                if status == 200 and request.get("stream") and _streamable(payload):
+                if status == 200 and request.get("stream") and isinstance(payload, dict):
                     self._send_events(stream_chunks(payload, request))
                 else:
                     self._send(status, payload)
@@ -205,15 +205,22 @@ def completion(request: dict[str, Any]) -> dict[str, Any]:
 def _streamable(payload: Any) -> bool:
     """Whether `payload` is a chat completion whose one message can be sent as chunks."""
     choices = payload.get("choices") if isinstance(payload, dict) else None
-    return bool(choices) and isinstance(choices[0].get("message"), dict)
+    return (
+        isinstance(choices, list) and bool(choices) and isinstance(choices[0].get("message"), dict)
+    )
 
 
 def stream_chunks(payload: dict[str, Any], request: dict[str, Any]) -> list[dict[str, Any]]:
     """The chat completion `payload` as the chunks a streaming server sends for `request`.
 
+    A payload with no message to stream (empty choices, an error object) goes out as one
+    event, as a server would send its error.
+
     Content goes out in pieces of a few characters (several tokens' worth, as servers
     batch them); tool calls, when the message has them, go in one delta.
     """
+    if not _streamable(payload):
+        return [payload]
     message = payload["choices"][0]["message"]
     finish = payload["choices"][0].get("finish_reason") or "stop"
     content = message.get("content") or ""
@@ -224,11 +231,11 @@ def stream_chunks(payload: dict[str, Any], request: dict[str, Any]) -> list[dict
             {"tool_calls": [{"index": n, **call} for n, call in enumerate(message["tool_calls"])]}
         )
     head = {key: payload[key] for key in ("id", "created", "model") if key in payload}
-    chunks = [
-        {**head, "object": "chat.completion.chunk", "choices": [choice]}
-        for choice in [{"index": 0, "delta": delta, "finish_reason": None} for delta in deltas]
-        + [{"index": 0, "delta": {}, "finish_reason": finish}]
+    choices: list[dict[str, Any]] = [
+        *({"index": 0, "delta": delta, "finish_reason": None} for delta in deltas),
+        {"index": 0, "delta": {}, "finish_reason": finish},
     ]
+    chunks = [{**head, "object": "chat.completion.chunk", "choices": [c]} for c in choices]
     if (request.get("stream_options") or {}).get("include_usage") and payload.get("usage"):
         chunks.append(
             {**head, "object": "chat.completion.chunk", "choices": [], "usage": payload["usage"]}

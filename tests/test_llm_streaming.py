@@ -9,6 +9,7 @@ serves. The notes are invented.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -28,7 +29,7 @@ ROWS = [
 
 
 @pytest.fixture
-def served_notes(tmp_path, monkeypatch) -> StubChatServer:
+def served_notes(tmp_path, monkeypatch) -> Iterator[StubChatServer]:
     """Indexed notes and a streaming-capable stub server the settings point at."""
     corpus = tmp_path / "notes.jsonl"
     corpus.write_text("".join(json.dumps(row) + "\n" for row in ROWS))

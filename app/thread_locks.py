@@ -2,29 +2,27 @@
 
 A run reads its thread's latest checkpoint when it starts and writes on top of it, so two
 runs on one thread at once would both build on the same turn and one of the two new turns
-would vanish from `history`. Each thread therefore has a lock: an `flock` on a small file
-beside a SQLite checkpoint database (across processes), and a re-entrant lock within the
-process (threads, and the CLI's check-then-ask calling the API's ask).
+would vanish from `history`. Each thread therefore has a lock: a file lock beside a SQLite
+checkpoint database (`prefrag.file_lock`: across processes and threads), or, for a
+checkpointer without a file, a re-entrant lock of the process (`prefrag.shared`). Both are
+re-entrant within a thread (the CLI's check-then-ask calls the API's ask).
 """
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 from prefrag.errors import CheckpointStoreError
+from prefrag.file_lock import hold_file_lock
+from prefrag.shared import shared
 
 __all__ = ["checkpoint_file", "thread_lock"]
-
-_guard = threading.Lock()
-_local_locks: dict[str, threading.RLock] = {}
-_depth: dict[str, int] = {}
 
 
 def checkpoint_file(checkpointer: Any) -> Path | None:
@@ -48,52 +46,32 @@ def thread_lock(
 
     Blocks while another run holds it, calling `on_wait` once first; re-entrant within a
     thread of this process.
+
+    Raises:
+        CheckpointStoreError: The lock file beside the database cannot be created.
     """
-    database = database.resolve() if database is not None else None
-    key = f"{database}\0{thread_id}"
-    with _guard:
-        local = _local_locks.setdefault(key, threading.RLock())
-    if not local.acquire(blocking=False):
-        if on_wait is not None:
-            on_wait()
-        local.acquire()
-    try:
-        depth = _depth.get(key, 0)
-        _depth[key] = depth + 1
-        try:
-            if depth == 0 and database is not None:
-                with _file_lock(database, thread_id, on_wait):
-                    yield
-            else:
-                yield
-        finally:
-            _depth[key] -= 1
-    finally:
-        local.release()
-
-
-@contextmanager
-def _file_lock(
-    database: Path, thread_id: str, on_wait: Callable[[], None] | None
-) -> Iterator[None]:
-    folder = database.with_name(database.name + ".locks")
-    name = hashlib.sha256(thread_id.encode("utf-8")).hexdigest()[:32]
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        handle = open(folder / f"{name}.lock", "a+b")
-    except OSError as error:
-        raise CheckpointStoreError(
-            f"The thread lock folder {folder} cannot be used ({error.strerror or error}); "
-            "make it writable or set PREFRAG_HOME."
-        ) from None
-    with handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+    if database is None:
+        lock = shared().once(("thread lock", thread_id), threading.RLock)
+        if not lock.acquire(blocking=False):
             if on_wait is not None:
                 on_wait()
-            fcntl.flock(handle, fcntl.LOCK_EX)
+            lock.acquire()
         try:
             yield
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            lock.release()
+        return
+    database = database.resolve()
+    folder = database.with_name(database.name + ".locks")
+    name = hashlib.sha256(thread_id.encode("utf-8")).hexdigest()[:32]
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(
+                hold_file_lock(folder / f"{name}.lock", on_busy=on_wait, reentrant=True)
+            )
+        except OSError as error:
+            raise CheckpointStoreError(
+                f"The thread lock folder {folder} cannot be used ({error.strerror or error}); "
+                "make it writable or set PREFRAG_HOME."
+            ) from None
+        yield

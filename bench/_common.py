@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import statistics
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from prefrag import jsonl
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # ../shared/data beside a clone; beside the repository's parent for a worktree under wt/.
@@ -37,8 +38,7 @@ def hotpot_corpus_rows() -> list[dict]:
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
     """Write `rows` as JSONL."""
-    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    return path
+    return jsonl.write_jsonl(rows, path)
 
 
 def timed(fn: Callable[[], object]) -> float:

@@ -11,7 +11,6 @@ longer than MiniLM's window (their tail is never embedded), recall@1/@10 and CPU
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import time
 
@@ -21,16 +20,14 @@ from _common import SHARED_DATA
 from prefrag.config import get_settings
 from prefrag.index.chunking import Chunking, chunk_texts, chunk_tokenizer
 from prefrag.index.embeddings import get_embedder
+from prefrag.jsonl import read_rows
 
 WINDOW = 254  # MiniLM's 256 word pieces less [CLS] and [SEP]
 
 
 def medquad_rows(count: int, seed: int) -> list[dict]:
     rows = [
-        json.loads(line)
-        for path in sorted((SHARED_DATA / "medquad").glob("*.jsonl"))
-        for line in path.read_text().splitlines()
-        if line.strip()
+        row for path in sorted((SHARED_DATA / "medquad").glob("*.jsonl")) for row in read_rows(path)
     ]
     rows = [r for r in rows if r.get("content", "").strip() and r.get("question", "").strip()]
     return random.Random(seed).sample(rows, count)

@@ -13,7 +13,6 @@ absolute difference and the smallest cosine of each runtime's vectors against nu
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import time
 from collections.abc import Callable
@@ -27,16 +26,14 @@ from prefrag.index.chunking import chunk_document
 from prefrag.index.embeddings import Embedder, resolve_model_dir
 from prefrag.index.ingest import source_chunking
 from prefrag.index.loaders import RawDocument
+from prefrag.jsonl import read_rows
 
 
 def medquad_chunks(count: int, seed: int = 0) -> list[str]:
     """`count` chunk texts of a seeded sample of MedQuAD snippets, cut as indexing cuts."""
     settings = get_settings()
     rows = [
-        json.loads(line)
-        for path in sorted((SHARED_DATA / "medquad").glob("*.jsonl"))
-        for line in path.read_text().splitlines()
-        if line.strip()
+        row for path in sorted((SHARED_DATA / "medquad").glob("*.jsonl")) for row in read_rows(path)
     ]
     random.Random(seed).shuffle(rows)
     texts: list[str] = []

@@ -11,7 +11,6 @@ with a remote endpoint. Target: items/s at concurrency 8 >= 6x items/s at concur
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
@@ -22,6 +21,7 @@ from langchain_core.documents import Document
 from prefrag.config import get_settings
 from prefrag.documents import make_document
 from prefrag.eval.runner import EvalConfig, run_eval
+from prefrag.jsonl import read_rows, write_jsonl
 from prefrag.sources.base import SourceRegistry
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -66,31 +66,27 @@ class MemorySource:
 
 def _dataset(work: Path, n: int) -> tuple[Path, list[dict]]:
     if SHARED.exists():
-        lines = SHARED.read_text().splitlines()[:n]
+        items = read_rows(SHARED)[:n]
     else:
-        lines = [
-            json.dumps(
-                {
-                    "question_id": f"q{i}",
-                    "question_text": f"question {i}",
-                    "answers_objects": [{"spans": ["a"]}],
-                    "contexts": [
-                        {
-                            "id": "0",
-                            "title": f"T{i}",
-                            "paragraph_text": f"text {i}",
-                            "is_supporting": True,
-                        }
-                    ],
-                }
-            )
+        items = [
+            {
+                "question_id": f"q{i}",
+                "question_text": f"question {i}",
+                "answers_objects": [{"spans": ["a"]}],
+                "contexts": [
+                    {
+                        "id": "0",
+                        "title": f"T{i}",
+                        "paragraph_text": f"text {i}",
+                        "is_supporting": True,
+                    }
+                ],
+            }
             for i in range(n)
         ]
-    path = work / "bench.jsonl"
-    path.write_text("\n".join(lines) + "\n")
+    path = write_jsonl(items, work / "bench.jsonl")
     rows = []
-    for line in lines:
-        row = json.loads(line)
+    for row in items:
         for c in row["contexts"]:
             rows.append(
                 {

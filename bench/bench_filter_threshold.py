@@ -11,13 +11,13 @@ inclusive; default 1-200).
 
 from __future__ import annotations
 
-import json
 import sys
 
 import numpy as np
 from _common import HOTPOT
 
 from prefrag.index.embeddings import get_embedder
+from prefrag.jsonl import read_rows
 
 THRESHOLDS = (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
 
@@ -26,7 +26,7 @@ def main(items: str = "1-200") -> None:
     """Print gold pass rate and distractor drop rate per threshold for items START-END."""
     start, end = (int(part) for part in items.split("-"))
     embedder = get_embedder()
-    rows = [json.loads(line) for line in HOTPOT.read_text().splitlines()][start - 1 : end]
+    rows = read_rows(HOTPOT)[start - 1 : end]
     gold: list[float] = []
     other: list[float] = []
     for row in rows:

@@ -16,11 +16,12 @@ against the baseline of keeping every snippet, measured on the same labels.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from prefrag.jsonl import read_rows
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -128,7 +129,7 @@ def hotpot(epochs: int) -> None:
                 ]
             )
             print(f"{name}: {len(summary.labels)} labels, rules {summary.rules}")
-        held_out = [json.loads(x) for x in files["held_out"].read_text().splitlines()]
+        held_out = read_rows(files["held_out"])
         start = time.perf_counter()
         result = snippet_filter.main(
             [

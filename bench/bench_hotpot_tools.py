@@ -38,6 +38,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np
 
+from prefrag.jsonl import read_rows
+
 REPO = Path(__file__).resolve().parents[1]
 DATASET = REPO.parent / "shared" / "data" / "hotpotqa" / "hotpotqa_dev_350.jsonl"
 SOURCE_RUN = REPO / "eval-runs" / "hotpotqa350-ts50"
@@ -262,8 +264,8 @@ def cmd_latency(args: argparse.Namespace) -> None:
 
 def _node_seconds(path: Path) -> dict[str, list[float]]:
     seconds: dict[str, list[float]] = {}
-    for line in path.read_text().splitlines():
-        for node, value in json.loads(line).get("node_latency", []):
+    for row in read_rows(path):
+        for node, value in row.get("node_latency", []):
             seconds.setdefault(node, []).append(value)
     return seconds
 

@@ -32,6 +32,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np
 
 from prefrag.documents import make_document
+from prefrag.jsonl import read_rows
 
 TRAIN_FILES = ("1_", "2_", "3_", "4_")
 EVAL_FILES = ("5_", "6_", "7_")
@@ -90,8 +91,7 @@ def load_records(prefixes: Sequence[str], per_source: int, seed: int = 0) -> lis
     for prefix in prefixes:
         pool = []
         for file in sorted(DATA.glob(f"{prefix}*.jsonl")):
-            with file.open() as handle:
-                pool.extend(json.loads(line) for line in handle)
+            pool.extend(read_rows(file))
         pool = [r for r in pool if r.get("content", "").strip() and r.get("question")]
         random.Random(seed).shuffle(pool)
         records.extend(pool[:per_source])

@@ -34,6 +34,7 @@ from _common import HOTPOT
 
 from prefrag.datasets import load_dataset
 from prefrag.documents import make_document
+from prefrag.jsonl import write_jsonl
 from prefrag.reasoners.extractive import ExtractiveReasoner
 from prefrag.reasoners.small_switcher import FeatureExtractor, SmallSwitcher
 from prefrag.sources.stored_vectors import StoredVectors
@@ -53,8 +54,7 @@ def indexed(items, home: Path):
     from prefrag.sources.local import LocalSource
 
     get_settings.cache_clear()
-    corpus = home / "paragraphs.jsonl"
-    corpus.write_text("".join(json.dumps(row) + "\n" for row in corpus_rows(items)))
+    corpus = write_jsonl(corpus_rows(items), home / "paragraphs.jsonl")
     index_paths([corpus], "bench")
     source = LocalSource("bench")
     folder = get_settings().sources_dir / "bench"

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from prefrag.index.embeddings import get_embedder
+from prefrag.jsonl import read_rows
 from prefrag.reasoners.plans import SourceBrief, parse_plan
 from prefrag.training.spo_explore import diversity_by_source, query_diversity
 
@@ -24,12 +25,11 @@ from prefrag.training.spo_explore import diversity_by_source, query_diversity
 def main(explored_path: Path, spo_dir: Path) -> None:
     """Print exploration and plan diversity per source and positive counts."""
     embedder = get_embedder()
-    explored = [json.loads(line) for line in explored_path.read_text().splitlines()]
-    judged = [json.loads(line) for line in (spo_dir / "judged.jsonl").read_text().splitlines()]
+    explored = read_rows(explored_path)
+    judged = read_rows(spo_dir / "judged.jsonl")
     print("exploration diversity:", json.dumps(diversity_by_source(explored, embedder)))
     plan_values: dict[str, list[float]] = {}
-    for line in (spo_dir / "sft.jsonl").read_text().splitlines():
-        row = json.loads(line)
+    for row in read_rows(spo_dir / "sft.jsonl"):
         sources = [SourceBrief(name=name) for name in row["meta"]["sources"]]
         plan = parse_plan(row["messages"][1]["content"], sources)
         assert plan is not None

@@ -31,6 +31,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np
 
 from prefrag.documents import make_document
+from prefrag.jsonl import read_rows
 
 DATA = Path("/work/shared/data/medquad")
 
@@ -54,7 +55,7 @@ def p50(values: list[float]) -> float:
 def polyview_docs() -> list:
     records = []
     for file in sorted(DATA.glob("5_*.jsonl")):
-        records += [json.loads(line) for line in file.open()]
+        records += read_rows(file)
     # 15 snippets of about 400 words (~530 MiniLM tokens): ~8k tokens in total.
     long = [r for r in records if 350 <= len(r["content"].split()) <= 450][:15]
     docs = []
@@ -119,7 +120,7 @@ def load_index(work: Path):
     records = []
     for prefix in ("5_", "6_", "7_"):
         for file in sorted(DATA.glob(f"{prefix}*.jsonl")):
-            records += [json.loads(line) for line in file.open()]
+            records += read_rows(file)
     random.Random(0).shuffle(records)
     docs = [make_document(r["content"], id=r["id"], source="medquad") for r in records[:300]]
     return GranularityIndex.build(docs, base_size=64, encoder=RandomEncoder()), "random vectors"

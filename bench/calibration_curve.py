@@ -31,6 +31,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from prefrag.jsonl import read_rows
+
 DEFAULT_SETS = [Path(__file__).parent.parent / "tests/fixtures/policy_notes/questions.jsonl"]
 
 
@@ -73,7 +75,7 @@ def demo_items() -> list[dict[str, Any]]:
     """The demo questions in this script's form (web questions are unanswerable, web off)."""
     from prefrag.demo_corpus import demo_corpus_path, demo_questions
 
-    corpus = [json.loads(line) for line in demo_corpus_path().read_text().splitlines() if line]
+    corpus = read_rows(demo_corpus_path())
     dates = {doc["id"]: doc["date"] for doc in corpus}
     items = []
     for item in demo_questions():
@@ -126,7 +128,7 @@ def ask_all(
 
 def run_set(path: Path) -> list[dict[str, Any]]:
     """Ask every question of one set over its corpora; one row per question."""
-    items = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    items = read_rows(path)
     return ask_all(items, path.parent, path.stem)
 
 

@@ -24,6 +24,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from prefrag.jsonl import read_rows
+
 # Right answers with the right citation each kind must keep (measured: 17 of 25).
 BAR = {"local": 6, "web": 5, "conflict": 4, "multihop": 2}
 
@@ -63,7 +65,7 @@ def run() -> tuple[list[dict[str, Any]], dict[str, list[int]]]:
     from prefrag import ask
     from prefrag.demo_corpus import DEMO_SOURCE, demo_corpus_path, demo_questions
 
-    corpus = [json.loads(line) for line in demo_corpus_path().read_text().splitlines() if line]
+    corpus = read_rows(demo_corpus_path())
     dates = {doc["id"]: doc["date"] for doc in corpus}
     rows = []
     totals: dict[str, list[int]] = {}

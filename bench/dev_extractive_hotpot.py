@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import time
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from rank_bm25 import BM25Okapi
 
 from prefrag.documents import doc_id, make_document, unique_documents
 from prefrag.eval.metrics import acc, exact_match, f1
+from prefrag.jsonl import jsonl_line, read_rows
 from prefrag.reasoners._text import analyze_question, content_terms
 from prefrag.reasoners.base import ScratchpadStep
 from prefrag.reasoners.extractive import ExtractiveReasoner
@@ -76,9 +76,10 @@ def main() -> None:
         help="negative reflections that trigger a supplement, as in the graph (0: plain loop)",
     )
     parser.add_argument("--trace", default="", help="print every decision for matching questions")
+    parser.add_argument("--dump", default="", help="write one JSON line per question (loop answer)")
     args = parser.parse_args()
 
-    rows = [json.loads(line) for line in DATA.open()]
+    rows = read_rows(DATA)
     first, last = (int(part) for part in args.items.split("-"))
     rows = rows[first - 1 : last]
     if args.limit:
@@ -92,6 +93,7 @@ def main() -> None:
     steps_hist = collections.Counter()
     shown_wrong = 0
     outcomes: list[tuple[float | None, bool, float, float]] = []
+    dump = Path(args.dump).open("w") if args.dump else None
 
     def timed(name, fn, *a, **kw):
         start = time.perf_counter()
@@ -211,6 +213,20 @@ def main() -> None:
         totals["loop_held_recall"] += len(gold_ids & {doc_id(d) for d in held}) / len(gold_ids)
         totals["loop_docs"] += len(held)
         kind = analyze_question(question).kind
+        if dump is not None:
+            record = {
+                "id": row["question_id"],
+                "question": question,
+                "golds": golds,
+                "answer": draft.answer,
+                "short_answer": draft.short_answer,
+                "abstained": draft.abstained,
+                "confidence": draft.confidence,
+                "rationale": draft.rationale,
+                "em": em,
+                "f1": f1,
+            }
+            dump.write(jsonl_line(record))
         by_kind[kind][0] += 1
         by_kind[kind][1] += em
         labels[first_label][0] += 1

@@ -25,6 +25,7 @@ import json
 from pathlib import Path
 
 from prefrag.eval.metrics import exact_match, f1
+from prefrag.jsonl import read_rows
 
 
 def _agreement(pairs: list[tuple[bool, bool]]) -> dict[str, float | int]:
@@ -98,8 +99,7 @@ def main() -> None:
     if args.folder is None:
         parser.error("give an eval folder or --tuning FILE")
     tp = fp = fn = tn = supplements = mended = spoiled = n = 0
-    for line in (args.folder / "items.jsonl").read_text().splitlines():
-        item = json.loads(line)
+    for item in read_rows(args.folder / "items.jsonl"):
         if item.get("method") != args.method or item.get("error"):
             continue
         reflections = item.get("reflections") or []

@@ -47,6 +47,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from prefrag.jsonl import read_rows
+
 TUNING = Path(__file__).resolve().parent / "tuning"
 QUESTIONS = TUNING / "questions.jsonl"
 UNANSWERABLE = "unanswerable"
@@ -118,8 +120,7 @@ def cited_documents(result: dict[str, Any]) -> list[str]:
 
 def load_questions(split: str, corpus: str | None, set_dir: Path = TUNING) -> list[dict[str, Any]]:
     """The questions of one split (`tune`, `heldout`, `sealed` or `all`) and corpus of a set."""
-    lines = (set_dir / "questions.jsonl").read_text().splitlines()
-    items = [json.loads(line) for line in lines if line.strip()]
+    items = read_rows(set_dir / "questions.jsonl")
     return [
         item
         for item in items

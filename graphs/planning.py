@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any
 
 from langchain_core.documents import Document
@@ -33,6 +32,7 @@ from prefrag.graphs.state import PrefRAGState, Step, add_counts, question_of
 from prefrag.index.fusion import reciprocal_rank_fusion
 from prefrag.reasoners.base import Reasoner
 from prefrag.reasoners.plans import PlannedQuery, SourcePlan, brief_of
+from prefrag.shared import shared
 from prefrag.sources.base import Source, SourceRegistry
 
 __all__ = [
@@ -128,7 +128,10 @@ def minilm_routing_planner(question: str, sources: Sequence[Source]) -> dict[str
 
 def settings_planner(question: str, sources: Sequence[Source]) -> dict[str, list[str]]:
     """The `plan` role of the reasoner the settings configure (LLM with an endpoint)."""
-    plan = plan_queries(_settings_reasoner(), question, sources)
+    from prefrag.reasoners.factory import build_reasoner
+
+    reasoner = shared().once("settings reasoner", build_reasoner)
+    plan = plan_queries(reasoner, question, sources)
     return {name: plan.query_texts(name) for name in plan.queries}
 
 
@@ -255,10 +258,3 @@ def _plan_notes(plan: SourcePlan) -> list[str]:
 
 def _named(registry: SourceRegistry, name: str) -> Source:
     return registry.get(name)
-
-
-@cache
-def _settings_reasoner() -> Reasoner:
-    from prefrag.reasoners.factory import build_reasoner
-
-    return build_reasoner()

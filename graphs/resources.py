@@ -54,8 +54,10 @@ class ResourceProvider:
             (a `RelevanceScorer`); default one over the configured embedder.
         snippet_filter: The `filter_evidence` node's `SnippetFilter`; default: loaded from
             `PREFRAG_EVIDENCE_FILTER` when set, else the relevance filter.
-        encoder: The text encoder MoG indexes are read with (a `TextEncoder`); default: the
-            configured embedder.
+        embedder: The text encoder everything this provider builds uses (MoG indexes,
+            balanced retrieval's scorer, the relevance filter, polyview's views): anything
+            with `encode`, `encode_one` and `dimension`; default: the process's configured
+            embedder (`prefrag.shared`).
     """
 
     def __init__(
@@ -69,7 +71,7 @@ class ResourceProvider:
         mog_indexes: Mapping[str, Path] | None = None,
         relevance_scorer: Any = None,
         snippet_filter: Any = None,
-        encoder: Any = None,
+        embedder: Any = None,
     ) -> None:
         self._reasoner = reasoner
         self._sources = sources
@@ -83,7 +85,7 @@ class ResourceProvider:
         self._selectors: dict[tuple[str, float], Any] = {}
         self._scorer: Any = relevance_scorer
         self._snippet_filter: Any = snippet_filter
-        self._encoder: Any = encoder
+        self._embedder: Any = embedder
         self._lock = threading.RLock()
 
     def sources(self) -> SourceRegistry:
@@ -153,13 +155,21 @@ class ResourceProvider:
 
         return BalancedSource(members, self.relevance_scorer(), name=source.name, question=question)
 
+    def embedder(self) -> Any:
+        """The given embedder, else the process's configured one (loaded on first encode)."""
+        if self._embedder is not None:
+            return self._embedder
+        from prefrag.index.embeddings import get_embedder
+
+        return get_embedder()
+
     def relevance_scorer(self) -> Any:
         """The shared `RelevanceScorer` of balanced retrieval (its vectors are cached)."""
         from prefrag.sources.balanced import RelevanceScorer
 
         with self._lock:
             if self._scorer is None:
-                self._scorer = RelevanceScorer()
+                self._scorer = RelevanceScorer(self.embedder())
             return self._scorer
 
     # --- polyview -----------------------------------------------------------------------
@@ -204,6 +214,7 @@ class ResourceProvider:
                         views=allowed,
                         coverage=context.polyview_coverage,
                         chat_model=chat_model,
+                        embedder=self.embedder(),
                     )
                 except ValueError as error:
                     raise ConfigurationError(str(error)) from None
@@ -234,7 +245,9 @@ class ResourceProvider:
 
                 folder = get_settings().evidence_filter
                 self._snippet_filter = (
-                    load_snippet_filter(folder) if folder else RelevanceSnippetFilter()
+                    load_snippet_filter(folder)
+                    if folder
+                    else RelevanceSnippetFilter(self.embedder())
                 )
             return self._snippet_filter
 
@@ -264,7 +277,7 @@ class ResourceProvider:
         key = (str(folder), _mtime(folder))
         with self._lock:
             if key not in self._selectors:
-                index = GranularityIndex.load(folder, encoder=self._encoder)
+                index = GranularityIndex.load(folder, encoder=self.embedder())
                 self._selectors[key] = MoGSelector(index, router=load_router(folder))
             return self._selectors[key]
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import typer
 from _eval_fakes import KeywordSource, ScriptedReasoner
 from typer.testing import CliRunner
 
@@ -369,7 +370,7 @@ def test_unknown_polyview_profile_is_refused(tmp_path):
 def test_mog_option_builds_the_index_of_the_searched_source_and_uses_it(tmp_path, monkeypatch):
     from prefrag.config import Settings
     from prefrag.documents import make_document
-    from prefrag.index import embeddings
+    from prefrag.shared import SharedResources, sharing
     from prefrag.tools import granularity_source
 
     registry, local, _ = _sources()
@@ -378,20 +379,20 @@ def test_mog_option_builds_the_index_of_the_searched_source_and_uses_it(tmp_path
         make_document(text, id=title, source="local", title=title) for title, text in local.passages
     ]
     monkeypatch.setattr(granularity_source, "source_documents", lambda name, settings: whole)
-    monkeypatch.setattr(embeddings, "get_embedder", lambda settings=None: _Words())
     config = EvalConfig(
         dataset=str(_dataset(tmp_path)),
         methods=["prefrag"],
         out=str(tmp_path / "run"),
         context={"top_k": 2, "use_mog": True},
     )
-    run_eval(
-        config,
-        sources=registry,
-        reasoner=ScriptedReasoner(),
-        settings=Settings(home=tmp_path / "user-home"),
-        progress=False,
-    )
+    with sharing(SharedResources(embedder=_Words())):  # the process's embedder, for this run
+        run_eval(
+            config,
+            sources=registry,
+            reasoner=ScriptedReasoner(),
+            settings=Settings(home=tmp_path / "user-home"),
+            progress=False,
+        )
     folder = tmp_path / "eval-home" / "sources" / "local" / "mog"
     assert (folder / "index.json").exists()
     assert not (tmp_path / "user-home" / "sources").exists()
@@ -420,9 +421,9 @@ def test_mog_option_without_an_indexed_source_is_a_clear_error(tmp_path):
         )
 
 
-def test_cli_tool_options_are_offered():
-    import typer
-
+def _eval_app() -> tuple[typer.Typer, set[str]]:
+    """An app holding `prefrag eval` (and a second command, so `eval` stays a subcommand),
+    and the option names `eval` offers."""
     from prefrag.eval.cli import register
 
     app = typer.Typer()
@@ -432,6 +433,12 @@ def test_cli_tool_options_are_offered():
     def other() -> None:
         pass
 
+    command = typer.main.get_command(app).commands["eval"]  # type: ignore[attr-defined]
+    return app, {opt for param in command.params for opt in param.opts}
+
+
+def test_cli_tool_options_are_offered():
+    app, _ = _eval_app()
     result = CliRunner().invoke(app, ["eval", "--help"])
     for option in ("--polyview", "--polyview-profile", "--mog"):
         assert option in result.output
@@ -440,21 +447,10 @@ def test_cli_tool_options_are_offered():
 def test_every_run_setting_is_an_eval_option_and_reaches_the_graph(tmp_path):
     from dataclasses import fields
 
-    import typer
-
-    from prefrag.eval.cli import register
     from prefrag.graphs.context import Context
     from prefrag.run_options import option_name
 
-    app = typer.Typer()
-    register(app)
-
-    @app.command()
-    def other() -> None:
-        pass
-
-    command = typer.main.get_command(app).commands["eval"]
-    offered = {opt for param in command.params for opt in param.opts}
+    app, offered = _eval_app()
     for field in fields(Context):
         if field.name != "reasoner":  # eval's own --reasoner picks how the reasoner is built
             assert option_name(field.name) in offered, field.name
@@ -540,20 +536,9 @@ def test_an_item_range_selects_those_items_one_based_and_inclusive():
 def test_every_eval_config_field_is_an_option_and_bad_choices_name_what_is_accepted(tmp_path):
     from dataclasses import fields
 
-    import typer
-
-    from prefrag.eval.cli import register
     from prefrag.eval.runner import EvalConfig, option_of
 
-    app = typer.Typer()
-    register(app)
-
-    @app.command()
-    def other() -> None:
-        pass
-
-    command = typer.main.get_command(app).commands["eval"]
-    offered = {opt for param in command.params for opt in param.opts}
+    app, offered = _eval_app()
     for spec in fields(EvalConfig):
         if spec.name != "context":  # the run settings: one option per Context field
             assert option_of(spec.name) in offered, spec.name

@@ -399,22 +399,17 @@ def test_an_oversized_document_is_refused_before_embedding(tmp_path, monkeypatch
     assert "over the limit of 1,000" in " ".join(result.output.split())
 
 
-def test_an_unwritable_source_folder_is_one_sentence(tmp_path, monkeypatch):
-    from pathlib import Path
-
+def test_an_unwritable_source_folder_is_one_sentence(tmp_path, _isolated_home):
     path = tmp_path / "a.jsonl"
     path.write_text('{"id": "a", "text": "fine"}\n')
-    real_open = Path.open
-
-    def refuse(self, *args, **kwargs):
-        if self.name == ".lock":
-            raise PermissionError(13, "Permission denied", str(self))
-        return real_open(self, *args, **kwargs)
-
-    monkeypatch.setattr(Path, "open", refuse)
+    # A file where the source's folder would go: its lock file cannot be created (a real
+    # fault, where a read-only folder would not be one for root).
+    (_isolated_home / "sources").mkdir(parents=True, exist_ok=True)
+    (_isolated_home / "sources" / "ro").write_text("not a folder")
     result = _index_cli(str(path), "--source", "ro")
-    assert result.exit_code == 2
-    assert "Cannot write source 'ro'" in result.output and "Permission denied" in result.output
+    assert result.exit_code == 2, result.output
+    output = " ".join(result.output.split())
+    assert "Cannot write source 'ro'" in output and "File exists" in output
 
 
 def test_a_one_line_reply_ignoring_the_answer_format_is_marked_as_a_fallback():

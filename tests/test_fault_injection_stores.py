@@ -332,16 +332,7 @@ def test_a_registry_with_one_broken_store_still_serves_the_healthy_one(notes, br
     if broken == "damaged":
         shutil.copytree(folder, folder.parent / "other")
         _cut_vectors(folder.parent / "other")
-    registry = tmp_path / "sources.yaml"
-    registry.write_text(
-        "sources:\n"
-        "  - {name: herbs, kind: text, description: Herbal remedies}\n"
-        "  - {name: other, kind: text, description: Something else}\n"
-    )
-    args = ["--sources", str(registry), "--no-web", "--json"]
-    healthy = runner.invoke(app, ["ask", "Which remedy eases colic?", "--source", "herbs", *args])
-    assert healthy.exit_code == 0, healthy.output
-    assert json.loads(healthy.stdout)["citations"]
+    args = _herbs_answer_beside(tmp_path, "{name: other, kind: text, description: Something else}")
     broken_run = runner.invoke(app, ["ask", "Anything?", "--source", "other", *args])
     assert broken_run.exit_code == 2
     no_traceback(broken_run)
@@ -352,12 +343,20 @@ def test_a_registry_with_one_broken_store_still_serves_the_healthy_one(notes, br
 def test_a_damaged_graph_file_in_a_registry_does_not_block_text(graph, tmp_path):
     with sqlite3.connect(graph) as connection:
         connection.execute("DROP TABLE concepts")
+    _herbs_answer_beside(tmp_path, "{name: herbgraph, kind: graph, description: Herb concepts}")
+
+
+def _herbs_answer_beside(tmp_path, other: str) -> list[str]:
+    """Ask `herbs` through a registry that also names `other`: it answers, with citations.
+
+    Returns the registry's `ask` options, for asking the other source.
+    """
     registry = tmp_path / "sources.yaml"
     registry.write_text(
-        "sources:\n"
-        "  - {name: herbs, kind: text, description: Herbal remedies}\n"
-        "  - {name: herbgraph, kind: graph, description: Herb concepts}\n"
+        f"sources:\n  - {{name: herbs, kind: text, description: Herbal remedies}}\n  - {other}\n"
     )
     args = ["--sources", str(registry), "--no-web", "--json"]
     healthy = runner.invoke(app, ["ask", "Which remedy eases colic?", "--source", "herbs", *args])
     assert healthy.exit_code == 0, healthy.output
+    assert json.loads(healthy.stdout)["citations"]
+    return args

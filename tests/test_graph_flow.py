@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 from graph_helpers import ListSource, doc, run_node
@@ -34,10 +34,19 @@ QUESTION = (
 ONE = Usage(calls=1, input_tokens=10, output_tokens=5)
 
 
-class ScriptedReasoner:
-    """Plays appendix F: local hit, local miss → web, 'Not available', INCORRECT, 1974."""
+# A test's own `think`: (question, scratchpad, source names, force_answer) -> decision.
+Step = Callable[[str, list[ScratchpadStep], list[str], bool], ThinkDecision]
 
-    def __init__(self) -> None:
+
+class ScriptedReasoner:
+    """Plays appendix F: local hit, local miss → web, 'Not available', INCORRECT, 1974.
+
+    Args:
+        step: Decides each `think` instead of the script (the rest stays scripted).
+    """
+
+    def __init__(self, step: Step | None = None) -> None:
+        self.step = step
         self.compare_inputs: list[tuple[list[str], list[str]]] = []
         self.feedback_seen: list[Feedback | None] = []
         self.condensed: list[tuple[str, list[str]]] = []
@@ -53,6 +62,8 @@ class ScriptedReasoner:
         rationale: bool = False,
     ) -> ThinkDecision:
         self.feedback_seen.append(feedback)
+        if self.step is not None:
+            return self.step(question, list(scratchpad), list(sources), force_answer)
         queries = [
             "Danish chemist who introduced the concept of pH",
             "Danish plant ecologist who assisted Sørensen",
@@ -146,35 +157,25 @@ def test_appendix_f_route_and_counters() -> None:
 
 
 def test_iteration_cap_forces_an_answer_from_the_scratchpad() -> None:
-    class AlwaysSearch(ScriptedReasoner):
-        def __init__(self) -> None:
-            super().__init__()
-            self.forced: list[bool] = []
-            self.answer_calls = 0
+    forced: list[bool] = []
 
-        def think(
-            self,
-            question,
-            scratchpad,
-            *,
-            sources,
-            force_answer=False,
-            feedback=None,
-            rationale=False,
-        ):
-            self.forced.append(force_answer)
-            if force_answer:  # paper B.3: answer from what the scratchpad holds
-                return ThinkDecision(
-                    thought="budget spent", action="answer", answer="alpha", cited_ids=["a"]
-                )
-            return ThinkDecision(thought="more", query=f"hop {len(scratchpad)}", usage=ONE)
+    def always_search(question, scratchpad, sources, force_answer):
+        forced.append(force_answer)
+        if force_answer:  # paper B.3: answer from what the scratchpad holds
+            return ThinkDecision(
+                thought="budget spent", action="answer", answer="alpha", cited_ids=["a"]
+            )
+        return ThinkDecision(thought="more", query=f"hop {len(scratchpad)}", usage=ONE)
+
+    class CountsAnswers(ScriptedReasoner):
+        answer_calls = 0
 
         def answer(self, question, scratchpad, evidence, *, feedback=None):
             self.answer_calls += 1
             return AnswerDraft(answer="from the answer prompt")
 
     local = ListSource("local", default=[doc("a", "alpha")])
-    reasoner = AlwaysSearch()
+    reasoner = CountsAnswers(always_search)
     result = ask(
         "What is alpha?",
         reasoner=reasoner,
@@ -183,28 +184,20 @@ def test_iteration_cap_forces_an_answer_from_the_scratchpad() -> None:
         max_reflections=0,
     )
     assert [s["kind"] for s in result["route"]] == ["retrieve", "retrieve"]
-    assert reasoner.forced == [False, False, True]  # the third round is a forced answer
+    assert forced == [False, False, True]  # the third round is a forced answer
     assert result["answer"] == "alpha" and reasoner.answer_calls == 0
     assert [c["id"] for c in result["citations"]] == ["a"]
     assert "reflect" not in result["model_calls"]
 
 
 def test_a_reasoner_that_ignores_the_forced_answer_still_gets_an_answer() -> None:
-    class Stubborn(ScriptedReasoner):
-        def think(
-            self,
-            question,
-            scratchpad,
-            *,
-            sources,
-            force_answer=False,
-            feedback=None,
-            rationale=False,
-        ):
-            return ThinkDecision(thought="more", query=f"hop {len(scratchpad)}", usage=ONE)
-
+    stubborn = ScriptedReasoner(
+        lambda question, scratchpad, sources, force_answer: ThinkDecision(
+            thought="more", query=f"hop {len(scratchpad)}", usage=ONE
+        )
+    )
     local = ListSource("local", default=[doc("olsen", "Carsten Olsen died in 1974.")])
-    result = ask("When?", reasoner=Stubborn(), sources=SourceRegistry([local]), max_iterations=1)
+    result = ask("When?", reasoner=stubborn, sources=SourceRegistry([local]), max_iterations=1)
     assert len(result["route"]) == 1
     assert result["answer"] == "1974"  # the answer node's draft
     assert result["model_calls"]["answer"] == 1
@@ -239,25 +232,15 @@ def test_fallback_order_and_model_requested_source() -> None:
     wiki = ListSource("wiki", default=[doc("w", "wiki text", "wiki")])
     web = ListSource("web", "web", default=[doc("x", "web text", "web", "web")])
 
-    class AsksForWeb(ScriptedReasoner):
-        def think(
-            self,
-            question,
-            scratchpad,
-            *,
-            sources,
-            force_answer=False,
-            feedback=None,
-            rationale=False,
-        ):
-            assert list(sources) == ["local", "wiki", "web"]
-            if len(scratchpad) < 2:
-                return ThinkDecision(query="q", source="web", usage=ONE)
-            return ThinkDecision(action="answer", usage=ONE)
+    def asks_for_web(question, scratchpad, sources, force_answer):
+        assert sources == ["local", "wiki", "web"]
+        if len(scratchpad) < 2:
+            return ThinkDecision(query="q", source="web", usage=ONE)
+        return ThinkDecision(action="answer", usage=ONE)
 
     result = ask(
         "q?",
-        reasoner=AsksForWeb(),
+        reasoner=ScriptedReasoner(asks_for_web),
         sources=SourceRegistry([local, wiki, web]),
         fallback_sources=["wiki", "web"],
         max_reflections=0,
@@ -340,24 +323,16 @@ def test_preference_off_uses_both_sources_every_step() -> None:
 
 
 def test_supplement_reuses_an_identical_earlier_search_instead_of_repeating_it() -> None:
-    class QuestionFirst(ScriptedReasoner):
-        def think(
-            self,
-            question,
-            scratchpad,
-            *,
-            sources,
-            force_answer=False,
-            feedback=None,
-            rationale=False,
-        ):
-            if not scratchpad:
-                return ThinkDecision(query=question, usage=ONE)  # first hop: the question
-            return ThinkDecision(action="answer", usage=ONE)
+    def question_first(question, scratchpad, sources, force_answer):
+        if not scratchpad:
+            return ThinkDecision(query=question, usage=ONE)  # first hop: the question
+        return ThinkDecision(action="answer", usage=ONE)
 
     local = ListSource("local", default=[doc("sorensen", "Sørensen introduced pH.")])
     web = ListSource("web", "web", default=[doc("web-1", "Thorvald Sørensen.", "web", "web")])
-    result = ask(QUESTION, reasoner=QuestionFirst(), sources=SourceRegistry([local, web]))
+    result = ask(
+        QUESTION, reasoner=ScriptedReasoner(question_first), sources=SourceRegistry([local, web])
+    )
     first, supplement = result["route"]
     assert first["query"] == supplement["query"] == QUESTION
     assert supplement["searched"] == ["web"]  # local was not searched a second time

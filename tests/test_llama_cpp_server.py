@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from served_model import ask_llm, check_weak_model_record, index_notes, use_model
 from typer.testing import CliRunner
 
 from prefrag.cli import app
@@ -103,24 +104,21 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture
 def served(llama_server: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    from prefrag.config import get_settings
-
     monkeypatch.setenv("OPENAI_BASE_URL", llama_server)
     monkeypatch.setenv("OPENAI_API_KEY", "EMPTY")
-    monkeypatch.setenv("PREFRAG_MODEL", f"openai:{ALIAS}")
-    monkeypatch.setenv("PREFRAG_MAX_TOKENS", "32")
-    monkeypatch.setenv("PREFRAG_PROMPT_DOC_CHARS", "300")
     # A loaded two-core machine gives a few tokens per second (a 300-token prompt and a
     # 32-token reply took 70-100 s at a load of 8): generous limits, no client retries.
-    monkeypatch.setenv("PREFRAG_REQUEST_TIMEOUT", "600")
-    monkeypatch.setenv("PREFRAG_MAX_RETRIES", "0")
-    monkeypatch.setenv("PREFRAG_ROLE_DEADLINE", "1800")
-    get_settings.cache_clear()
+    use_model(
+        monkeypatch,
+        f"openai:{ALIAS}",
+        request_timeout="600",
+        max_retries="0",
+        role_deadline="1800",
+    )
     return llama_server
 
 
 def test_prefrag_ask_against_llama_cpp_server(served, tmp_path, caplog):
-    corpus = tmp_path / "ferries.jsonl"
     rows = [
         {
             "id": "f1",
@@ -130,31 +128,15 @@ def test_prefrag_ask_against_llama_cpp_server(served, tmp_path, caplog):
         },
         {"id": "f2", "title": "Quell yard", "text": "The Quell yard closed in 1984."},
     ]
-    corpus.write_text("\n".join(json.dumps(row) for row in rows) + "\n")
-    assert runner.invoke(app, ["index", str(corpus), "--source", "ferries"]).exit_code == 0
+    index_notes(tmp_path, rows)
     caplog.set_level(logging.INFO, logger="prefrag")
-    result = runner.invoke(
-        app,
-        [
-            *("ask", "When was the Tallow ferry built?", "--reasoner", "llm"),
-            *("--source", "ferries", "--no-web", "--max-iterations", "1", "--top-k", "2"),
-            "--json",
-        ],
-    )
-    assert result.exit_code == 0, result.output
-    record = json.loads(result.stdout)
-    decisions, fallbacks = record["role_decisions"], record["role_fallbacks"]
+    record = ask_llm("When was the Tallow ferry built?")
     # The model was asked and its replies were read or fell back, role by role.
-    assert decisions.get("think", 0) >= 1 and record["model_calls"].get("think", 0) >= 1
+    check_weak_model_record(record)
     assert sum(record["tokens"].values()) > 0
-    assert all(0 <= fallbacks.get(role, 0) <= count for role, count in decisions.items())
     # llama.cpp refuses json_schema; the client moved to json_object + schema.
     assert "refused response_format json_schema" in caplog.text
-    assert all(r["label"] != "CORRECT" for r in record["reflections"] if r["fallback"])
-    held = {d for step in record["route"] for d in step["used"]}
-    assert {c["id"] for c in record["citations"]} <= held
-    if fallbacks == decisions:
-        assert record["abstained"] and not record["citations"]
+    decisions, fallbacks = record["role_decisions"], record["role_fallbacks"]
     rates = {role: f"{fallbacks.get(role, 0)}/{n}" for role, n in decisions.items()}
     print(
         "\nllama.cpp ask:",

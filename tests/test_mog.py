@@ -246,37 +246,32 @@ def _provider(**kwargs):
     return ResourceProvider(sources=SourceRegistry(), **kwargs)
 
 
-def test_mog_node_passes_through_without_flag_or_index(monkeypatch, tmp_path):
+def test_mog_node_passes_through_without_flag_or_index():
+    # Every test has its own empty PREFRAG_HOME (conftest), so the default folder has no index.
     docs = [make_document("x", id="x", source="demo")]
     state = {"question": "q", "query": "q", "pending_local": docs}
     assert tool_nodes.mog_select(state, Runtime(context=None), resources=_provider()) == {}
-    monkeypatch.setattr(
-        granularity_index, "mog_index_dir", lambda source, settings=None: tmp_path / source / "mog"
-    )
     out = tool_nodes.mog_select(
         state, Runtime(context=Context(use_mog=True)), resources=_provider()
     )
     assert "pending_local" not in out and "no granularity index" in out["notes"][0]
 
 
-def test_mog_node_reads_the_index_a_run_points_it_to(monkeypatch, tmp_path, index):
-    # The default folder (process settings) is empty; the run's own folder has the index.
-    monkeypatch.setattr(
-        granularity_index,
-        "mog_index_dir",
-        lambda source, settings=None: tmp_path / "default" / source,
-    )
+def test_mog_node_reads_the_index_a_run_points_it_to(tmp_path, index):
+    # The default folder (under this test's empty PREFRAG_HOME) has no index; the run's own
+    # folder has it.
     index.save(tmp_path / "run" / "mog")
     state = {"question": "q", "query": "aw20 aw21", "pending_local": []}
     runtime = Runtime(context=Context(use_mog=True, preferred_source="demo", top_k=2))
     # The index is read from the saved files, with the test's encoder given to the provider.
-    run = _provider(mog_indexes={"demo": tmp_path / "run" / "mog"}, encoder=BagOfWords())
+    run = _provider(mog_indexes={"demo": tmp_path / "run" / "mog"}, embedder=BagOfWords())
     assert run.mog_folder("demo") == tmp_path / "run" / "mog"
     out = tool_nodes.mog_select(state, runtime, resources=run)
     assert len(out["pending_local"]) == 2
     # Another graph in the same process keeps reading the default folder.
     other = _provider()
-    assert other.mog_folder("demo") == tmp_path / "default" / "demo"
+    assert other.mog_folder("demo") == granularity_index.mog_index_dir("demo")
+    assert other.mog_folder("demo") != run.mog_folder("demo")
     assert (
         "no granularity index" in tool_nodes.mog_select(state, runtime, resources=other)["notes"][0]
     )

@@ -86,20 +86,8 @@ def test_a_reasoner_without_rationales_searches_its_thought_with_the_sub_query()
 
 
 def test_an_empty_rationale_keeps_the_sub_query() -> None:
-    class Silent(ScriptedReasoner):
-        def think(
-            self,
-            question,
-            scratchpad,
-            *,
-            sources,
-            force_answer=False,
-            feedback=None,
-            rationale=False,
-        ):
-            return ThinkDecision(thought="", query="sub query")
-
-    graph = build_graph(reasoner=Silent(), sources=SourceRegistry([ListSource("local")]))
+    silent = ScriptedReasoner(lambda *_: ThinkDecision(thought="", query="sub query"))
+    graph = build_graph(reasoner=silent, sources=SourceRegistry([ListSource("local")]))
     update = run_node(graph, "think", {"question": "q"}, Context(rationale_queries=True))
     assert update["query"] == "sub query" and update["query_basis"] == "sub-query"
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -24,6 +23,7 @@ from langchain_core.documents import Document
 from prefrag.documents import content_id, make_document
 from prefrag.errors import ConfigurationError
 from prefrag.index.loaders import RawDocument
+from prefrag.shared import shared
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -138,7 +138,6 @@ def parent_id_of(raw: RawDocument) -> str:
     return raw.id if raw.id is not None else content_id(raw.title, raw.text)
 
 
-@cache
 def _tokenizer(model_dir: str) -> Tokenizer:
     from tokenizers import Tokenizer
 
@@ -152,7 +151,11 @@ def chunk_tokenizer(settings: Settings) -> Tokenizer:
     """The embedder's tokenizer without truncation or padding (for counting pieces)."""
     from prefrag.index.embeddings import resolve_model_dir
 
-    return _tokenizer(str(resolve_model_dir(settings.embedding_model)))
+    model_dir = str(resolve_model_dir(settings.embedding_model))
+    tokenizer: Tokenizer = shared().once(
+        ("chunk tokenizer", model_dir), lambda: _tokenizer(model_dir)
+    )
+    return tokenizer
 
 
 def chunk_texts(text: str, chunking: Chunking, settings: Settings) -> list[str]:

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from prefrag.index.point_store import PointStore as PointStore  # what open_store returns
+
 if TYPE_CHECKING:
     from prefrag.config import Settings
-    from prefrag.index.edge_store import EdgeStore
 
 _UPSERT_BATCH = 256
 
@@ -60,10 +61,11 @@ def collection_name(source: str) -> str:
     return f"prefrag-{source}"
 
 
-class QdrantStore:
+class QdrantStore(PointStore):
     """One source's collection on a Qdrant server or cluster (`QDRANT_URL`)."""
 
     server = True
+    batch = _UPSERT_BATCH
 
     def __init__(self, source: str, folder: Path, settings: Settings) -> None:
         from qdrant_client import QdrantClient
@@ -74,12 +76,6 @@ class QdrantStore:
             api_key=settings.qdrant_api_key,
             timeout=int(settings.request_timeout),
         )
-
-    def __enter__(self) -> QdrantStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def close(self) -> None:
         """Release the client."""
@@ -120,79 +116,43 @@ class QdrantStore:
         if ids and self.client.collection_exists(self.collection):
             self.client.delete(self.collection, models.PointIdsList(points=list(ids)))
 
-    def search(self, query: np.ndarray, k: int) -> list[tuple[str, float]]:
-        """Up to `k` (chunk id, cosine) pairs, best first, via `query_points`."""
-        if k <= 0:
-            return []
-        response = self.client.query_points(
-            self.collection,
-            query=np.asarray(query, dtype=np.float32).tolist(),
-            limit=k,
-            with_payload=False,
-        )
-        return [(str(point.id), float(point.score)) for point in response.points]
+    def _exists(self) -> bool:
+        return bool(self.client.collection_exists(self.collection))
 
-    def ids(self) -> set[str]:
-        """The ids of every point in the collection (empty when it does not exist)."""
-        return {point_id for point_id, _, _ in self.points(with_payload=False, with_vectors=False)}
-
-    def points(
-        self,
-        ids: Sequence[str] | None = None,
-        *,
-        with_payload: bool = True,
-        with_vectors: bool = True,
-    ) -> list[tuple[str, dict[str, Any], np.ndarray | None]]:
-        """(id, payload, vector) of the points `ids` (every point when None).
-
-        The payload is the chunk record upserted with the point, so a source whose own
-        files are damaged can take its records and vectors back from here.
-        """
-        if not self.client.collection_exists(self.collection):
-            return []
-        if ids is not None:
-            found = []
-            for start in range(0, len(ids), _UPSERT_BATCH):
-                found.extend(
-                    self.client.retrieve(
-                        self.collection,
-                        ids=list(ids[start : start + _UPSERT_BATCH]),
-                        with_payload=with_payload,
-                        with_vectors=with_vectors,
-                    )
-                )
-        else:
-            found, offset = [], None
-            while True:
-                page, offset = self.client.scroll(
-                    self.collection,
-                    limit=_UPSERT_BATCH,
-                    offset=offset,
-                    with_payload=with_payload,
-                    with_vectors=with_vectors,
-                )
-                found.extend(page)
-                if offset is None:
-                    break
-        return [
-            (
-                str(point.id),
-                dict(point.payload or {}),
-                None if point.vector is None else np.asarray(point.vector, dtype=np.float32),
+    def _nearest(self, vector: list[float], k: int) -> Sequence[Any]:
+        try:
+            response = self.client.query_points(
+                self.collection, query=vector, limit=k, with_payload=False
             )
-            for point in found
-        ]
+        except Exception:
+            if self._exists():
+                raise
+            return []  # no collection before the first write (asked only after a failure)
+        return response.points
 
-    def replace_all(self, records: Sequence[dict[str, Any]], vectors: np.ndarray) -> None:
-        """Make the collection hold exactly `records` (dropping every other point)."""
-        if self.client.collection_exists(self.collection):
+    def _retrieve(self, ids: Sequence[str], with_payload: bool, with_vectors: bool) -> list[Any]:
+        return list(
+            self.client.retrieve(
+                self.collection,
+                ids=list(ids),
+                with_payload=with_payload,
+                with_vectors=with_vectors,
+            )
+        )
+
+    def _scroll(self, offset: Any, with_payload: bool, with_vectors: bool) -> tuple[list[Any], Any]:
+        page, offset = self.client.scroll(
+            self.collection,
+            limit=self.batch,
+            offset=offset,
+            with_payload=with_payload,
+            with_vectors=with_vectors,
+        )
+        return list(page), offset
+
+    def _drop(self) -> None:
+        if self._exists():
             self.client.delete_collection(self.collection)
-        self.ensure_collection(int(vectors.shape[1]))
-        self.upsert(records, vectors)
-
-
-PointStore = Union["QdrantStore", "EdgeStore"]
-"""A source's store of record: the same methods on a server or in process."""
 
 
 def open_store(source: str, folder: Path, settings: Settings) -> PointStore:

@@ -15,7 +15,6 @@ A write builds a new generation folder beside the current one and then swaps
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import re
@@ -36,6 +35,7 @@ from prefrag.errors import (
     StoreLockedError,
     StoreMissingError,
 )
+from prefrag.file_lock import hold_file_lock
 from prefrag.jsonl import read_rows, write_jsonl
 
 FORMAT_VERSION = 1
@@ -230,27 +230,23 @@ def write_manifest(folder: Path, manifest: Manifest) -> None:
 @contextlib.contextmanager
 def writer_lock(folder: Path, name: str) -> Iterator[None]:
     """Hold the source's write lock, or raise `StoreLockedError` if another writer has it."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        handle = (folder / ".lock").open("a")
-    except OSError as error:
+
+    def busy() -> None:
         raise StoreLockedError(
-            f"Cannot write source '{name}' in {folder}: {error.strerror or error}; make the "
-            "folder writable or set PREFRAG_HOME to one that is."
-        ) from None
-    with handle:
+            f"Source '{name}' is being written by another PrefRAG process; "
+            "wait for it to finish and try again."
+        )
+
+    with contextlib.ExitStack() as stack:
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            stack.enter_context(hold_file_lock(folder / ".lock", on_busy=busy))
+        except OSError as error:
             raise StoreLockedError(
-                f"Source '{name}' is being written by another PrefRAG process; "
-                "wait for it to finish and try again."
+                f"Cannot write source '{name}' in {folder}: {error.strerror or error}; make the "
+                "folder writable or set PREFRAG_HOME to one that is."
             ) from None
-        try:
-            _remove_leftovers(folder)
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+        _remove_leftovers(folder)
+        yield
 
 
 def _remove_leftovers(folder: Path) -> None:

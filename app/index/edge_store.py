@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from prefrag.errors import StoreLockedError
+from prefrag.index.point_store import PointStore
 
 _BATCH = 512
 CONFIG = "edge_config.json"  # what marks a folder as a Qdrant Edge shard
@@ -40,7 +41,7 @@ def is_legacy_store(folder: Path) -> bool:
     return (folder / "meta.json").is_file() or (folder / "collection").is_dir()
 
 
-class EdgeStore:
+class EdgeStore(PointStore):
     """One source's points in a Qdrant Edge shard in `folder` (created on first write).
 
     Raises:
@@ -49,6 +50,7 @@ class EdgeStore:
     """
 
     server = False
+    batch = _BATCH
 
     def __init__(self, source: str, folder: Path) -> None:
         self.source = source
@@ -74,12 +76,6 @@ class EdgeStore:
                 message = f"cannot open {self.folder} for writing: {text}"
                 raise PermissionError(13, message) from None
             raise StoreUnreadableError(text) from error
-
-    def __enter__(self) -> EdgeStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def close(self) -> None:
         """Flush and release the shard (and its lock)."""
@@ -141,81 +137,42 @@ class EdgeStore:
             self._shard.update(UpdateOperation.delete_points([_point_id(i) for i in ids]))
             self._shard.flush()
 
-    def search(self, query: np.ndarray, k: int) -> list[tuple[str, float]]:
-        """Up to `k` (chunk id, cosine) pairs, best first (exact)."""
-        if k <= 0 or self._shard is None:
+    def _exists(self) -> bool:
+        return self._shard is not None
+
+    def _nearest(self, vector: list[float], k: int) -> Sequence[Any]:
+        if self._shard is None:
             return []
         from qdrant_edge import Query, QueryRequest, SearchParams
 
-        hits = self._shard.query(
-            QueryRequest(
-                limit=k,
-                query=Query.Nearest(np.asarray(query, dtype=np.float32).tolist()),
-                with_payload=False,
-                params=SearchParams(exact=True),
-            )
+        request = QueryRequest(
+            limit=k,
+            query=Query.Nearest(vector),
+            with_payload=False,
+            params=SearchParams(exact=True),
         )
-        return [(str(hit.id), float(hit.score)) for hit in hits]
+        return list(self._shard.query(request))
 
-    def ids(self) -> set[str]:
-        """The ids of every point (empty before the first write)."""
-        return {point_id for point_id, _, _ in self.points(with_payload=False, with_vectors=False)}
+    def _retrieve(self, ids: Sequence[str], with_payload: bool, with_vectors: bool) -> list[Any]:
+        points = [_point_id(i) for i in ids]
+        return list(
+            self._shard.retrieve(points, with_payload=with_payload, with_vector=with_vectors)
+        )
 
-    def points(
-        self,
-        ids: Sequence[str] | None = None,
-        *,
-        with_payload: bool = True,
-        with_vectors: bool = True,
-    ) -> list[tuple[str, dict[str, Any], np.ndarray | None]]:
-        """(id, payload, vector) of the points `ids` (every point when None)."""
-        if self._shard is None:
-            return []
+    def _scroll(self, offset: Any, with_payload: bool, with_vectors: bool) -> tuple[list[Any], Any]:
         from qdrant_edge import ScrollRequest
 
-        found: list[Any] = []
-        if ids is not None:
-            for start in range(0, len(ids), _BATCH):
-                found.extend(
-                    self._shard.retrieve(
-                        [_point_id(i) for i in ids[start : start + _BATCH]],
-                        with_payload=with_payload,
-                        with_vector=with_vectors,
-                    )
-                )
-        else:
-            offset = None
-            while True:
-                page, offset = self._shard.scroll(
-                    ScrollRequest(
-                        offset=offset,
-                        limit=_BATCH,
-                        with_payload=with_payload,
-                        with_vector=with_vectors,
-                    )
-                )
-                found.extend(page)
-                if offset is None:
-                    break
-        return [
-            (
-                str(point.id),
-                dict(point.payload or {}) if with_payload else {},
-                np.asarray(point.vector, dtype=np.float32)
-                if with_vectors and point.vector is not None
-                else None,
-            )
-            for point in found
-        ]
+        request = ScrollRequest(
+            offset=offset, limit=self.batch, with_payload=with_payload, with_vector=with_vectors
+        )
+        page, offset = self._shard.scroll(request)
+        return list(page), offset
 
-    def replace_all(self, records: Sequence[dict[str, Any]], vectors: np.ndarray) -> None:
-        """Make the shard hold exactly `records` (dropping every other point)."""
+    def _drop(self) -> None:
         if self._shard is not None:
             self._shard.close()
             self._shard = None
         shutil.rmtree(self.folder, ignore_errors=True)
-        self.ensure_collection(int(vectors.shape[1]))
-        self.upsert(records, vectors)
 
 
 def _point_id(chunk_id: str) -> str:

@@ -21,7 +21,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -29,6 +28,7 @@ import numpy as np
 
 from prefrag.errors import ConfigurationError
 from prefrag.index.threads import single_blas_thread
+from prefrag.shared import shared
 
 if TYPE_CHECKING:
     from prefrag.config import Settings
@@ -286,15 +286,19 @@ def _gelu(x: np.ndarray) -> np.ndarray:
     return out.astype(np.float32, copy=False)
 
 
-@cache
-def _embedder_for(model_dir: str, batch_size: int, runtime: EmbeddingRuntime = "auto") -> Embedder:
-    return Embedder(Path(model_dir), batch_size=batch_size, runtime=runtime)
-
-
 def get_embedder(settings: Settings | None = None) -> Embedder:
-    """The process-wide embedder named in settings (loaded on first use)."""
+    """The process's embedder named in settings (`prefrag.shared`; loaded on first use).
+
+    One per model folder, batch size and runtime; a test's encoder when one was injected
+    with `sharing(SharedResources(embedder=...))`.
+    """
     from prefrag.config import get_settings
 
     settings = settings or get_settings()
     model_dir = resolve_model_dir(settings.embedding_model)
-    return _embedder_for(str(model_dir), settings.embedding_batch_size, settings.embedding_runtime)
+    batch_size, runtime = settings.embedding_batch_size, settings.embedding_runtime
+    embedder: Embedder = shared().embedder(
+        (str(model_dir), batch_size, runtime),
+        lambda: Embedder(model_dir, batch_size=batch_size, runtime=runtime),
+    )
+    return embedder

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from prefrag.shared import shared
+
 # What a lexical index covers: 1 = chunk text only (early stores), 2 = title + text.
 FORMAT = 2
 _STOPWORDS = "en"
@@ -23,9 +25,8 @@ _WORDS = re.compile(r"(?u)\b\w\w+\b").findall
 
 
 def _stemmer() -> Any:
-    import Stemmer
-
-    return Stemmer.Stemmer("english")
+    """This thread's Snowball stemmer (`prefrag.shared`: PyStemmer's are not thread-safe)."""
+    return shared().stemmer()
 
 
 def tokenize(texts: Sequence[str], stemmer: Any = None) -> list[list[str]]:
@@ -59,14 +60,13 @@ class LexicalIndex:
         from bm25s.stopwords import STOPWORDS_EN
 
         self._retriever = retriever
-        self._stemmer = _stemmer()
         self._stopwords = frozenset(STOPWORDS_EN)
         self.size = size
 
     def query_terms(self, query: str) -> list[str]:
         """The stemmed terms of `query`, as `tokenize` would give them."""
         words = [w for w in _WORDS(query.lower()) if w not in self._stopwords]
-        return self._stemmer.stemWords(words) if words else []
+        return _stemmer().stemWords(words) if words else []
 
     @classmethod
     def build(cls, texts: Sequence[str], *, method: str = "lucene") -> LexicalIndex:

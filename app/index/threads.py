@@ -8,17 +8,22 @@ waking worker threads costs more than the arithmetic.
 from __future__ import annotations
 
 import contextlib
-from functools import cache
 from typing import Any
 
+from prefrag.shared import shared
 
-@cache
+
 def _controller() -> Any:
+    # Built once per process (`prefrag.shared`): inspecting the loaded libraries costs ~1 ms,
+    # a limit afterwards ~7 µs.
+    return shared().once("blas controller", _new_controller)
+
+
+def _new_controller() -> Any:
     try:
         from threadpoolctl import ThreadpoolController
     except ImportError:  # pragma: no cover - scikit-learn brings threadpoolctl
         return None
-    # Built once: inspecting the loaded libraries costs ~1 ms, a limit afterwards ~7 µs.
     return ThreadpoolController()
 
 

@@ -33,6 +33,7 @@ from prefrag.reasoners._policy import (
     negated,
     plain,
 )
+from prefrag.reasoners._quantities import asked_quantity, counted_figure, figure_answers
 from prefrag.reasoners._shapes import (
     duration_span,
     list_answer,
@@ -126,7 +127,7 @@ def calibrate(
             probability,
         )
     update: dict[str, object] = {"confidence": probability}
-    bare_span = draft.short_answer and draft.answer == draft.short_answer
+    bare_span = bool(draft.short_answer) and draft.rationale.startswith(_FROM)
     if bare_span and probability < model.span_threshold and draft.rationale.startswith(_FROM):
         update["answer"] = plain(draft.rationale.removeprefix(_FROM))
     return draft.model_copy(update=update)
@@ -226,7 +227,12 @@ def policy_answer(
         confident = [j for j in confident if j.fits]
     bridged = two_documents(judge, judged, floor) or subject_and_topic(judge, judged, floor)
     if bridged is not None and (not confident or bridged[2] > confident[0].confidence):
-        return pair_answer(evidence, judged[0], *bridged)
+        pair = pair_answer(evidence, judged[0], *bridged)
+        if shape.form == "span":
+            span = pair_span(shape, evidence, pair, bridged, rejected)
+            if span is not None:
+                return span
+        return pair
     if not confident:
         best = judged[0]
         return Decline(
@@ -236,6 +242,8 @@ def policy_answer(
         )
     if shape.form == "span":
         span = span_answer(shape, evidence, ranked, judge, rejected)
+        if span is None:
+            span = unambiguous_span(shape, evidence, confident[0], rejected)
         if span is not None:
             return span
     if shape.form == "list":
@@ -310,7 +318,7 @@ def span_answer(
             continue
         return AnswerDraft(
             answer=text,
-            short_answer=text,
+            short_answer=counted_figure(shape.text, text),
             cited_ids=support_ids(evidence, candidate.support),
             rationale=f"From: {candidate.support.sentence.text}",
             confidence=judged.confidence,
@@ -318,15 +326,72 @@ def span_answer(
     return None
 
 
+_EXACT_KINDS: dict[str, tuple[str, ...]] = {
+    "name": ("name", "quote"),
+    "date": ("date", "year"),
+    "number": ("number",),
+    "any": ("name", "quote"),
+}
+
+
+def unambiguous_span(
+    shape: QuestionShape,
+    evidence: Evidence,
+    best: Judged,
+    rejected: frozenset[str] = frozenset(),
+) -> AnswerDraft | None:
+    """The span of the asked type the answering sentence holds, when it can only be that one.
+
+    The most confident sentence answers the question but not surely enough for a span
+    (`span_answer`); when it holds exactly one span of the asked type that the question does
+    not already name - or one that is clearly closer to the question's words than the
+    others (`PARAMS.span_lead` times the runner-up's score) - that span is the answer, with
+    the sentence as its cited support. Two names or figures with nothing to tell them apart
+    leave the whole sentence as the answer. The sentence must say what is asked (its asked-
+    term overlap at least `PARAMS.span_overlap`): a sentence that only leads towards the
+    answer ("the seal was cut by the engraver X" for "which office did the engraver hold")
+    names the bridge, not the answer. A bridged sentence is not read this way either: its
+    spans include the link's subject.
+    """
+    if best.scored.link is not None or best.overlap < PARAMS.span_overlap:
+        return None
+    kinds = _EXACT_KINDS.get(shape.answer_type, ())
+    sentence = best.scored.sentence
+    found = [
+        c
+        for c in answer_candidates(shape, evidence, [best.scored], exclude=rejected)
+        if c.kind in kinds and sentence.text.find(c.text) >= 0
+    ]
+    if not found:
+        return None
+    distinct = {normalize_answer(c.text) for c in found}
+    if len(distinct) > 1 and found[0].score < PARAMS.span_lead * found[1].score:
+        return None
+    text = span_text(shape, evidence, found[0])
+    if text is None:
+        return None
+    return AnswerDraft(
+        answer=text,
+        short_answer=counted_figure(shape.text, text),
+        cited_ids=support_ids(evidence, found[0].support),
+        rationale=f"{_FROM}{sentence.text}",
+        confidence=best.confidence,
+    )
+
+
 def span_text(shape: QuestionShape, evidence: Evidence, candidate: Candidate) -> str | None:
     """The span as an answer, or None when it would be a title, a label or a bare number."""
     sentence = candidate.support.sentence
     title_terms = evidence.title_terms[sentence.doc]
     span_terms = term_set(candidate.text)
-    if sum(ch.isalnum() for ch in candidate.text) < 2:
-        return None  # a unit's letter ("L" of "mmol/L"), an initial
+    if sum(ch.isalnum() for ch in candidate.text) < 2 and not candidate.text.isdigit():
+        return None  # a unit's letter ("L" of "mmol/L"), an initial; "5" of "5 days" stays
     if candidate.kind in ("number", "year", "date") and not asks_quantity(shape):
         return None  # a figure answers only a question asking for one
+    if candidate.kind == "year" and shape.answer_type == "number":
+        asked = asked_quantity(shape.text)
+        if asked is not None and not asked & {"age"}:
+            return None  # a year is no count, dose or duration ("how many copies": not 1939)
     if is_label_line(candidate.text) and shape.answer_type != "name" and candidate.kind == "name":
         if span_terms and span_terms <= title_terms:
             return None
@@ -342,15 +407,18 @@ def span_text(shape: QuestionShape, evidence: Evidence, candidate: Candidate) ->
             # The document's own title is what the sentence is about, not what it says.
             return None
     if candidate.kind == "number":
+        # A figure keeps its range and unit, and its unit must be of the asked kind: a
+        # dose does not answer "how long" (`_quantities`).
+        asked = asked_quantity(shape.text)
         if shape.duration:
             text = duration_span(sentence.text, candidate.text)
-            if text != candidate.text:
+            if text != candidate.text and figure_answers(asked, text):
                 return text
         span = Span(candidate.text, "number", sentence.text.find(candidate.text), -1)
         with_unit = figure(sentence.text, span)
         if with_unit is not None:
-            return with_unit
-        return candidate.text if counts_asked(shape) else None
+            return with_unit if figure_answers(asked, with_unit) else None
+        return candidate.text if counts_asked(shape) and figure_answers(asked, "") else None
     return candidate.text
 
 
@@ -448,6 +516,44 @@ def pair_answer(
         cited_ids=unique([evidence.ids[j.scored.sentence.doc] for j in ordered]),
         rationale="Two documents, linked by what both sentences name.",
         confidence=confidence,
+    )
+
+
+def pair_span(
+    shape: QuestionShape,
+    evidence: Evidence,
+    pair: AnswerDraft,
+    bridged: tuple[Judged, Judged, float],
+    rejected: frozenset[str] = frozenset(),
+) -> AnswerDraft | None:
+    """The span a two-document answer gives for a question asking for one, or None.
+
+    The pair's two sentences are read as one passage (`answer_candidates`: spans the question
+    does not name, of the asked type, closest to the question's words, a name found in both
+    sentences counting more - "Which actor starred in X?": the film's cast sentence and the
+    actor's own "was an American actor" sentence both name him). The best span answers when
+    it is the only one of the asked type or clearly ahead of the runner-up
+    (`PARAMS.span_lead`); the two sentences are its cited support. Otherwise the sentences
+    answer, whole.
+    """
+    first, second, _ = bridged
+    supports = [first.scored, second.scored]
+    found = [
+        (c, text)
+        for c in answer_candidates(shape, evidence, supports, top=len(supports), exclude=rejected)
+        if (text := span_text(shape, evidence, c)) is not None
+    ]
+    if not found:
+        return None
+    if len(found) > 1 and found[0][0].score < PARAMS.span_lead * found[1][0].score:
+        return None
+    text = found[0][1]
+    return pair.model_copy(
+        update={
+            "answer": text,
+            "short_answer": counted_figure(shape.text, text),
+            "rationale": f"{_FROM}{pair.answer}",
+        }
     )
 
 

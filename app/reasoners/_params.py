@@ -149,6 +149,16 @@ class ExtractiveParams:
     span_candidates: int = _chosen(
         3, HAND_SET + " (a later candidate span may stand on a more confident sentence)"
     )
+    span_lead: float = _chosen(
+        2.0,
+        HAND_SET + " (below span_confidence, the answering sentence's best span of the asked"
+        " type answers alone when it scores this many times the runner-up, by proximity)",
+    )
+    span_overlap: float = _chosen(
+        0.75,
+        HAND_SET + " (that span answers only from a sentence holding 3/4 of the asked terms'"
+        " weight: a sentence that only leads to the answer names the bridge)",
+    )
     answer_confidence: float = _chosen(
         0.55, CALIBRATED + " (below it the reasoner abstains; only without the fitted model)"
     )

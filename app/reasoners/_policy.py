@@ -11,7 +11,9 @@ confidence in [0, 1] for the question, from three signals:
   subject and one kind of thing about it ("the genetic changes related to X"), a sentence
   holding that kind's cue words ("mutation", "gene") covers it;
 - type: whether the sentence holds what the question asks for (a number for "how many",
-  a year for "when", a name for "who"); untyped questions always fit;
+  a year for "when", a name for "who"; a figure of the asked kind - a duration for "how
+  long", a dose for "what dose", a reading for "what level" - see `_quantities`); untyped
+  questions always fit;
 
 times how much of the names the question gives the sentence (with its title and bridge)
 covers. The answer's form follows from the confidence of the sentence it stands on: a
@@ -36,6 +38,7 @@ import numpy as np
 
 from prefrag.reasoners._evidence import Evidence, QuestionWeights, ScoredSentence
 from prefrag.reasoners._params import PARAMS
+from prefrag.reasoners._quantities import asked_quantity, figure_answers
 from prefrag.reasoners._relations import with_relations
 from prefrag.reasoners._text import (
     QuestionShape,
@@ -269,7 +272,16 @@ class Judge:
                 )
             )
         if kind == "number":
-            return any(s.kind in ("number", "year") for s in candidate_spans(text))
+            # A figure of the asked kind: a dose does not answer "how long" (`_quantities`).
+            asked = asked_quantity(self.shape.text)
+            for span in candidate_spans(text):
+                if span.kind == "year" and (asked is None or "age" in asked):
+                    return True
+                if span.kind == "number":
+                    shown = figure(text, span) or span.text
+                    if figure_answers(asked, shown):
+                        return True
+            return False
         if kind == "name":
             return any(s.kind in ("name", "quote") for s in candidate_spans(text))
         return True

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-import Stemmer
+from prefrag.shared import shared
 
 # Each group: wordings of one relation. Keep them to words that carry the relation alone.
 _GROUPS: tuple[tuple[str, ...], ...] = (
@@ -47,13 +47,11 @@ _PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
-# The Snowball stemmer `_text.stem` uses (this module is below `_text`, which reads
-# `joined_phrases` from it, so it stems on its own).
-_STEMMER = Stemmer.Stemmer("english")
-
-
 def _stems(text: str) -> list[str]:
-    return [str(_STEMMER.stemWord(w)) for w in re.findall(r"[a-z0-9]+", text.lower())]
+    # The stemmer `_text.stem` uses (this module is below `_text`, which reads
+    # `joined_phrases` from it, so it stems on its own).
+    stemmer = shared().stemmer()
+    return [str(stemmer.stemWord(w)) for w in re.findall(r"[a-z0-9]+", text.lower())]
 
 
 @lru_cache(maxsize=1)

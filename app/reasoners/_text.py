@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 from functools import lru_cache, partial
 from typing import Literal
 
-import Stemmer
-
 from prefrag.answers import normalize_answer as normalize_answer  # the one rule
 from prefrag.reasoners._relations import joined_phrases
 from prefrag.reasoners._topics import asked_subject
+from prefrag.shared import shared
 
 AnswerType = Literal["date", "number", "name", "any", "sentence"]
 
@@ -138,16 +137,13 @@ _QUOTE_RE = re.compile(r"[\"“”]([^\"“”]{2,80})[\"“”]")
 _CAP_TOKEN_RE = re.compile(r"[^\W\d_][\w'\u2019.\-&]*|\d[\w\-]*", re.UNICODE)
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])[\"”')\]]*\s+(?=[\"“'(\[]?[A-Z0-9À-Ý])")
 
-_stemmer = Stemmer.Stemmer("english")
-
-
 # --------------------------------------------------------------------------- terms
 
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """The Snowball stem of a lower-cased word."""
-    return str(_stemmer.stemWord(word.lower()))
+    return str(shared().stemmer().stemWord(word.lower()))
 
 
 def words(text: str) -> list[str]:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from prefrag.config import Settings, get_settings
 from prefrag.errors import PrefRAGError
+from prefrag.shared import shared
 from prefrag.sources.base import Source, SourceRegistry
 
-_DEMO_LOCK = threading.Lock()
 logger = logging.getLogger(__name__)
 
 
@@ -25,7 +25,7 @@ def ensure_demo_index(settings: Settings | None = None) -> bool:
     from prefrag.index.ingest import index_paths
 
     settings = settings or get_settings()
-    with _DEMO_LOCK:
+    with shared().once("demo index lock", threading.Lock):  # one indexer per process
         if list_sources(settings) or damaged_sources(settings):
             return False
         index_paths([demo_corpus_path()], DEMO_SOURCE, settings=settings, progress=False)

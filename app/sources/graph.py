@@ -25,6 +25,7 @@ from langchain_core.documents import Document
 from prefrag.documents import content_id, make_document
 from prefrag.errors import DamagedStoreError, StoreMissingError
 from prefrag.index.graph_store import graph_path, normalise_name, readable_relation
+from prefrag.shared import shared
 from prefrag.sources.base import SourceKind
 
 if TYPE_CHECKING:
@@ -302,7 +303,7 @@ def _words(text: str) -> list[str]:
 
 def _stems(text: str) -> list[str]:
     words = _words(text)
-    return _stemmer().stemWords(words) if words else []
+    return shared().stemmer().stemWords(words) if words else []
 
 
 @cache
@@ -310,10 +311,3 @@ def _stopwords() -> frozenset[str]:
     from bm25s.stopwords import STOPWORDS_EN
 
     return frozenset(STOPWORDS_EN)
-
-
-@cache
-def _stemmer() -> Any:
-    import Stemmer
-
-    return Stemmer.Stemmer("english")

@@ -22,6 +22,7 @@ from langchain_core.documents import Document
 
 from prefrag.config import Settings, get_settings
 from prefrag.documents import content_id, make_document
+from prefrag.shared import shared
 from prefrag.sources.authority import AuthorityTable
 from prefrag.sources.base import SourceKind
 from prefrag.sources.cache import WebCache
@@ -269,8 +270,6 @@ class WebSource:
 _MAX_SNIPPET_CHARS = 1_000  # engines send ~300; a multi-megabyte "snippet" is hostile
 _MAX_TITLE_CHARS = 300
 _MAX_URL_CHARS = 2_048
-_MAX_PENDING_SEARCHES = 4
-_PENDING = threading.BoundedSemaphore(_MAX_PENDING_SEARCHES)
 
 
 def _default_cache(settings: Settings) -> WebCache | None:
@@ -375,16 +374,17 @@ def _with_deadline(call: Callable[[], _T], timeout: float) -> _T:
 
     # ddgs's own timeout bounds each engine wave, not the whole call; a daemon thread
     # gives a hard bound, and a hung request is abandoned rather than waited for. At most
-    # `_MAX_PENDING_SEARCHES` such threads exist at once: past that, searches fail at once
-    # instead of piling up threads behind a hanging engine.
-    if not _PENDING.acquire(blocking=False):
+    # `shared().web_searches` such threads exist at once (`MAX_PENDING_WEB_SEARCHES`): past
+    # that, searches fail at once instead of piling up threads behind a hanging engine.
+    pending = shared().web_searches
+    if not pending.acquire(blocking=False):
         raise TimeoutException("earlier web searches are still hanging; not searching again")
 
     def guarded() -> None:
         try:
             run()
         finally:
-            _PENDING.release()
+            pending.release()
 
     threading.Thread(target=guarded, name="prefrag-web-search", daemon=True).start()
     if not done.wait(timeout):

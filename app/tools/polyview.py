@@ -24,7 +24,6 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
@@ -32,6 +31,7 @@ from langchain_core.documents import Document
 
 from prefrag.documents import NEUTRAL_AUTHORITY, display_id, doc_id, format_documents
 from prefrag.reasoners.base import Usage
+from prefrag.shared import shared
 from prefrag.tools.dates import document_date, recency_score
 
 VIEWS = ("R", "U", "S", "A", "T")
@@ -586,8 +586,12 @@ def _parse_scores(text: str) -> dict[str, float] | None:
     return out
 
 
-@lru_cache(maxsize=1)
 def _bundled_table() -> Any:
+    """The bundled authority table, read once per process (`prefrag.shared`)."""
+    return shared().once("bundled authority table", _read_bundled_table)
+
+
+def _read_bundled_table() -> Any:
     try:
         from prefrag.sources.authority import AuthorityTable
 

@@ -1,0 +1,183 @@
+"""The kind of quantity a question asks for, and whether a figure's unit is of that kind.
+
+"How long should the course last?" asks for a duration: "5 days" answers it, "400 mg" (a
+dose in the same sentence) does not. "What dose ...?" and "how much ...?" ask for a dose or an
+amount, "how many people ...?" a count, "what blood pressure / level / target ...?" a reading
+("135/85 mmHg", "6.0 mmol/L"), "how high / deep / far ...?" a length. A figure is judged by
+the unit that follows its number (and range): a figure whose unit is of another kind is not
+the answer, whatever sentence holds it. A question whose kind is not recognised accepts any
+figure, as before.
+"""
+
+from __future__ import annotations
+
+import re
+
+QuantityKind = str
+
+# Units, by the kind of quantity they measure (lower case; matched on the unit's first word).
+_UNIT_KINDS: dict[str, frozenset[str]] = {
+    "duration": frozenset(
+        "second seconds sec secs minute minutes min mins hour hours hr hrs h day days week"
+        " weeks wk wks month months year years yr yrs night nights fortnight fortnights"
+        " decade decades century centuries".split()
+    ),
+    "dose": frozenset(
+        "mg milligram milligrams milligramme milligrammes g gram grams gramme grammes mcg"
+        " microgram micrograms microgramme microgrammes \u00b5g \u03bcg ug ml millilitre"
+        " millilitres milliliter milliliters unit units iu tablet tablets capsule capsules"
+        " puff puffs drop drops sachet sachets dose doses spray sprays patch patches".split()
+    ),
+    "length": frozenset(
+        "km kilometre kilometres kilometer kilometers m metre metres meter meters mile miles"
+        " ft foot feet cm centimetre centimetres mm millimetre millimetres yard yards".split()
+    ),
+    "mass": frozenset(
+        "kg kilogram kilograms kilogramme kilogrammes tonne tonnes ton tons lb lbs pound"
+        " pounds stone".split()
+    ),
+    "percentage": frozenset("% percent per".split()),
+    "temperature": frozenset("\u00b0c \u00b0f degree degrees celsius fahrenheit".split()),
+}
+# Readings are measured in compound units ("mmHg", "mmol/L", "L/min"); a mass per body
+# weight or per day ("mg/kg", "mg/day") is a dose.
+_READING_UNITS = frozenset("mmhg mmol micromol \u00b5mol \u03bcmol nmol pmol iu/l".split())
+_DOSE_PER_RE = re.compile(r"^(?:mg|g|mcg|\u00b5g|\u03bcg|ml|units?)/(?:kg|day|d|dose|week)\b")
+
+# What the question asks for; the first matching wording decides. Each kind lists the unit
+# kinds that answer it ("count" accepts a bare number or a unit of no other kind: "22 locks").
+_ASKED: list[tuple[re.Pattern[str], frozenset[str]]] = [
+    (
+        re.compile(
+            r"\bhow many (?:more |extra )?(?:seconds|minutes|hours|days|weeks|months|years"
+            r"|nights)\b"
+        ),
+        frozenset({"duration"}),
+    ),
+    (
+        re.compile(
+            r"\bhow many (?:more |extra )?(?:mg|milligrams|grams|micrograms|tablets|capsules"
+            r"|puffs|drops|units|doses|sachets|sprays)\b"
+        ),
+        frozenset({"dose"}),
+    ),
+    (re.compile(r"\bhow old\b|\bwhat age\b|\bat what age\b"), frozenset({"age"})),
+    (
+        re.compile(r"\b(?:what|which) (?:percentage|percent|proportion|share)\b|\bwhat %"),
+        frozenset({"percentage"}),
+    ),
+    (
+        re.compile(
+            r"\bhow (?:soon|often|frequently)\b|\bhow long (?:after|before|until|for|should"
+            r"|does|do|did|will|can|must|is the course|is a course|is the treatment)\b"
+            r"|\bfor how long\b|\b(?:duration|how many times a)\b"
+        ),
+        frozenset({"duration"}),
+    ),
+    (
+        re.compile(
+            r"\bhow (?:high|tall|deep|far|wide)\b|\b(?:height|depth|distance|elevation"
+            r"|altitude|width)\b"
+        ),
+        frozenset({"length"}),
+    ),
+    (re.compile(r"\bhow long\b|\blength\b"), frozenset({"duration", "length"})),
+    (re.compile(r"\btemperature\b|\bfever\b"), frozenset({"temperature", "reading"})),
+    (
+        re.compile(
+            r"\b(?:blood pressure|bp|pressure|level|levels|reading|readings|hba1c|inr"
+            r"|cholesterol|concentration|peak flow|saturation|heart rate|pulse|egfr)\b"
+        ),
+        frozenset({"reading", "percentage"}),
+    ),
+    (
+        re.compile(r"\b(?:doses?|dosage)\b|\b(?:most|maximum|minimum|least) \w+ (?:can|may)"),
+        frozenset({"dose"}),
+    ),
+    # "How much" is an amount of anything but time or length: a dose, a weight, a share,
+    # or a sum of money ("5 million", counted like a count).
+    (re.compile(r"\bhow much\b"), frozenset({"dose", "mass", "percentage", "count"})),
+    (
+        re.compile(r"\bhow many\b|\bpopulation\b|\bnumber of\b"),
+        frozenset({"count"}),
+    ),
+]
+
+
+# A number in digits or words, its range ("6 to 8", "135/85", "three to five"), then the rest.
+_NUMBER = (
+    r"(?:\d(?:[\d.,]*\d)?|(?<![a-z])(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven"
+    r"|twelve|twenty|thirty|forty|fifty|hundred|a few|several)\b)"
+)
+_FIGURE_RE = re.compile(
+    rf"{_NUMBER}\s*(?:(?:to|-|\u2013|/|and|or)\s*{_NUMBER}\s*)*(.*)$", re.IGNORECASE
+)
+
+
+def asked_quantity(question: str) -> frozenset[QuantityKind] | None:
+    """The kinds of quantity that answer `question`, or None when any figure may."""
+    lowered = question.lower()
+    for pattern, kinds in _ASKED:
+        if pattern.search(lowered):
+            return kinds
+    return None
+
+
+def unit_kind(figure_text: str) -> QuantityKind | None:
+    """The kind of quantity a figure's unit measures, or None (no unit, or an unknown one).
+
+    `figure_text` is a figure as `_policy.figure` reads it: an optional qualifier, the
+    number and its range, then the unit ("at least 36 hours", "135/85 mmHg", "2.5 mg twice
+    a day").
+    """
+    match = _FIGURE_RE.search(figure_text)
+    if match is None:
+        return None
+    rest = match.group(1).strip().lower()
+    if not rest:
+        return None
+    if rest.startswith("%"):
+        return "percentage"
+    if _DOSE_PER_RE.match(rest):
+        return "dose"
+    first = re.split(r"[\s,;()]+", rest, maxsplit=1)[0]
+    if "/" in first or first.split("/")[0] in _READING_UNITS:
+        return "reading"
+    for kind, units in _UNIT_KINDS.items():
+        if first in units:
+            return kind
+    return None
+
+
+def figure_answers(asked: frozenset[QuantityKind] | None, figure_text: str) -> bool:
+    """Whether a figure (with its unit, if any) is of a kind the question asks for."""
+    if asked is None:
+        return True
+    kind = unit_kind(figure_text)
+    if kind is None:
+        # A bare number or a unit of no known kind ("22 locks", "48,300 residents").
+        return bool(asked & {"count", "age", "reading"})
+    if kind == "duration" and "age" in asked:
+        return True  # "41 years" old
+    return kind in asked
+
+
+def counted_figure(question: str, figure_text: str) -> str:
+    """The figure without the counted noun the question already names.
+
+    "How many victories did she have?" -> "44 victories" reads "44": the question says what
+    is counted, so the number (and its qualifier, "more than 230") is the short answer. Any
+    other unit stays ("18 km", "5 days").
+    """
+    lowered = question.lower()
+    match = re.search(r"\bhow many (?:more |extra )?([a-z]+)", lowered)
+    if match is None:
+        return figure_text
+    noun = match.group(1)
+    words = figure_text.split()
+    if len(words) >= 2 and words[-1].lower().rstrip("s") == noun.rstrip("s"):
+        return " ".join(words[:-1])
+    return figure_text
+
+
+__all__ = ["QuantityKind", "asked_quantity", "counted_figure", "figure_answers", "unit_kind"]

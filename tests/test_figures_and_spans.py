@@ -1,0 +1,137 @@
+"""Figures of the asked kind, and short spans read out of the answering sentence, as a user
+meets them: `prefrag index` on their own notes, then `prefrag ask --json`.
+
+A "how long" question is answered with a duration, never with the dose that shares its
+sentence; "what dose" with the dose; "how many people" with a count, not a distance; "what
+blood pressure" with the whole reading; ranges stay whole. A question asking for a name is
+answered with the one name its sentence gives for it; a sentence naming two people with
+nothing to tell them apart is given whole. The notes are invented.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from prefrag.cli import app
+from prefrag.config import get_settings
+
+runner = CliRunner()
+
+NOTES = {
+    "clinic/corvanil.md": """# Corvanil for chest infections
+
+Adults take Corvanil 400 mg twice a day for 5 days.
+Children under twelve are not given Corvanil.
+""",
+    "clinic/thyroid-review.md": """# Thyroid review: Ines Marlow
+
+Ines Marlow, 58, takes levothyroxine for an underactive thyroid.
+Her thyroid level should be rechecked 6 to 8 weeks after each dose change.
+Her home blood pressure target is below 135/85 mmHg while she takes 5 mg of amlodipine.
+""",
+    "places/halbury.md": """# Halbury
+
+Halbury is a hill town 18 km north of the Carrow estuary.
+The town has 12,400 residents.
+The Halbury footbridge was designed in 1894 by the engineer Oswin Tarrell.
+The Halbury Almanac, first printed in 1887, has sold more than 40,000 copies.
+""",
+    "places/pell-mere.md": """# Pell Mere
+
+Pell Mere is a lake village on the Dunning road.
+Its chapel was restored in 1902 by Ada Venn and Lorne Hask.
+""",
+}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One data directory for the module, holding the two folders of notes indexed."""
+    home = tmp_path_factory.mktemp("prefrag-home")
+    notes = tmp_path_factory.mktemp("notes")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PREFRAG_HOME", str(home))
+        get_settings.cache_clear()
+        for name, text in NOTES.items():
+            path = notes / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        for folder in ("clinic", "places"):
+            result = runner.invoke(app, ["index", str(notes / folder), "--source", folder])
+            assert result.exit_code == 0, result.output
+        yield home
+    get_settings.cache_clear()
+
+
+def ask_json(question: str, source: str) -> dict:
+    result = runner.invoke(app, ["ask", question, "--source", source, "--json", "--no-web"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def shown(record: dict) -> str:
+    """What a reader takes as the answer: the short answer when there is one."""
+    return record["short_answer"] or record["answer"]
+
+
+@pytest.mark.parametrize(
+    ("question", "source", "expected", "not_expected"),
+    [
+        # The dose and the duration share one sentence: each question gets its own figure.
+        ("For how long do adults take Corvanil?", "clinic", "5 days", "400 mg"),
+        ("What dose of Corvanil do adults take?", "clinic", "400 mg twice a day", "5 days"),
+        # A range stays whole, with its unit.
+        (
+            "How long after a dose change should Ines Marlow's thyroid level be rechecked?",
+            "clinic",
+            "6 to 8 weeks",
+            "5 mg",
+        ),
+        # A reading keeps both numbers and its unit; the dose beside it is not a reading.
+        ("What is Ines Marlow's home blood pressure target?", "clinic", "135/85 mmHg", "5 mg"),
+        # A count of people is not the distance in the same note.
+        ("How many residents does Halbury have?", "places", "12,400", "18 km"),
+        ("How far is Halbury from the Carrow estuary?", "places", "18 km", "12,400"),
+    ],
+)
+def test_a_figure_answers_only_a_question_asking_for_its_kind(
+    question: str, source: str, expected: str, not_expected: str
+) -> None:
+    record = ask_json(question, source)
+    assert not record["abstained"], record["answer"]
+    assert expected in shown(record)
+    assert not_expected not in shown(record)
+    assert not re.fullmatch(r"[\d.,/\s-]+", record["answer"]), record["answer"]  # no bare number
+
+
+def test_the_one_name_of_the_asked_kind_is_the_answer_and_its_sentence_the_support() -> None:
+    record = ask_json("Which engineer designed the Halbury footbridge?", "places")
+    assert record["answer"] == "Oswin Tarrell"
+    assert record["short_answer"] == "Oswin Tarrell"
+    assert {Path(c["url"].removeprefix("file://")).stem for c in record["citations"]} == {"halbury"}
+
+
+def test_two_names_with_nothing_to_tell_them_apart_come_as_the_whole_sentence() -> None:
+    record = ask_json("Who restored the chapel of Pell Mere?", "places")
+    assert not record["abstained"], record["answer"]
+    assert "Ada Venn and Lorne Hask" in record["answer"]
+    assert record["short_answer"] not in ("Ada Venn", "Lorne Hask")
+
+
+def test_a_count_names_its_noun_in_the_answer_and_is_the_number_in_the_short_answer() -> None:
+    record = ask_json("How many residents does Halbury have?", "places")
+    assert record["answer"] == "12,400 residents"
+    assert record["short_answer"] == "12,400"
+
+
+def test_a_year_is_never_the_answer_to_how_many() -> None:
+    record = ask_json("How many copies of the Halbury Almanac have sold?", "places")
+    assert not record["abstained"], record["answer"]
+    assert "40,000" in shown(record)
+    assert "1887" not in shown(record)

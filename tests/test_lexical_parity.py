@@ -8,7 +8,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from prefrag.index.lexical import LexicalIndex, record_texts, searchable_text, tokenize
+from prefrag.index.lexical import (
+    STOPWORDS_EN,
+    LexicalIndex,
+    record_texts,
+    searchable_text,
+    terms,
+    tokenize,
+)
 
 rank_bm25 = pytest.importorskip("rank_bm25")
 
@@ -67,6 +74,14 @@ def test_scores_are_positive_and_best_first() -> None:
 )
 def test_queries_are_tokenised_exactly_like_the_corpus(text: str) -> None:
     assert LexicalIndex.build(CORPUS).query_terms(text) == tokenize([text])[0]
+    # An add's new chunks (a delta part) are tokenised the same way, without bm25s.
+    assert terms([text]) == tokenize([text])
+
+
+def test_the_stop_words_are_bm25s_own() -> None:
+    from bm25s.stopwords import STOPWORDS_EN as BM25S_STOPWORDS
+
+    assert STOPWORDS_EN == BM25S_STOPWORDS
 
 
 TITLED = [

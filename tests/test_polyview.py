@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-import zlib
 from datetime import date
 
 import numpy as np
 import pytest
+from fake_encoders import BagOfWords
 from langchain_core.language_models.fake_chat_models import (
     FakeListChatModel,
     GenericFakeChatModel,
@@ -23,18 +23,6 @@ from prefrag.tools.polyview import (
 )
 
 TODAY = date(2025, 1, 1)
-
-
-class BagOfWords:
-    """Deterministic stand-in for the embedder: hashed bag of words, unit length."""
-
-    def encode(self, texts):
-        out = np.zeros((len(texts), 64), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in text.lower().replace(".", " ").split():
-                out[i, zlib.crc32(word.encode()) % 64] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1, norms)
 
 
 class Table:
@@ -100,6 +88,26 @@ def test_clusters_put_near_duplicates_together():
     assert labels[0] == labels[1] != labels[2]
     kmeans = reranker(cluster_method="kmeans").clusters(vectors, k=2)
     assert kmeans[0] == kmeans[1] != kmeans[2]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_numpy_clustering_labels_exactly_as_scikit_learns_dbscan(seed):
+    pytest.importorskip("sklearn")  # the dev extra compares against it
+    from sklearn.cluster import DBSCAN
+
+    from prefrag.tools.polyview import linked_clusters
+
+    rng = np.random.default_rng(seed)
+    # Groups of near-duplicates plus loners, as retrieved documents often are.
+    centres = rng.normal(size=(4, 24))
+    rows = [centres[i % 4] + rng.normal(scale=0.35, size=24) for i in range(9 + seed)]
+    rows += list(rng.normal(size=(3, 24)))
+    vectors = np.array(rows)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    distances = np.clip(1.0 - vectors @ vectors.T, 0.0, 2.0)
+    for eps in (0.05, 0.15, 0.3, 0.6):
+        expected = DBSCAN(eps=eps, min_samples=1, metric="precomputed").fit_predict(distances)
+        assert linked_clusters(distances, eps).tolist() == expected.tolist(), eps
 
 
 # ----- integration ---------------------------------------------------------------------
@@ -408,3 +416,16 @@ def test_the_llm_views_calls_are_counted_in_the_runs_model_calls():
     assert "model_calls" not in tool_nodes.polyview_rerank(
         state, Runtime(context=context), resources=plain
     )
+
+
+def test_kmeans_without_scikit_learn_names_the_extra(monkeypatch):
+    import sys
+
+    from prefrag.errors import ConfigurationError
+
+    monkeypatch.setitem(sys.modules, "sklearn", None)  # as in a main install
+    monkeypatch.setitem(sys.modules, "sklearn.cluster", None)
+    vectors = np.eye(3, dtype=np.float32)
+    with pytest.raises(ConfigurationError, match=r"prefrag\[clustering\]"):
+        reranker(cluster_method="kmeans").clusters(vectors, k=2)
+    assert reranker().clusters(vectors, k=2).tolist() == [0, 1, 2]  # DBSCAN needs no sklearn

@@ -112,5 +112,20 @@ def find_job(name: str) -> Job:
 def run_job(name: str, argv: Sequence[str] | None = None) -> Any:
     """Run the job called `name` with its raw arguments; returns what its `main` returns."""
     job = find_job(name)
-    module = importlib.import_module(job.module)
-    return module.main(list(argv) if argv is not None else None)
+    try:
+        module = importlib.import_module(job.module)
+        return module.main(list(argv) if argv is not None else None)
+    except ModuleNotFoundError as error:
+        missing = (error.name or "").partition(".")[0]
+        if missing not in _TRAIN_EXTRA:
+            raise
+        raise ConfigurationError(
+            f"`prefrag train {name}` needs {missing}, which the main install leaves out; "
+            "install the training extra with `pip install 'prefrag[train]'`."
+        ) from None
+
+
+# Top-level modules of the `train` extra's packages (pyproject.toml).
+_TRAIN_EXTRA = frozenset(
+    {"torch", "transformers", "trl", "peft", "datasets", "accelerate", "sklearn", "scipy"}
+)

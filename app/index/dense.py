@@ -25,28 +25,39 @@ _UPSERT_BATCH = 256
 
 
 class NumpyDenseIndex:
-    """Exact cosine search over unit row vectors held in memory."""
+    """Exact cosine search over unit row vectors (in memory or memory-mapped).
 
-    def __init__(self, vectors: np.ndarray) -> None:
-        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    Given several arrays (a generation's parts), their rows are numbered one after the
+    other, as if stacked, without copying them into one.
+    """
+
+    def __init__(self, *parts: np.ndarray) -> None:
+        self.parts = [np.ascontiguousarray(part, dtype=np.float32) for part in parts]
+        self.vectors = self.parts[0]
 
     @property
     def shape(self) -> tuple[int, int]:
         """(rows, dimension); a malformed file that loaded as another shape shows here."""
-        if self.vectors.ndim != 2:
-            return (len(self.vectors) if self.vectors.ndim else 0, 0)
-        return (int(self.vectors.shape[0]), int(self.vectors.shape[1]))
+        rows, dimensions = 0, set()
+        for part in self.parts:
+            if part.ndim != 2:
+                return (len(part) if part.ndim else 0, 0)
+            rows += int(part.shape[0])
+            dimensions.add(int(part.shape[1]))
+        return (rows, dimensions.pop() if len(dimensions) == 1 else 0)
 
     def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """Up to `k` (row, cosine) pairs, best first."""
-        size = len(self.vectors)
+        size = sum(len(part) for part in self.parts)
         k = min(k, size)
         if k <= 0:
             return []
         from prefrag.index.threads import single_blas_thread
 
+        vector = np.asarray(query, dtype=np.float32)
         with single_blas_thread():
-            scores = self.vectors @ np.asarray(query, dtype=np.float32)
+            pieces = [part @ vector for part in self.parts]
+            scores = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
         if k < size:
             top = np.argpartition(-scores, k - 1)[:k]
         else:

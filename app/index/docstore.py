@@ -3,13 +3,17 @@
 ```
 <sources_dir>/<name>/
   manifest.json          what is indexed, and which generation folder holds it
-  gen-000002/            chunks.jsonl (text + metadata), vectors.npy, lexical/ (bm25s),
-                         hnsw/ (a Qdrant Edge shard, for sources past the HNSW size)
-  qdrant/                the embedded Qdrant store (unused when QDRANT_URL is set)
+  gen-000002/            chunks.jsonl (text + metadata) with its offsets and ids,
+                         vectors.npy, lexical/ (bm25s), hnsw/ (a Qdrant Edge shard, for
+                         sources past the HNSW size), delta/ (rows added since the last
+                         full write, in large sources: see `prefrag.index.rows`)
+  qdrant/                the store of record (a Qdrant Edge shard; unused with QDRANT_URL)
 ```
 
 A write builds a new generation folder beside the current one and then swaps
-`manifest.json` atomically, so readers and a failed run always see a complete store.
+`manifest.json` atomically, so readers and a failed run always see a complete store. An
+add to a large source writes only a `delta/` beside hard links to the previous
+generation's unchanged files (`write_delta_generation`).
 """
 
 from __future__ import annotations
@@ -36,13 +40,14 @@ from prefrag.errors import (
     StoreMissingError,
 )
 from prefrag.file_lock import hold_file_lock
-from prefrag.jsonl import read_rows, write_jsonl
+from prefrag.jsonl import read_rows
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 CHUNKS = "chunks.jsonl"
 VECTORS = "vectors.npy"
 LEXICAL = "lexical"
+HNSW = "hnsw"  # `prefrag.index.hnsw.HNSW`
 QDRANT = "qdrant"
 DEFAULT_AUTHORITY = 0.8
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # matched whole (no trailing "\n")
@@ -171,17 +176,23 @@ def record_to_document(record: dict[str, Any], score: float) -> Document:
 
 
 def load_records(generation_dir: Path) -> list[dict[str, Any]]:
-    """The chunk records of a generation, in row order."""
-    return read_rows(generation_dir / CHUNKS)
+    """The chunk records of a generation (every part), in row order, all parsed."""
+    from prefrag.index.rows import parts
+
+    return [record for part in parts(generation_dir) for record in read_rows(part / CHUNKS)]
 
 
 def load_vectors(generation_dir: Path, *, mapped: bool = False) -> np.ndarray:
     """The chunk vectors of a generation, one row per record.
 
     With `mapped`, the file is memory-mapped read-only instead of read: opening costs
-    nothing whatever its size, and processes reading the same source share its pages.
+    nothing whatever its size, and processes reading the same source share its pages (a
+    generation with a `delta/` part is read into memory instead).
     """
-    return np.load(generation_dir / VECTORS, mmap_mode="r" if mapped else None)
+    from prefrag.index.rows import part_vectors
+
+    arrays = part_vectors(generation_dir, mapped=mapped)
+    return arrays[0] if len(arrays) == 1 else np.concatenate(arrays)
 
 
 def write_generation(
@@ -201,9 +212,15 @@ def write_generation(
     folder.mkdir(parents=True, exist_ok=True)
     number = 1 + max((_generation_number(p.name) for p in folder.glob("gen-*")), default=0)
     name = f"gen-{number:06d}"
+    from prefrag.index.rows import record_line, write_part
+
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=folder))
     try:
-        write_jsonl(records, staging / CHUNKS)
+        write_part(
+            staging,
+            [record_line(record) for record in records],
+            [(r["id"], str(r.get("parent_id", r["id"]))) for r in records],
+        )
         np.save(staging / VECTORS, np.ascontiguousarray(vectors, dtype=np.float32))
         save_lexical(staging / LEXICAL)
         if save_dense is not None:
@@ -213,6 +230,75 @@ def write_generation(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return name
+
+
+def write_delta_generation(
+    folder: Path,
+    previous: Path,
+    records: Sequence[dict[str, Any]],
+    vectors: np.ndarray,
+    terms: Sequence[Sequence[str]],
+) -> str:
+    """Write a generation that is `previous` plus `records` appended; return its name.
+
+    The base part's files (records, offsets, ids, vectors, lexical index) are hard links
+    to `previous`'s (copies where the file system has no hard links): nothing of the old
+    rows is rewritten. The new rows go to `delta/` after `previous`'s own delta rows,
+    with `terms` (the lexical tokens of each new record, `prefrag.index.lexical`); they
+    are searched exactly beside the base's lexical index and HNSW shard.
+    """
+    from prefrag.index.lexical import DELTA_TERMS
+    from prefrag.index.rows import DELTA, IDS, OFFSETS, record_line
+
+    number = 1 + max((_generation_number(p.name) for p in folder.glob("gen-*")), default=0)
+    name = f"gen-{number:06d}"
+    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=folder))
+    try:
+        for part in (CHUNKS, OFFSETS, IDS, VECTORS):
+            _link(previous / part, staging / part)
+        # The lexical index and an HNSW shard cover the base rows only: both are linked
+        # (readers only load a published shard, which leaves its files unchanged).
+        for tree in (LEXICAL, HNSW):
+            if (previous / tree).is_dir():
+                shutil.copytree(previous / tree, staging / tree, copy_function=_link)
+        old, new = previous / DELTA, staging / DELTA
+        new.mkdir()
+        lines = [record_line(record) for record in records]
+        old_lines = (old / CHUNKS).read_bytes() if (old / CHUNKS).is_file() else b""
+        with (new / CHUNKS).open("wb") as handle:
+            handle.write(old_lines)
+            handle.writelines(lines)
+        old_offsets = np.load(old / OFFSETS) if old_lines else np.zeros(1, dtype=np.int64)
+        sizes = np.fromiter((len(line) for line in lines), dtype=np.int64, count=len(lines))
+        offsets = np.concatenate([old_offsets, old_offsets[-1] + np.cumsum(sizes)])
+        np.save(new / OFFSETS, offsets.astype(np.int64))
+        ids = json.loads((old / IDS).read_text(encoding="utf-8")) if old_lines else []
+        ids += [[r["id"], str(r.get("parent_id", r["id"]))] for r in records]
+        (new / IDS).write_text(json.dumps(ids), encoding="utf-8")
+        new_vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if old_lines:
+            new_vectors = np.concatenate([np.load(old / VECTORS), new_vectors])
+        np.save(new / VECTORS, new_vectors)
+        old_terms = (old / DELTA_TERMS).read_bytes() if old_lines else b""
+        with (new / DELTA_TERMS).open("wb") as handle:
+            handle.write(old_terms)
+            handle.writelines(
+                (json.dumps(list(tokens), ensure_ascii=False) + "\n").encode("utf-8")
+                for tokens in terms
+            )
+        os.replace(staging, folder / name)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return name
+
+
+def _link(source: Path | str, target: Path | str) -> None:
+    """Hard-link `source` as `target` (a copy where hard links are not possible)."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
 
 
 def write_manifest(folder: Path, manifest: Manifest) -> None:

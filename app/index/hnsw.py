@@ -63,16 +63,16 @@ def _config(dimension: int, indexing_kib: int) -> Any:
     )
 
 
-def build(target: Path, vectors: np.ndarray, previous: Path | None = None) -> None:
+def build(target: Path, vectors: Any, previous: Path | None = None) -> None:
     """Write a shard of `vectors` (point id = row) with its HNSW graph into `target`.
 
     When `previous` is the shard of a generation whose rows are the first rows of
-    `vectors`, it is copied and only the rows after them are added; otherwise every row
-    is written and indexed.
+    `vectors`, it is copied and only the rows after them are added (only those rows are
+    read: `vectors` may be memory-mapped parts, `prefrag.index.rows.VectorRows`);
+    otherwise every row is written and indexed.
     """
     from qdrant_edge import CountRequest, EdgeShard
 
-    vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     start = 0
     if previous is not None and previous.is_dir():
         shutil.copytree(previous, target)
@@ -103,12 +103,16 @@ def build(target: Path, vectors: np.ndarray, previous: Path | None = None) -> No
     EdgeShard.load(str(target)).close()
 
 
-def _upsert(shard: Any, vectors: np.ndarray, start: int) -> None:
+def _upsert(shard: Any, vectors: Any, start: int) -> None:
     from qdrant_edge import Point, UpdateOperation
 
     for first in range(start, len(vectors), _UPSERT_BATCH):
-        rows = range(first, min(len(vectors), first + _UPSERT_BATCH))
-        points = [Point(id=row, vector=vectors[row].tolist(), payload=None) for row in rows]
+        stop = min(len(vectors), first + _UPSERT_BATCH)
+        batch = np.asarray(vectors[first:stop], dtype=np.float32)
+        points = [
+            Point(id=row, vector=vector.tolist(), payload=None)
+            for row, vector in zip(range(first, stop), batch, strict=True)
+        ]
         shard.update(UpdateOperation.upsert_points(points))
 
 

@@ -30,6 +30,11 @@ if TYPE_CHECKING:
     from prefrag.index.embeddings import Embedder
     from prefrag.index.repair import Salvage
 
+# A source of at least this many rows takes an add's rows in a delta part beside hard
+# links to its unchanged files, until the delta would pass this share of its base rows;
+# then the next add writes everything again (and folds the delta in).
+DELTA_MIN_ROWS = 5_000
+DELTA_MAX_SHARE = 0.1
 _EMBED_STEP = 256  # texts per progress update; the embedder batches inside
 _CALIBRATION = 32  # chunks embedded first to time the rest (the longest: a safe estimate)
 LARGE_DOCUMENT_CHUNKS = 1_000  # a document cut into more chunks is named before embedding
@@ -155,11 +160,9 @@ def index_paths(
             contents, new_records, manifest, settings, progress, source
         )
         embedding_seconds = time.perf_counter() - embedding_started
-        records = [*old_records, *new_records]
-        vectors = np.vstack([old_vectors, new_vectors]) if old_records else new_vectors
         if rebuild:
             problems.append("rebuilt on request from the files given")
-            store.replace_all(records, vectors)
+            store.replace_all(new_records, new_vectors)
         else:
             fixed = _reconcile_qdrant(
                 store, old_records, old_vectors, new_records, new_vectors, store_problems
@@ -168,12 +171,33 @@ def index_paths(
                 repairs.append(fixed)
         if contents.damaged:
             repairs.append("rebuilt its lexical index")
-        # A sound source's rows come first and unchanged: its HNSW shard is extended.
+        # A sound source's rows come first and unchanged: its HNSW shard is extended, and
+        # a large one takes the new rows in its delta part instead of being rewritten.
         extend = manifest is not None and not rebuild and not contents.damaged
         previous = folder / manifest.generation if extend and manifest is not None else None
-        manifest = _write(
-            folder, source, records, vectors, manifest, settings, chunking, dimension, previous
-        )
+        if (
+            previous is not None
+            and manifest is not None
+            and not migrated  # a lexical index of an older format is rebuilt whole
+            and _appendable(previous, old_records, len(new_records), settings)
+        ):
+            manifest = _write_delta(
+                folder, previous, old_records, new_records, new_vectors, manifest
+            )
+        else:
+            records = [*old_records, *new_records]
+            vectors = np.vstack([old_vectors, new_vectors]) if old_records else new_vectors
+            manifest = _write(
+                folder,
+                source,
+                records,
+                vectors,
+                manifest,
+                settings,
+                chunking,
+                dimension,
+                previous,
+            )
         manifest.authority = source_authority
         if description is not None:
             manifest.description = description
@@ -269,8 +293,8 @@ def _reconcile_qdrant(
     wrong = points != len(old_records)
     if not wrong and problems:
         wrong = store.ids() != {record["id"] for record in old_records}
-    records = [*old_records, *new_records]
     if wrong:
+        records = [*old_records, *new_records]
         parts = [old_vectors] if old_records else []
         if new_records and new_vectors is not None:
             parts.append(new_vectors)
@@ -401,7 +425,7 @@ def _new_chunks(
     old_records: Sequence[dict[str, Any]],
 ) -> tuple[list[dict[str, Any]], int, tuple[int, str]]:
     """(new chunk records, chunks in the input, (chunks, location) of its largest document)."""
-    seen = {record["id"] for record in old_records}
+    seen = {chunk_id for chunk_id, _ in _ids(old_records)}
     fresh: list[dict[str, Any]] = []
     total = 0
     largest = (0, "")
@@ -534,7 +558,67 @@ def _write(
     )
 
 
-def _hnsw_writer(vectors: np.ndarray, settings: Settings, previous: Path | None) -> Any:
+def _ids(records: Sequence[dict[str, Any]]) -> list[list[str]]:
+    """[chunk id, parent id] of each record, without parsing a stored source's records."""
+    from prefrag.index.rows import Records
+
+    if isinstance(records, Records):
+        return records.ids()
+    return [[r["id"], str(r.get("parent_id", r["id"]))] for r in records]
+
+
+def _appendable(
+    previous: Path, old_records: Sequence[dict[str, Any]], added: int, settings: Settings
+) -> bool:
+    """Whether an add of `added` rows to generation `previous` can go to its delta part.
+
+    The base must be large, the delta stay small, the lexical index know its mean
+    length, and the base have its HNSW shard exactly when the source is past the HNSW
+    size (crossing it writes the generation whole, shard included).
+    """
+    from prefrag.index import hnsw
+    from prefrag.index.lexical import average_length
+    from prefrag.index.rows import Records
+
+    if not isinstance(old_records, Records) or not old_records.indexed:
+        return False
+    base = len(old_records.parts[0])
+    delta = len(old_records) - base
+    past_hnsw = len(old_records) + added >= settings.hnsw_min_chunks and hnsw.available()
+    return (
+        base >= DELTA_MIN_ROWS
+        and delta + added <= DELTA_MAX_SHARE * base
+        and average_length(previous / docstore.LEXICAL) is not None
+        and past_hnsw == (previous / hnsw.HNSW).is_dir()
+    )
+
+
+def _write_delta(
+    folder: Path,
+    previous: Path,
+    old_records: Sequence[dict[str, Any]],
+    new_records: list[dict[str, Any]],
+    new_vectors: np.ndarray,
+    manifest: docstore.Manifest,
+) -> docstore.Manifest:
+    """Publish `previous` plus `new_records` as a generation with a longer delta part."""
+    from prefrag.index.lexical import record_texts, terms
+
+    old_parents = {parent for _, parent in _ids(old_records)}
+    new_parents = {str(r.get("parent_id", r["id"])) for r in new_records} - old_parents
+    generation = docstore.write_delta_generation(
+        folder, previous, new_records, new_vectors, terms(record_texts(new_records))
+    )
+    return dataclasses.replace(
+        manifest,
+        generation=generation,
+        documents=manifest.documents + len(new_parents),
+        chunks=len(old_records) + len(new_records),
+        updated=docstore.now_iso(),
+    )
+
+
+def _hnsw_writer(vectors: Any, settings: Settings, previous: Path | None) -> Any:
     """What writes the generation's HNSW shard, or None when the source is searched exactly."""
     from prefrag.index import hnsw
 

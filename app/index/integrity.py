@@ -86,40 +86,100 @@ def check_graph(name: str, settings: Settings) -> StoreCheck:
     return check
 
 
-def check_generation(folder: Path, manifest: docstore.Manifest) -> StoreCheck:
-    """Check the generation `manifest` points at: records = vectors = lexical documents."""
+def check_generation(
+    folder: Path, manifest: docstore.Manifest, *, thorough: bool = False
+) -> StoreCheck:
+    """Check the generation `manifest` points at: records = vectors = lexical documents.
+
+    Each part's records are counted from its offsets file, whose last offset must be the
+    size of its `chunks.jsonl` (a cut or changed file shows without reading it); with
+    `thorough`, and for generations written before offsets files, every line is parsed.
+    """
+    from prefrag.index.rows import DELTA, parts
+
     check = StoreCheck(manifest.name or folder.name)
     generation = folder / manifest.generation
     if not generation.is_dir():
         check.problems.append(f"{generation} is missing")
         return check
-    records = _count_records(generation / docstore.CHUNKS, check)
-    vectors = _vector_shape(generation / docstore.VECTORS, check)
-    lexical = _lexical_documents(generation / docstore.LEXICAL, check)
-    if records is not None:
-        check.counts["records"] = records
-        if records != manifest.chunks:
+    total_records: int | None = 0
+    total_vectors = 0
+    lexical_total: int | None = 0
+    for part in parts(generation):
+        records = _count_part_records(part, check, thorough)
+        vectors = _vector_shape(part / docstore.VECTORS, check)
+        if part == generation:
+            lexical = _lexical_documents(generation / docstore.LEXICAL, check)
+        else:
+            lexical = _delta_terms(part, check)
+        if records is None or total_records is None:
+            total_records = None
+        else:
+            total_records += records
+        if vectors is not None:
+            rows, dimension = vectors
+            total_vectors += rows
+            if records is not None and rows != records:
+                check.problems.append(
+                    f"{part / docstore.VECTORS} has {rows} vectors for {records} records"
+                )
+            if dimension != manifest.dimension:
+                check.problems.append(
+                    f"{part / docstore.VECTORS} holds {dimension}-d vectors, "
+                    f"the manifest says {manifest.dimension}"
+                )
+        if lexical is not None and records is not None and lexical != records:
+            where = generation / docstore.LEXICAL if part == generation else part / DELTA
+            check.problems.append(f"{where} indexes {lexical} documents for {records} records")
+        if lexical is None or lexical_total is None:
+            lexical_total = None
+        else:
+            lexical_total += lexical
+    if total_records is not None:
+        check.counts["records"] = total_records
+        if total_records != manifest.chunks:
             chunks = generation / docstore.CHUNKS
-            check.problems.append(f"{chunks} has {records} records, the manifest {manifest.chunks}")
-    if vectors is not None:
-        rows, dimension = vectors
-        check.counts["vectors"] = rows
-        if records is not None and rows != records:
             check.problems.append(
-                f"{generation / docstore.VECTORS} has {rows} vectors for {records} records"
+                f"{chunks} has {total_records} records, the manifest {manifest.chunks}"
             )
-        if dimension != manifest.dimension:
-            check.problems.append(
-                f"{generation / docstore.VECTORS} holds {dimension}-d vectors, "
-                f"the manifest says {manifest.dimension}"
-            )
-    if lexical is not None:
-        check.counts["lexical"] = lexical
-        if records is not None and lexical != records:
-            check.problems.append(
-                f"{generation / docstore.LEXICAL} indexes {lexical} documents for {records} records"
-            )
+    check.counts["vectors"] = total_vectors
+    if lexical_total is not None:
+        check.counts["lexical"] = lexical_total
     return check
+
+
+def _count_part_records(part: Path, check: StoreCheck, thorough: bool) -> int | None:
+    from prefrag.index.rows import part_offsets
+
+    path = part / docstore.CHUNKS
+    try:
+        offsets, state = part_offsets(part)
+    except OSError as error:
+        check.problems.append(f"{path} cannot be read ({_short(error)})")
+        return None
+    if state == "mismatch":
+        check.problems.append(f"{path} was changed or cut after it was written")
+        return None
+    if state == "stored" and not thorough:
+        return len(offsets) - 1
+    return _count_records(path, check)
+
+
+def _delta_terms(part: Path, check: StoreCheck) -> int | None:
+    from prefrag.index.lexical import DELTA_TERMS
+
+    path = part / DELTA_TERMS
+    try:
+        with path.open(encoding="utf-8") as handle:
+            lines = 0
+            for line in handle:
+                if not isinstance(json.loads(line), list):
+                    raise ValueError(f"line {lines + 1} is not a list of terms")
+                lines += 1
+        return lines
+    except (OSError, ValueError) as error:
+        check.problems.append(f"{path} cannot be read ({_short(error)})")
+        return None
 
 
 def check_source(name: str, settings: Settings, *, qdrant: bool = False) -> StoreCheck:
@@ -131,7 +191,7 @@ def check_source(name: str, settings: Settings, *, qdrant: bool = False) -> Stor
         return StoreCheck(name, [error.problem])
     if manifest is None:
         return StoreCheck(name, [f"{folder / docstore.MANIFEST} is missing"])
-    check = check_generation(folder, manifest)
+    check = check_generation(folder, manifest, thorough=True)
     if qdrant and check.sound:
         from prefrag.errors import StoreLockedError
         from prefrag.index.dense import open_store

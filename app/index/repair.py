@@ -97,7 +97,10 @@ def salvage(folder: Path, source: str, store: PointStore | None, settings: Setti
         check = check_generation(folder, manifest)
         current = folder / manifest.generation
         if check.sound:
-            return Salvage(manifest, docstore.load_records(current), docstore.load_vectors(current))
+            from prefrag.index.rows import Records, VectorRows
+
+            # Read lazily: an add to a large source parses none of its records.
+            return Salvage(manifest, Records(current), VectorRows.of(current))  # type: ignore[arg-type]
         problems.extend(check.problems)
         generation = current if current.is_dir() else _newest_generation(folder)
     else:
@@ -120,13 +123,20 @@ def _newest_generation(folder: Path) -> Path | None:
     return max(generations, key=lambda p: p.name, default=None)
 
 
-def _read_lines(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[bytes], int]:
-    """(row, record) of each readable line, the unreadable lines, and the row count."""
+def _read_lines(generation: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[bytes], int]:
+    """(row, record) of each readable line of every part, the unreadable lines, the rows."""
+    from prefrag.index.rows import parts
+
     good: list[tuple[int, dict[str, Any]]] = []
     bad: list[bytes] = []
-    try:
-        raw = path.read_bytes()
-    except OSError:
+    raw = b""
+    for part in parts(generation):
+        try:
+            data = (part / docstore.CHUNKS).read_bytes()
+        except OSError:
+            continue
+        raw += data if not raw or raw.endswith(b"\n") else b"\n" + data
+    if not raw:
         return good, bad, 0
     rows = 0
     for line in raw.split(b"\n"):
@@ -148,7 +158,7 @@ def _salvage_records(
     result: Salvage, generation: Path | None, store: PointStore | None, source: str
 ) -> tuple[dict[str, int], int]:
     """Keep every readable record and restore lost ones; (row of each kept id, lines)."""
-    good, bad, rows = _read_lines(generation / docstore.CHUNKS) if generation else ([], [], 0)
+    good, bad, rows = _read_lines(generation) if generation else ([], [], 0)
     result.records = [record for _, record in good]
     kept = {record["id"]: row for row, record in good}
     expected = result.manifest.chunks if result.manifest is not None else None

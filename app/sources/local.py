@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from prefrag.index.embeddings import Embedder
     from prefrag.index.hnsw import HnswIndex
     from prefrag.index.lexical import LexicalIndex
+    from prefrag.index.rows import Records, VectorRows
 
 SearchMode = Literal["hybrid", "dense", "lexical"]
 _MODES = ("hybrid", "dense", "lexical")
@@ -81,10 +82,12 @@ class LocalSource:
         self._lexical: LexicalIndex | None = None
         self._numpy: NumpyDenseIndex | None = None
         self._hnsw: HnswIndex | None = None
-        self._vectors: np.ndarray | None = None
+        self._delta: NumpyDenseIndex | None = None
+        self._vectors: VectorRows | None = None
         self._qdrant: QdrantStore | None = None
         self._rows: dict[str, int] = {}
-        self._records: list[dict[str, Any]] = []
+        self._records: Sequence[dict[str, Any]] = []
+        self._ids: Records | None = None
         self._folder, self._generation = folder, generation
         self._opened = False
         if not lazy:
@@ -127,7 +130,7 @@ class LocalSource:
         if self._vectors is None:
             return [None] * len(chunk_ids)
         if not self._rows:
-            self._rows = {record["id"]: row for row, record in enumerate(self._records)}
+            self._rows = self._row_of_id()
         rows = [self._rows.get(chunk_id) for chunk_id in chunk_ids]
         return [None if row is None else np.array(self._vectors[row]) for row in rows]
 
@@ -141,10 +144,20 @@ class LocalSource:
             return "hnsw"
         return "exact" if self._numpy is not None else "none"
 
+    def _row_of_id(self) -> dict[str, int]:
+        assert self._ids is not None
+        return {chunk_id: row for row, (chunk_id, _) in enumerate(self._ids.ids())}
+
     def _open(self, folder: Path, generation: Path) -> None:
-        """Load the generation's parts and check that they agree with each other."""
-        self._records = docstore.load_records(generation)
-        problems = []
+        """Open the generation's parts and check that they agree with each other.
+
+        Records are parsed when a search returns them, not here (`prefrag.index.rows`).
+        """
+        from prefrag.index.rows import DELTA, Records
+
+        self._ids = records = Records(generation)
+        self._records = records
+        problems = records.problems()
         if len(self._records) != self.manifest.chunks:
             problems.append(
                 f"{generation / docstore.CHUNKS} has {len(self._records)} records, "
@@ -159,7 +172,12 @@ class LocalSource:
             checked = lexical_problem(generation / docstore.LEXICAL)
             if isinstance(checked, str):
                 raise DamagedStoreError(docstore.damage_message(self.store, checked), checked)
-            self._lexical = LexicalIndex.load(generation / docstore.LEXICAL, len(self._records))
+            from prefrag.index.lexical import DELTA_TERMS
+
+            delta = generation / DELTA / DELTA_TERMS if len(records.parts) > 1 else None
+            self._lexical = LexicalIndex.load(
+                generation / docstore.LEXICAL, len(self._records), delta
+            )
             if self._lexical.documents != len(self._records):
                 problems.append(
                     f"{generation / docstore.LEXICAL} indexes {self._lexical.documents} "
@@ -181,17 +199,21 @@ class LocalSource:
             raise DamagedStoreError(docstore.damage_message(self.store, problem), problem)
 
     def _open_dense(self, folder: Path, generation: Path) -> None:
-        self._vectors = docstore.load_vectors(generation, mapped=True)
+        from prefrag.index.rows import VectorRows
+
+        self._vectors = VectorRows.of(generation)
         if self.settings.qdrant_url is not None:
             from prefrag.index.dense import QdrantStore
 
             self._qdrant = QdrantStore(self.store, folder / docstore.QDRANT, self.settings)
-            self._rows = {record["id"]: row for row, record in enumerate(self._records)}
+            self._rows = self._row_of_id()
             return
         from prefrag.index.dense import NumpyDenseIndex
 
-        self._numpy = NumpyDenseIndex(self._vectors)
+        self._numpy = NumpyDenseIndex(*self._vectors.arrays)
         self._hnsw = self._open_hnsw(generation)
+        if self._hnsw is not None and len(self._vectors.arrays) > 1:
+            self._delta = NumpyDenseIndex(*self._vectors.arrays[1:])
 
     def _open_hnsw(self, generation: Path) -> HnswIndex | None:
         """The generation's HNSW shard when the source is past the HNSW size, else None.
@@ -219,7 +241,9 @@ class LocalSource:
                 "HNSW index of '%s' unreadable (%s); searching exactly.", self.store, error
             )
             return None
-        if index.size != len(self._records):
+        assert self._vectors is not None
+        base = len(self._vectors.arrays[0])  # an HNSW shard covers the base part's rows
+        if index.size != base:
             logger.warning(
                 "HNSW index of '%s' holds %d vectors for %d records; searching exactly.",
                 self.store,
@@ -266,11 +290,20 @@ class LocalSource:
             hits = reciprocal_rank_fusion([dense, lexical], limit=k)
         if not hits:
             self._note = f"No document in '{self.name}' matches the query."
-        documents = [docstore.record_to_document(self._records[row], score) for row, score in hits]
+        documents = [docstore.record_to_document(self._record(row), score) for row, score in hits]
         if self.name != self.store:
             for document in documents:
                 document.metadata["source"] = self.name
         return documents
+
+    def _record(self, row: int) -> dict[str, Any]:
+        from prefrag.index.rows import RowsDamagedError
+
+        try:
+            return self._records[row]
+        except RowsDamagedError as error:
+            problem = str(error)
+            raise DamagedStoreError(docstore.damage_message(self.store, problem), problem) from None
 
     def _lexical_hits(self, query: str, k: int) -> list[tuple[int, float]]:
         assert self._lexical is not None
@@ -281,11 +314,24 @@ class LocalSource:
             from prefrag.index.embeddings import get_embedder
 
             self._embedder = get_embedder(self.settings)
-        vector = self._embedder.encode_one(query)
+        return self.dense_hits(self._embedder.encode_one(query), k)
+
+    def dense_hits(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """Up to `k` (row, cosine) pairs for a query vector, best first.
+
+        Past the HNSW size the shard answers for the base rows and the delta part's rows
+        (added since the last full write) are scanned exactly beside it.
+        """
+        self.open()
         if self._hnsw is not None:
-            return self._hnsw.search(vector, k)
+            hits = self._hnsw.search(vector, k)
+            if self._delta is not None:
+                base = self._hnsw.size
+                extra = [(base + row, score) for row, score in self._delta.search(vector, k)]
+                hits = sorted([*hits, *extra], key=lambda hit: (-hit[1], hit[0]))[:k]
+            return hits
         if self._numpy is not None:
             return self._numpy.search(vector, k)
         assert self._qdrant is not None
-        hits = self._qdrant.search(vector, k)
-        return [(self._rows[point], score) for point, score in hits if point in self._rows]
+        found = self._qdrant.search(vector, k)
+        return [(self._rows[point], score) for point, score in found if point in self._rows]

@@ -30,6 +30,7 @@ import numpy as np
 from langchain_core.documents import Document
 
 from prefrag.documents import NEUTRAL_AUTHORITY, display_id, doc_id, format_documents
+from prefrag.errors import ConfigurationError
 from prefrag.reasoners.base import Usage
 from prefrag.shared import shared
 from prefrag.tools.dates import document_date, recency_score
@@ -301,19 +302,19 @@ class PolyviewReranker:
         if n == 1:
             return np.zeros(1, dtype=np.int64)
         if self.cluster_method == "kmeans":
-            from sklearn.cluster import KMeans
+            try:
+                from sklearn.cluster import KMeans
+            except ImportError:
+                raise ConfigurationError(
+                    "k-means topic clustering needs scikit-learn; install it with "
+                    "`pip install 'prefrag[clustering]'` or use the default DBSCAN clustering."
+                ) from None
 
             n_clusters = max(1, min(k, n))
             model = KMeans(n_clusters=n_clusters, n_init=3, random_state=0)
             return model.fit_predict(doc_vectors).astype(np.int64)
-        from sklearn.cluster import DBSCAN
-
-        # min_samples=1: every document belongs to a topic, possibly its own.
         distances = np.clip(1.0 - doc_vectors @ doc_vectors.T, 0.0, 2.0)
-        labels = DBSCAN(eps=self.cluster_eps, min_samples=1, metric="precomputed").fit_predict(
-            distances
-        )
-        return labels.astype(np.int64)
+        return linked_clusters(distances, self.cluster_eps)
 
     def llm_view(
         self,
@@ -598,3 +599,28 @@ def _read_bundled_table() -> Any:
         return AuthorityTable.load()
     except Exception:
         return None
+
+
+def linked_clusters(distances: np.ndarray, eps: float) -> np.ndarray:
+    """DBSCAN with `min_samples=1` on precomputed distances, as scikit-learn labels it.
+
+    With one sample enough for a core point, every document is a core point and a cluster
+    is a connected component of the graph joining documents within `eps` of each other;
+    clusters are numbered in the order of their first document (scikit-learn's order).
+    """
+    n = len(distances)
+    labels = np.full(n, -1, dtype=np.int64)
+    near = distances <= eps
+    cluster = 0
+    for start in range(n):
+        if labels[start] >= 0:
+            continue
+        labels[start] = cluster
+        frontier = [start]
+        while frontier:
+            row = frontier.pop()
+            for other in np.flatnonzero(near[row] & (labels < 0)):
+                labels[other] = cluster
+                frontier.append(int(other))
+        cluster += 1
+    return labels

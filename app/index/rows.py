@@ -1,0 +1,268 @@
+"""The rows of a generation, read without parsing them all: offsets, ids and lazy records.
+
+A generation holds its chunk records in up to two parts, each a folder with the same files:
+
+```
+gen-000007/              the base part: every row up to the last full write
+  chunks.jsonl           one JSON record per line
+  chunks.offsets.npy     byte offset of each line, then the file's size (int64, rows + 1)
+  chunks.ids.json        [[chunk id, parent id], ...] in row order
+  vectors.npy            one vector per row
+  delta/                 the rows added since (same files), when the source is large
+```
+
+The offsets let a reader fetch record `i` by itself (a search parses the records it returns,
+not the source's 100,000), and the ids let `prefrag index` skip known chunks without
+reading any record. Their last offset must equal the size of `chunks.jsonl`: a file cut
+short, a line shortened or garbage appended shows at once, without parsing every line.
+Generations written before these files existed are read by scanning the file's lines.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, overload
+
+import numpy as np
+
+CHUNKS = "chunks.jsonl"
+OFFSETS = "chunks.offsets.npy"
+IDS = "chunks.ids.json"
+VECTORS = "vectors.npy"
+DELTA = "delta"
+
+
+class RowsDamagedError(ValueError):
+    """A part's files disagree with each other or a record line is not a record."""
+
+
+def parts(generation: Path) -> list[Path]:
+    """The part folders of a generation in row order: itself, then `delta/` if present."""
+    delta = generation / DELTA
+    return [generation, delta] if (delta / CHUNKS).is_file() else [generation]
+
+
+def offsets_of(data: bytes | mmap.mmap | np.ndarray) -> np.ndarray:
+    """Start offset of every non-blank line of `data`, then its size (int64)."""
+    array = np.frombuffer(data, dtype=np.uint8) if not isinstance(data, np.ndarray) else data
+    if len(array) == 0:
+        return np.zeros(1, dtype=np.int64)
+    ends = np.flatnonzero(array == 10) + 1
+    if len(ends) == 0 or ends[-1] != len(array):
+        ends = np.append(ends, len(array))
+    starts = np.concatenate([[0], ends[:-1]]).astype(np.int64)
+    blank = (ends - starts) <= 1
+    if blank.any():  # a line holding only "\n" (or whitespace, checked when read)
+        starts = starts[~blank]
+    return np.append(starts, len(array)).astype(np.int64)
+
+
+def write_part(folder: Path, lines: Sequence[bytes], ids: Sequence[Sequence[str]]) -> None:
+    """Write `chunks.jsonl` of `lines` (each ending in a newline), its offsets and ids."""
+    folder.mkdir(parents=True, exist_ok=True)
+    sizes = np.fromiter((len(line) for line in lines), dtype=np.int64, count=len(lines))
+    offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    with (folder / CHUNKS).open("wb") as handle:
+        handle.writelines(lines)
+    np.save(folder / OFFSETS, offsets)
+    (folder / IDS).write_text(json.dumps([list(pair) for pair in ids]), encoding="utf-8")
+
+
+def record_line(record: dict[str, Any]) -> bytes:
+    """One record as its `chunks.jsonl` line."""
+    return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def part_offsets(folder: Path) -> tuple[np.ndarray, str]:
+    """(offsets, state) of a part: its offsets file when sound, else a scan of its lines.
+
+    The state is "stored" (the offsets file agrees with `chunks.jsonl`), "missing" (a
+    generation written before offsets files) or "mismatch" (the file was changed or cut
+    after it was written, or the offsets file is damaged: the part is damaged).
+
+    Raises:
+        OSError: `chunks.jsonl` cannot be read.
+    """
+    size = (folder / CHUNKS).stat().st_size
+    present = (folder / OFFSETS).exists()
+    try:
+        offsets = np.load(folder / OFFSETS, mmap_mode="r")
+    except (OSError, ValueError, EOFError):
+        offsets = None
+    if (
+        offsets is not None
+        and offsets.ndim == 1
+        and offsets.dtype.kind == "i"
+        and len(offsets) >= 1
+        and int(offsets[0]) == 0
+        and int(offsets[-1]) == size
+    ):
+        return np.asarray(offsets), "stored"
+    return offsets_of((folder / CHUNKS).read_bytes()), "mismatch" if present else "missing"
+
+
+class PartRecords(Sequence[dict[str, Any]]):
+    """The records of one part, each parsed when it is read."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.offsets, self.state = part_offsets(folder)
+        self._handle = (folder / CHUNKS).open("rb")
+        size = int(self.offsets[-1])
+        self._data: mmap.mmap | bytes = (
+            mmap.mmap(self._handle.fileno(), 0, prot=mmap.PROT_READ) if size else b""
+        )
+
+    def __len__(self) -> int:
+        return len(self.offsets) - 1
+
+    @overload
+    def __getitem__(self, row: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, row: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, row: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(row, slice):
+            return [self[i] for i in range(*row.indices(len(self)))]
+        if row < 0:
+            row += len(self)
+        if not 0 <= row < len(self):
+            raise IndexError(row)
+        line = self._data[int(self.offsets[row]) : int(self.offsets[row + 1])]
+        try:
+            record = json.loads(line)
+        except ValueError:
+            record = None
+        if not isinstance(record, dict) or not isinstance(record.get("id"), str):
+            raise RowsDamagedError(f"{self.folder / CHUNKS}: line {row + 1} is not a chunk record")
+        if "text" not in record:
+            raise RowsDamagedError(f"{self.folder / CHUNKS}: line {row + 1} is not a chunk record")
+        return record
+
+    def ids(self) -> list[list[str]]:
+        """[chunk id, parent id] of every row, from the ids file when it agrees, else parsed."""
+        try:
+            pairs = json.loads((self.folder / IDS).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            pairs = None
+        if (
+            self.state == "stored"
+            and isinstance(pairs, list)
+            and len(pairs) == len(self)
+            and all(isinstance(p, list) and len(p) == 2 for p in pairs[:1])
+        ):
+            return pairs
+        return [[r["id"], str(r.get("parent_id", r["id"]))] for r in self]
+
+    def close(self) -> None:
+        """Release the file."""
+        if isinstance(self._data, mmap.mmap):
+            self._data.close()
+        self._handle.close()
+
+
+class Records(Sequence[dict[str, Any]]):
+    """Every record of a generation (all its parts) in row order, parsed one at a time."""
+
+    def __init__(self, generation: Path) -> None:
+        self.parts = [PartRecords(folder) for folder in parts(generation)]
+        self._starts = np.cumsum([0, *(len(p) for p in self.parts)])
+        self._ids: list[list[str]] | None = None
+
+    def __len__(self) -> int:
+        return int(self._starts[-1])
+
+    @overload
+    def __getitem__(self, row: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, row: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, row: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(row, slice):
+            return [self[i] for i in range(*row.indices(len(self)))]
+        if row < 0:
+            row += len(self)
+        if not 0 <= row < len(self):
+            raise IndexError(row)
+        part = int(np.searchsorted(self._starts, row, side="right")) - 1
+        return self.parts[part][row - int(self._starts[part])]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for part in self.parts:
+            for row in range(len(part)):
+                yield part[row]
+
+    def ids(self) -> list[list[str]]:
+        """[chunk id, parent id] of every row (read once)."""
+        if self._ids is None:
+            self._ids = [pair for part in self.parts for pair in part.ids()]
+        return self._ids
+
+    @property
+    def indexed(self) -> bool:
+        """Whether every part has sound offsets of its own (else they were scanned)."""
+        return all(part.state == "stored" for part in self.parts)
+
+    def problems(self) -> list[str]:
+        """A sentence for each part whose records file disagrees with its offsets."""
+        return [
+            f"{part.folder / CHUNKS} was changed or cut after it was written"
+            for part in self.parts
+            if part.state == "mismatch"
+        ]
+
+    def close(self) -> None:
+        """Release the files."""
+        for part in self.parts:
+            part.close()
+
+
+def part_vectors(generation: Path, *, mapped: bool = True) -> list[np.ndarray]:
+    """The vectors of each part of a generation (memory-mapped by default)."""
+    return [
+        np.load(folder / VECTORS, mmap_mode="r" if mapped else None) for folder in parts(generation)
+    ]
+
+
+class VectorRows:
+    """The vectors of a generation's parts read as one matrix, each part memory-mapped.
+
+    Slicing reads only the rows asked for; `np.asarray` reads them all.
+    """
+
+    def __init__(self, arrays: Sequence[np.ndarray]) -> None:
+        self.arrays = list(arrays)
+        self._starts = np.cumsum([0, *(len(a) for a in self.arrays)])
+        width = self.arrays[0].shape[1] if self.arrays and self.arrays[0].ndim == 2 else 0
+        self.shape = (int(self._starts[-1]), int(width))
+        self.ndim = min(a.ndim for a in self.arrays) if self.arrays else 2
+
+    @classmethod
+    def of(cls, generation: Path) -> VectorRows:
+        """The vectors of `generation`, memory-mapped."""
+        return cls(part_vectors(generation))
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, rows: int | slice) -> np.ndarray:
+        if isinstance(rows, slice):
+            start, stop, step = rows.indices(len(self))
+            pieces = []
+            for array, first in zip(self.arrays, self._starts[:-1], strict=True):
+                lo, hi = max(start, int(first)), min(stop, int(first) + len(array))
+                if lo < hi:
+                    pieces.append(np.asarray(array[lo - first : hi - first]))
+            if not pieces:
+                return np.zeros((0, self.shape[1]), dtype=np.float32)
+            joined = pieces[0] if len(pieces) == 1 else np.concatenate(pieces)
+            return joined[::step]
+        if rows < 0:
+            rows += len(self)
+        part = int(np.searchsorted(self._starts, rows, side="right")) - 1
+        return np.asarray(self.arrays[part][rows - int(self._starts[part])])
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        joined = self.arrays[0] if len(self.arrays) == 1 else np.concatenate(self.arrays)
+        return np.asarray(joined, dtype=dtype)

@@ -73,3 +73,27 @@ def test_cli_turns_a_bad_job_argument_into_one_sentence_and_exit_2() -> None:
 def test_unknown_job_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError, match="mog-router"):
         find_job("no-such-job")
+
+
+def test_a_job_without_the_train_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    from prefrag.training import jobs
+
+    def main_install(name: str):  # what importing a job gives where the extra is absent
+        raise ModuleNotFoundError(f"No module named {name!r}", name="sklearn.linear_model")
+
+    monkeypatch.setattr(jobs.importlib, "import_module", main_install)
+    result = runner.invoke(app, ["train", "switcher-small", "--pairs", "p.jsonl"])
+    assert result.exit_code == 2
+    words = " ".join(result.output.split())
+    assert "needs sklearn" in words and "pip install 'prefrag[train]'" in words
+    monkeypatch.setattr(jobs.importlib, "import_module", importlib.import_module)
+    other = ModuleNotFoundError("No module named 'nowhere'", name="nowhere")
+
+    def broken(name: str):
+        raise other
+
+    monkeypatch.setattr(jobs.importlib, "import_module", broken)
+    with pytest.raises(ModuleNotFoundError):  # not an extra's module: not hidden
+        jobs.run_job("switcher-small", [])

@@ -76,24 +76,17 @@ def test_unknown_job_is_a_configuration_error() -> None:
 
 
 def test_a_job_without_the_train_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    import importlib
-
     from prefrag.training import jobs
 
-    def main_install(name: str):  # what importing a job gives where the extra is absent
-        raise ModuleNotFoundError(f"No module named {name!r}", name="sklearn.linear_model")
-
-    monkeypatch.setattr(jobs.importlib, "import_module", main_install)
+    # A job whose module needs a part of scikit-learn that is not installed, as every
+    # training job's is in a main install (no `train` extra).
+    absent = jobs.Job("switcher-small", "sklearn.prefrag_absent_module", "help")
+    monkeypatch.setattr(jobs, "find_job", lambda name: absent)
     result = runner.invoke(app, ["train", "switcher-small", "--pairs", "p.jsonl"])
     assert result.exit_code == 2
     words = " ".join(result.output.split())
     assert "needs sklearn" in words and "pip install 'prefrag[train]'" in words
-    monkeypatch.setattr(jobs.importlib, "import_module", importlib.import_module)
-    other = ModuleNotFoundError("No module named 'nowhere'", name="nowhere")
-
-    def broken(name: str):
-        raise other
-
-    monkeypatch.setattr(jobs.importlib, "import_module", broken)
-    with pytest.raises(ModuleNotFoundError):  # not an extra's module: not hidden
+    # A module outside the extras is a real bug: not dressed up as a missing extra.
+    monkeypatch.setattr(jobs, "find_job", lambda name: jobs.Job(name, "prefrag_nowhere", "h"))
+    with pytest.raises(ModuleNotFoundError):
         jobs.run_job("switcher-small", [])

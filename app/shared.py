@@ -42,12 +42,15 @@ class SharedResources:
     ) -> None:
         self._embedder = embedder
         self._built: dict[Hashable, Any] = {}
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # a build may ask for another (its embedder)
         self._threads = threading.local()
         self.web_searches = threading.BoundedSemaphore(max_pending_web_searches)
 
     def once(self, key: Hashable, build: Callable[[], _T]) -> _T:
-        """What `build()` returned the first time `key` was asked for (built under a lock)."""
+        """What `build()` returned the first time `key` was asked for (built under a lock).
+
+        `build` may itself ask for another shared resource (re-entrant).
+        """
         with self._lock:
             if key not in self._built:
                 self._built[key] = build()

@@ -128,6 +128,21 @@ def load_questions(split: str, corpus: str | None, set_dir: Path = TUNING) -> li
     ]
 
 
+def corpus_documents(corpus: str, set_dir: Path = TUNING) -> dict[str, str]:
+    """Document id -> text for one corpus of a set, ids as `cited_documents` reports them.
+
+    A JSONL file's rows are documents by their `id`; any other file is one document by its
+    name without the suffix.
+    """
+    texts = {}
+    for path in sorted((set_dir / corpus / "docs").iterdir()):
+        if path.suffix == ".jsonl":
+            texts.update({row["id"]: row["text"] for row in read_rows(path)})
+        else:
+            texts[path.stem] = path.read_text()
+    return texts
+
+
 def index_corpus(corpus: str, home: Path, set_dir: Path = TUNING) -> None:
     """`prefrag index <set_dir>/<corpus>/docs --source <corpus>` into `home`."""
     prefrag = Path(sys.executable).with_name("prefrag")

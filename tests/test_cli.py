@@ -59,7 +59,9 @@ def test_ask_json_has_answer_citations_route_counters(corpus: Path) -> None:
     assert result.exit_code == 0, result.output
     record = json.loads(result.stdout)
     assert set(record) >= {"answer", "citations", "route", "counters"}
-    assert record["answer"]
+    # The note that says what raises simvastatin levels answers, and is cited.
+    assert "grapefruit" in record["answer"].lower(), record["answer"]
+    assert [c["title"] for c in record["citations"]] == ["Statins and grapefruit"]
     assert record["route"][0]["searched"] == ["notes"]
     assert {c["id"] for c in record["citations"]} <= {
         d for step in record["route"] for d in step["used"]

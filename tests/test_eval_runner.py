@@ -5,6 +5,7 @@ import json
 import pytest
 import typer
 from _eval_fakes import KeywordSource, ScriptedReasoner
+from fake_encoders import BagOfWords
 from typer.testing import CliRunner
 
 from prefrag.errors import ConfigurationError
@@ -294,23 +295,6 @@ def test_retrieval_modes_of_one_index_are_scored_separately(tmp_path, monkeypatc
 
 
 # ----- tool nodes -----------------------------------------------------------------------
-class _Words:
-    """Deterministic stand-in for the embedder (hashed bag of words, unit length)."""
-
-    dimension = 64
-
-    def encode(self, texts):
-        import zlib
-
-        import numpy as np
-
-        out = np.zeros((len(texts), 64), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in text.lower().split():
-                out[i, zlib.crc32(word.encode()) % 64] += 1.0
-        return out / np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
-
-
 class _CountingKeywordSource(KeywordSource):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -324,7 +308,7 @@ class _CountingKeywordSource(KeywordSource):
 def test_polyview_option_reaches_the_graph_and_is_saved(tmp_path, monkeypatch):
     from prefrag.tools.polyview import PolyviewReranker
 
-    care = {"care": PolyviewReranker(profile="care", embedder=_Words())}
+    care = {"care": PolyviewReranker(profile="care", embedder=BagOfWords())}
     _, _, web = _sources()
     local = _CountingKeywordSource(
         "local", "local", [(f"Town{q}", f"town{q} lies in region{q}") for q in range(4)]
@@ -385,7 +369,7 @@ def test_mog_option_builds_the_index_of_the_searched_source_and_uses_it(tmp_path
         out=str(tmp_path / "run"),
         context={"top_k": 2, "use_mog": True},
     )
-    with sharing(SharedResources(embedder=_Words())):  # the process's embedder, for this run
+    with sharing(SharedResources(embedder=BagOfWords())):  # the process's embedder, for this run
         run_eval(
             config,
             sources=registry,

@@ -141,3 +141,35 @@ def test_every_allowed_entry_still_exists() -> None:
         module, attribute = name.rsplit(".", 1)
         assert module in modules, name
         assert attribute in modules[module].read_text(encoding="utf-8"), name
+
+
+def test_a_shared_resource_is_built_once_and_may_need_another() -> None:
+    import threading
+
+    from prefrag.shared import SharedResources
+
+    shared = SharedResources()
+    built: list[str] = []
+
+    def embedder() -> str:
+        built.append("e")
+        return "e"
+
+    def reasoner() -> str:
+        built.append("reasoner")
+        return "reasoner using " + shared.once("embedder", embedder)
+
+    threads = [threading.Thread(target=shared.once, args=("r", reasoner)) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(5)
+    assert not any(thread.is_alive() for thread in threads)  # no build waits on itself
+    assert shared.once("r", reasoner) == "reasoner using e"
+    assert built == ["reasoner", "e"]
+    stemmers = []
+    worker = threading.Thread(target=lambda: stemmers.append(shared.stemmer()))
+    worker.start()
+    worker.join(5)
+    assert stemmers[0] is not shared.stemmer()  # one per thread
+    assert shared.stemmer() is shared.stemmer()

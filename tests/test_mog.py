@@ -1,9 +1,8 @@
 from __future__ import annotations
 
-import zlib
-
 import numpy as np
 import pytest
+from fake_encoders import BagOfWords
 from langgraph.runtime import Runtime
 
 from prefrag.documents import make_document
@@ -19,16 +18,6 @@ from prefrag.training.mog_router import (
     soft_labels,
     train_router,
 )
-
-
-class BagOfWords:
-    def encode(self, texts):
-        out = np.zeros((len(texts), 64), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in text.lower().replace(".", " ").split():
-                out[i, zlib.crc32(word.encode()) % 64] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1, norms)
 
 
 def words_doc(doc: str, n: int, **meta):

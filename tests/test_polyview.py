@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-import zlib
 from datetime import date
 
 import numpy as np
 import pytest
+from fake_encoders import BagOfWords
 from langchain_core.language_models.fake_chat_models import (
     FakeListChatModel,
     GenericFakeChatModel,
@@ -23,18 +23,6 @@ from prefrag.tools.polyview import (
 )
 
 TODAY = date(2025, 1, 1)
-
-
-class BagOfWords:
-    """Deterministic stand-in for the embedder: hashed bag of words, unit length."""
-
-    def encode(self, texts):
-        out = np.zeros((len(texts), 64), dtype=np.float32)
-        for i, text in enumerate(texts):
-            for word in text.lower().replace(".", " ").split():
-                out[i, zlib.crc32(word.encode()) % 64] += 1.0
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms == 0, 1, norms)
 
 
 class Table:

@@ -22,19 +22,6 @@ scorer = load_file(REPO_ROOT / "bench" / "tuning_set.py", "tuning_set_for_sealed
 ITEMS = scorer.load_questions("all", None, SEALED)
 
 
-def _documents(corpus: str) -> dict[str, str]:
-    """Document id -> text for one sealed corpus, ids as the scorer reports them."""
-    texts = {}
-    for path in sorted((SEALED / corpus / "docs").iterdir()):
-        if path.suffix == ".jsonl":
-            for line in path.read_text().splitlines():
-                record = json.loads(line)
-                texts[record["id"]] = record["text"]
-        else:
-            texts[path.stem] = path.read_text()
-    return texts
-
-
 def test_the_sealed_set_loads_apart_from_the_tuning_set() -> None:
     """`--set bench/sealed` reads its own questions; the default still reads bench/tuning."""
     assert ITEMS and {item["split"] for item in ITEMS} == {"sealed"}
@@ -49,7 +36,7 @@ def test_every_sealed_answerable_item_is_answered_by_its_gold_documents() -> Non
     for item in ITEMS:
         if item["docs"] == scorer.UNANSWERABLE:
             continue
-        documents = _documents(item["corpus"])
+        documents = scorer.corpus_documents(item["corpus"], SEALED)
         missing = [doc for doc in item["docs"] if doc not in documents]
         assert not missing, f"{item['id']}: unknown gold documents {missing}"
         text = scorer.normalize(" ".join(documents[doc] for doc in item["docs"]))

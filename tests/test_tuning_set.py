@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 
@@ -10,23 +9,9 @@ import pytest
 from repo_files import load_file
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-TUNING = REPO_ROOT / "bench" / "tuning"
 
 
 scorer = load_file(REPO_ROOT / "bench" / "tuning_set.py", "tuning_set")
-
-
-def _documents(corpus: str) -> dict[str, str]:
-    """Document id -> text for one corpus, ids as the scorer reports them."""
-    texts = {}
-    for path in sorted((TUNING / corpus / "docs").iterdir()):
-        if path.suffix == ".jsonl":
-            for line in path.read_text().splitlines():
-                record = json.loads(line)
-                texts[record["id"]] = record["text"]
-        else:
-            texts[path.stem] = path.read_text()
-    return texts
 
 
 ITEMS = scorer.load_questions("all", None)
@@ -37,7 +22,7 @@ def test_every_answerable_item_is_answered_by_its_gold_documents() -> None:
     for item in ITEMS:
         if item["docs"] == scorer.UNANSWERABLE:
             continue
-        documents = _documents(item["corpus"])
+        documents = scorer.corpus_documents(item["corpus"])
         missing = [doc for doc in item["docs"] if doc not in documents]
         assert not missing, f"{item['id']}: unknown gold documents {missing}"
         text = scorer.normalize(" ".join(documents[doc] for doc in item["docs"]))

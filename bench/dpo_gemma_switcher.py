@@ -41,13 +41,17 @@ import time
 from pathlib import Path
 
 from _common import HOTPOT
+from langchain_core.language_models.chat_models import BaseChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import Field
 
 from prefrag.datasets import load_dataset
 from prefrag.documents import make_document
-from prefrag.local_models import HFChatModel
+from prefrag.local_models import HFChatModel, _chat_dicts
 from prefrag.reasoners.extractive import ExtractiveReasoner
 from prefrag.reasoners.llm import LLMReasoner, compare_prompt
-from prefrag.reasoners.parsing import parse_compare
+from prefrag.reasoners.parsing import is_placeholder, is_unreadable_reply, parse_compare
 from prefrag.training.pairs import make_pair
 from prefrag.training.switcher_teachers import GoldTeacher
 
@@ -125,17 +129,109 @@ def judged(statuses: list[bool], truth: list[bool], parsed: list[bool] | None = 
     return result
 
 
-def policy_verdicts(model: HFChatModel, cases, doc_chars: int, saved: Path):
-    """(status, fell back) per case, resumed from and appended to `saved` (JSONL)."""
-    reasoner = LLMReasoner({"default": model}, structured=False, max_doc_chars=doc_chars)
+def runtime_status(reply: str, prompt: str, shown: list[str]) -> bool | None:
+    """The status the runtime `compare` reads from `reply`, None when it reads none."""
+    if is_unreadable_reply(reply, prompt):
+        return None
+    verdict = parse_compare(reply, quoted=shown)
+    if verdict is None or is_placeholder(verdict.analysis):
+        return None
+    return verdict.status
+
+
+def generate_batch(
+    chat: HFChatModel, conversations: list[list[dict[str, str]]], *, count: int = 1
+) -> list[list[str]]:
+    """`count` replies per conversation from `chat`'s checkpoint, in one `generate` call.
+
+    The same chat template, sampling settings (`chat.temperature` above zero samples with
+    `top_p`, else greedy) and reply length as `HFChatModel.invoke`; the prompts are
+    left-padded into one batch and each prompt's samples share its forward pass
+    (`num_return_sequences`). On two CPU cores this is what makes the run affordable:
+    decoding reads the weights once per token for the whole batch. Greedy replies match
+    one-at-a-time decoding up to floating-point ties.
+    """
+    import torch
+
+    model, tokenizer = chat._load()
+    tokenizer.padding_side = "left"
+    encoded = tokenizer.apply_chat_template(
+        conversations,
+        add_generation_prompt=True,
+        padding=True,
+        return_dict=True,
+        return_tensors="pt",
+    )
+    length = int(encoded["input_ids"].shape[-1])
+    options: dict = {"do_sample": chat.temperature > 0, "max_new_tokens": chat.max_new_tokens}
+    if chat.temperature > 0:
+        options.update(temperature=chat.temperature, top_p=chat.top_p)
+    with torch.no_grad():
+        output = model.generate(
+            **encoded, num_return_sequences=count, pad_token_id=tokenizer.pad_token_id, **options
+        )
+    texts = [tokenizer.decode(row[length:], skip_special_tokens=True) for row in output]
+    return [texts[i * count : (i + 1) * count] for i in range(len(conversations))]
+
+
+class ReplayModel(BaseChatModel):
+    """A chat model answering from replies generated beforehand, keyed by the messages.
+
+    It lets the runtime `LLMReasoner.compare` (its parser, its repair retry, its fallback)
+    judge replies that were generated in batches. A conversation without a reply is
+    recorded in `missing` and answered with an empty text; the caller generates those and
+    runs again, keeping only the run in which nothing was missing.
+    """
+
+    replies: dict = Field(default_factory=dict)
+    missing: list = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "replay"
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs) -> ChatResult:
+        chat = _chat_dicts(messages)
+        key = json.dumps(chat)
+        if key not in self.replies:
+            self.missing.append(chat)
+        message = AIMessage(content=self.replies.get(key, ""))
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def policy_verdicts(model: HFChatModel, cases, doc_chars: int, saved: Path, batch: int):
+    """(status, fell back) per case, resumed from and appended to `saved` (JSONL).
+
+    Each verdict comes from the runtime path, `LLMReasoner(structured=False).compare`: its
+    prompt, its parser, its one repair retry on an unreadable reply and its "keep"
+    fallback. Only the model calls are batched: the compare runs once to learn which
+    conversations it asks (the prompts, then the repair conversations of unreadable
+    replies), those are generated `batch` at a time (greedy), and the compare runs again
+    on the generated replies.
+    """
     out = [json.loads(line) for line in saved.read_text().splitlines()] if saved.exists() else []
     out = out[: len(cases)]  # held-out steps are a prefix: a smaller --eval-steps reuses them
-    for number, (question, held, new) in enumerate(cases[len(out) :], start=len(out) + 1):
-        verdict = reasoner.compare(question, held, new)
-        out.append({"status": verdict.status, "fallback": verdict.fallback})
-        with saved.open("a") as handle:  # only reached when `saved` holds fewer steps
-            handle.write(json.dumps(out[-1]) + "\n")
-        print(f"{saved.stem}: {number}/{len(cases)}", flush=True)
+    for first in range(len(out), len(cases), batch):
+        chunk = cases[first : first + batch]
+        replay = ReplayModel()
+        reasoner = LLMReasoner({"default": replay}, structured=False, max_doc_chars=doc_chars)
+        while True:
+            replay.missing = []
+            verdicts = [reasoner.compare(*case) for case in chunk]
+            if not replay.missing:
+                break
+            asked = list({json.dumps(chat): chat for chat in replay.missing}.values())
+            for at in range(0, len(asked), batch):
+                group = asked[at : at + batch]
+                for chat, (reply,) in zip(group, generate_batch(model, group), strict=True):
+                    replay.replies[json.dumps(chat)] = reply
+        with saved.open("a") as handle:
+            for case, verdict in zip(chunk, verdicts, strict=True):
+                prompt = compare_prompt(*case, max_doc_chars=doc_chars)
+                reply = replay.replies[json.dumps([{"role": "user", "content": prompt}])]
+                out.append({"status": verdict.status, "fallback": verdict.fallback, "reply": reply})
+                handle.write(json.dumps(out[-1]) + "\n")
+        print(f"{saved.stem}: {len(out)}/{len(cases)}", flush=True)
     return [(v["status"], v["fallback"]) for v in out]
 
 
@@ -148,6 +244,9 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=2, help="Policy samples per step.")
     parser.add_argument("--doc-chars", type=int, default=120)
     parser.add_argument("--max-new-tokens", type=int, default=64)
+    parser.add_argument(
+        "--batch", type=int, default=4, help="Prompts per generate call (speed only)."
+    )
     parser.add_argument("--epochs", type=float, default=2)
     parser.add_argument("--learning-rate", type=float, default=2e-4)
     args = parser.parse_args()
@@ -184,40 +283,38 @@ def main() -> None:
         [json.loads(line) for line in sampled.read_text().splitlines()] if sampled.exists() else []
     )
     pairs, made, why = [], 0, {"every sample agreed": 0}
-    for number, (item, case) in enumerate(train_cases, start=1):
-        if number <= len(done):
-            if done[number - 1]["pair"] is None:
-                why["every sample agreed"] += 1
-            else:
-                made += 1
-                pairs.append(done[number - 1]["pair"])
-            continue
-        right = teacher.verdict(item, *case)
-        prompt = compare_prompt(*case, max_doc_chars=args.doc_chars)
-        samples = [str(sampler.invoke([("user", prompt)]).content) for _ in range(args.samples)]
-        wrong = [
-            reply
-            for reply in samples
-            if reply.strip()
-            and ((verdict := parse_compare(reply)) is None or verdict.status != right.status)
-        ]
-        pair = None
-        if not wrong:
+    for row in done:
+        if row["pair"] is None:
             why["every sample agreed"] += 1
         else:
-            rejected_text = random.Random(f"{number}").choice(wrong)
             made += 1
-            pair = make_pair(
-                prompt,
-                right,
-                right,
-                {"question_id": item.id, "step": len(case[1]) // PER_STEP + 1, "teacher": "gold"},
-            )
-            pair["rejected"] = [{"role": "assistant", "content": rejected_text}]
-            pairs.append(pair)
-        with sampled.open("a") as handle:
-            handle.write(json.dumps({"pair": pair, "samples": samples}) + "\n")
-        print(f"sampled: {number}/{len(train_cases)}", flush=True)
+            pairs.append(row["pair"])
+    for first in range(len(done), len(train_cases), args.batch):
+        group = list(enumerate(train_cases[first : first + args.batch], start=first + 1))
+        prompts = [compare_prompt(*case, max_doc_chars=args.doc_chars) for _, (_, case) in group]
+        conversations = [[{"role": "user", "content": prompt}] for prompt in prompts]
+        drawn = generate_batch(sampler, conversations, count=args.samples)
+        for (number, (item, case)), prompt, samples in zip(group, prompts, drawn, strict=True):
+            right = teacher.verdict(item, *case)
+            shown = [d.page_content for d in (*case[1], *case[2])]
+            wrong = [
+                reply
+                for reply in samples
+                if reply.strip() and runtime_status(reply, prompt, shown) is not right.status
+            ]
+            pair = None
+            if not wrong:
+                why["every sample agreed"] += 1
+            else:
+                rejected_text = random.Random(f"{number}").choice(wrong)
+                made += 1
+                meta = {"question_id": item.id, "step": len(case[1]) // PER_STEP + 1}
+                pair = make_pair(prompt, right, right, {**meta, "teacher": "gold"})
+                pair["rejected"] = [{"role": "assistant", "content": rejected_text}]
+                pairs.append(pair)
+            with sampled.open("a") as handle:
+                handle.write(json.dumps({"pair": pair, "samples": samples}) + "\n")
+        print(f"sampled: {group[-1][0]}/{len(train_cases)}", flush=True)
     data = run_dir / "pairs.jsonl"
     data.write_text("".join(json.dumps(p) + "\n" for p in pairs))
     timings["pairs sampled"] = round(time.perf_counter() - clock)
@@ -227,7 +324,7 @@ def main() -> None:
 
     greedy = HFChatModel(checkpoint=str(base), temperature=0.0, max_new_tokens=args.max_new_tokens)
     cases = [case for _, case in eval_cases]
-    before = policy_verdicts(greedy, cases, args.doc_chars, run_dir / "before.jsonl")
+    before = policy_verdicts(greedy, cases, args.doc_chars, run_dir / "before.jsonl", args.batch)
     timings["before measured"] = round(time.perf_counter() - clock)
     print(timings, flush=True)
     out = run_dir / "switcher"
@@ -250,7 +347,7 @@ def main() -> None:
         )
     timings["trained"] = round(time.perf_counter() - clock)
     trained = HFChatModel(checkpoint=str(out), temperature=0.0, max_new_tokens=args.max_new_tokens)
-    after = policy_verdicts(trained, cases, args.doc_chars, run_dir / "after.jsonl")
+    after = policy_verdicts(trained, cases, args.doc_chars, run_dir / "after.jsonl", args.batch)
     timings["after measured"] = round(time.perf_counter() - clock)
 
     heuristic = ExtractiveReasoner(use_embeddings=False)

@@ -6,6 +6,10 @@ that fits the schema (two searches then an answer, then an answer; a
 "True" switcher verdict; a CORRECT reflection); otherwise a ReAct-style text answer. Each
 request waits `latency` seconds before replying, like a remote model would, and the server
 refuses to start on a non-loopback address and stops accepting after `max_requests`.
+A request with `"stream": true` gets the same reply as server-sent events, the way
+OpenAI-compatible servers stream: `chat.completion.chunk` objects, the role first, then
+the content a few characters at a time, a last chunk with the `finish_reason` (and a usage
+chunk when `stream_options.include_usage` asks for one), then `data: [DONE]`.
 
     with StubChatServer(latency=0.2) as server:
         settings = settings.model_copy(update={"openai_base_url": server.url, ...})
@@ -119,6 +123,15 @@ def _handler_for(server: StubChatServer) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(body)
 
+        def _send_events(self, chunks: list[dict[str, Any]]) -> None:
+            events = [f"data: {json.dumps(chunk)}\n\n" for chunk in chunks]
+            body = "".join([*events, "data: [DONE]\n\n"]).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
         def do_GET(self) -> None:
             if self.path.rstrip("/").endswith("/models"):
                 self._send(200, {"object": "list", "data": [{"id": "stub", "object": "model"}]})
@@ -148,7 +161,10 @@ def _handler_for(server: StubChatServer) -> type[BaseHTTPRequestHandler]:
                     server.received.append(request)
                 reply = server.reply(request)
                 status, payload = reply if isinstance(reply, tuple) else (200, reply)
-                self._send(status, payload)
+                if status == 200 and request.get("stream") and isinstance(payload, dict):
+                    self._send_events(stream_chunks(payload, request))
+                else:
+                    self._send(status, payload)
             finally:
                 server._release()
 
@@ -184,6 +200,47 @@ def completion(request: dict[str, Any]) -> dict[str, Any]:
             "total_tokens": prompt_tokens + completion_tokens,
         },
     }
+
+
+def _streamable(payload: Any) -> bool:
+    """Whether `payload` is a chat completion whose one message can be sent as chunks."""
+    choices = payload.get("choices") if isinstance(payload, dict) else None
+    return (
+        isinstance(choices, list) and bool(choices) and isinstance(choices[0].get("message"), dict)
+    )
+
+
+def stream_chunks(payload: dict[str, Any], request: dict[str, Any]) -> list[dict[str, Any]]:
+    """The chat completion `payload` as the chunks a streaming server sends for `request`.
+
+    A payload with no message to stream (empty choices, an error object) goes out as one
+    event, as a server would send its error.
+
+    Content goes out in pieces of a few characters (several tokens' worth, as servers
+    batch them); tool calls, when the message has them, go in one delta.
+    """
+    if not _streamable(payload):
+        return [payload]
+    message = payload["choices"][0]["message"]
+    finish = payload["choices"][0].get("finish_reason") or "stop"
+    content = message.get("content") or ""
+    deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+    deltas += [{"content": content[i : i + 6]} for i in range(0, len(content), 6)]
+    if message.get("tool_calls"):
+        deltas.append(
+            {"tool_calls": [{"index": n, **call} for n, call in enumerate(message["tool_calls"])]}
+        )
+    head = {key: payload[key] for key in ("id", "created", "model") if key in payload}
+    choices: list[dict[str, Any]] = [
+        *({"index": 0, "delta": delta, "finish_reason": None} for delta in deltas),
+        {"index": 0, "delta": {}, "finish_reason": finish},
+    ]
+    chunks = [{**head, "object": "chat.completion.chunk", "choices": [c]} for c in choices]
+    if (request.get("stream_options") or {}).get("include_usage") and payload.get("usage"):
+        chunks.append(
+            {**head, "object": "chat.completion.chunk", "choices": [], "usage": payload["usage"]}
+        )
+    return chunks
 
 
 def _text_reply(prompt: str) -> str:

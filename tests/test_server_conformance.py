@@ -201,6 +201,18 @@ SHAPES: dict[str, tuple[Callable[[dict[str, Any]], Reply], bool, bool]] = {
         True,
         False,
     ),
+    # A server whose chat template does not match the model: the turn markers come back
+    # and what follows them is the model writing the next turns, not its verdict.
+    "chat-template tokens around a verdict": (
+        text('[/INST] {"analysis": "Already known.", "status": false} </s><s>[INST]'),
+        True,
+        True,
+    ),
+    "Gemma turn markers around a verdict": (
+        text('<start_of_turn>model\n{"analysis": "Already known.", "status": false}'),
+        True,
+        True,
+    ),
     "quoted document object first, then the own verdict": (
         text(
             'The kiln log reads {"status": false}.\n'
@@ -248,6 +260,51 @@ def test_an_unreadable_answer_abstains_and_a_quoted_id_is_not_invented():
     assert draft.fallback and draft.abstained and draft.cited_ids == []
 
 
+def echo(tail: str = "") -> Callable[[dict[str, Any]], Reply]:
+    """A server whose model sends each prompt back (as a pretrained model does), then `tail`."""
+    return lambda request: completion({"content": request["messages"][-1]["content"] + tail})
+
+
+# Replies the answer role must not read as an answer: each parsed as one on the old code
+# (the prompt's own `Final Answer: 1974 [doc-12]` example, or an answer after template
+# tokens), and the echoes cited every document they repeated.
+UNREADABLE_ANSWERS: dict[str, Callable[[dict[str, Any]], Reply]] = {
+    "the prompt echoed": echo(),
+    "the prompt echoed, then [/INST]": echo("\n[/INST] Final Answer: a celadon glaze [new-1]"),
+    "Llama/Mistral markers": text("[INST] Final Answer: a celadon glaze [new-1] [/INST]"),
+    "Gemma turn markers": text(
+        "Final Answer: a celadon glaze [new-1]<end_of_turn>\n<start_of_turn>user"
+    ),
+    "ChatML markers": text(
+        "<|im_start|>assistant\nFinal Answer: a celadon glaze [new-1]<|im_end|>"
+    ),
+    "Llama 3 markers": text("<|start_header_id|>assistant<|end_header_id|>\n\na celadon glaze"),
+}
+
+
+@pytest.mark.parametrize("shape", list(UNREADABLE_ANSWERS))
+def test_an_answer_holding_the_template_or_the_prompt_is_no_answer(shape: str) -> None:
+    with StubChatServer(reply=UNREADABLE_ANSWERS[shape]) as server:
+        draft = reasoner_for(server.url).answer(QUESTION, [], [*HELD, *NEW])
+    assert (draft.fallback, draft.abstained, draft.cited_ids) == (True, True, [])
+    assert "celadon" not in draft.answer and "Question:" not in draft.answer
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Final Answer: a celadon glaze [new-1]",
+        # quoting a document the prompt showed, and the question once, is still an answer
+        "Thought: the kiln log says 'Marrow fired a celadon glaze at cone ten'.\n"
+        f"Question: {QUESTION}\nFinal Answer: a celadon glaze [new-1]",
+    ],
+)
+def test_an_answer_quoting_a_document_or_the_question_is_still_read(reply: str) -> None:
+    with StubChatServer(reply=text(reply)) as server:
+        draft = reasoner_for(server.url).answer(QUESTION, [], [*HELD, *NEW])
+    assert (draft.answer, draft.cited_ids, draft.abstained) == ("a celadon glaze", ["new-1"], False)
+
+
 # --- end to end: the CLI and the API ---------------------------------------------------------
 
 
@@ -287,6 +344,21 @@ def test_cli_garbage_from_every_role_abstains_and_says_so(notes, monkeypatch):
     assert all(r["label"] != "CORRECT" for r in record["reflections"])
     assert record["role_fallbacks"] == record["role_decisions"] and record["role_decisions"]
     assert any("Every role's reply was unreadable" in note for note in record["notes"])
+
+
+@pytest.mark.parametrize("tail", ["", "\n[/INST] Question:"])
+def test_cli_a_model_echoing_every_prompt_abstains(notes, monkeypatch, tail):
+    """What the pretrained Gemma 3 270M did behind llama.cpp: each reply was the prompt
+    again ("Question: ... [/INST] ..."). The old code read the echoed format example as
+    the answer and the echoed label list as a CORRECT self-evaluation."""
+    with StubChatServer(reply=echo(tail)) as server:
+        _serve(monkeypatch, server)
+        record = _ask("--reasoner", "llm")
+    assert record["abstained"] is True
+    assert record["citations"] == []
+    assert "Question:" not in record["answer"] and "1974" not in record["answer"]
+    assert all(r["label"] != "CORRECT" for r in record["reflections"])
+    assert record["role_fallbacks"] == record["role_decisions"] and record["role_decisions"]
 
 
 def test_cli_against_a_llama_cpp_server_answers_from_the_model(notes, monkeypatch):

@@ -315,3 +315,30 @@ def test_indexed_documents_are_judged_by_the_vectors_their_index_stored(tmp_path
         atol=1e-4,
     )
     assert all(v is not None for v in StoredVectors([source])(documents))
+
+
+def _without_sklearn(monkeypatch):
+    """Make every `import sklearn...` fail, as in an install without the `train` extra."""
+    import sys
+
+    for name in [n for n in sys.modules if n == "sklearn" or n.startswith("sklearn.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setitem(sys.modules, "sklearn", None)
+
+
+def test_training_without_scikit_learn_names_the_extra(tmp_path, monkeypatch):
+    pairs = _pairs_file(tmp_path / "pairs.jsonl")
+    _without_sklearn(monkeypatch)
+    config = SwitcherSmallConfig(pairs=str(pairs), out=str(tmp_path / "sw"))
+    with pytest.raises(
+        ConfigurationError, match=r"needs scikit-learn: pip install 'prefrag\[train\]'"
+    ):
+        train(config, extractor=FeatureExtractor(WordEmbedder()))
+
+
+def test_a_saved_switcher_judges_without_scikit_learn(tmp_path, monkeypatch):
+    folder = _always(tmp_path / "sw", keep=False)
+    _without_sklearn(monkeypatch)
+    switcher = load_switcher(folder, embedder=WordEmbedder())
+    held, new = _step(5, keep=True)
+    assert switcher.compare(QUESTION.format(q=5), held, new).status is False

@@ -29,6 +29,19 @@ QUESTIONS = [
     ("What are the side effects of metformin?", "effects", "Metformin upsets the stomach."),
     ("Which vaccines do adults need?", "vaccines", "Adults need tetanus boosters."),
 ]
+# Questions no training job sees: the DPO test's held-out pairs (eight, so its accuracy
+# is more than a coin's two outcomes).
+UNSEEN = [
+    ("How long does a sprained ankle take to heal?", "sprained", "Sprains heal in weeks."),
+    ("Which vitamins help wounds close?", "vitamins", "Vitamin C supports wound healing."),
+    ("What triggers migraine attacks?", "triggers", "Missed meals trigger migraines."),
+    ("When should a fever be seen by a doctor?", "fever", "A fever above 39 C needs a doctor."),
+    ("How is kidney stone pain relieved?", "kidney", "Kidney stone pain eases with NSAIDs."),
+    ("What prevents travel sickness?", "sickness", "Antihistamines prevent travel sickness."),
+    ("Who should avoid grapefruit juice?", "grapefruit", "Statin users avoid grapefruit."),
+    ("What lowers the risk of stroke?", "stroke", "Lower blood pressure means fewer strokes."),
+]
+ALL_QUESTIONS = QUESTIONS + UNSEEN
 FAST = [
     "--per_device_train_batch_size",
     "6",  # every row in one step: each logged loss is the loss over all six plans
@@ -39,7 +52,9 @@ FAST = [
 
 
 def _sources() -> list[ListSource]:
-    answers = {key: [doc(f"gold-{i}", text, "book")] for i, (_, key, text) in enumerate(QUESTIONS)}
+    answers = {
+        key: [doc(f"gold-{i}", text, "book")] for i, (_, key, text) in enumerate(ALL_QUESTIONS)
+    }
     book = ListSource("book", answers=answers, default=[doc("b-x", "An unrelated page.", "book")])
     book.description = "Medical textbooks on diseases and their treatment."
     news = ListSource("news", default=[doc("n-x", "Hospital opening hours.", "news")])
@@ -49,14 +64,18 @@ def _sources() -> list[ListSource]:
 
 @pytest.fixture(scope="module")
 def spo_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """spo-explore (extractive expert) and spo-judge (gold judge) over six questions."""
+    """spo-explore (extractive expert) and spo-judge (gold judge) over all the questions.
+
+    `sft-train.jsonl` and `dpo-train.jsonl` hold the training questions' rows only;
+    `dpo-held-out.jsonl` the unseen questions' pairs.
+    """
     folder = tmp_path_factory.mktemp("spo-data")
     data = folder / "train.jsonl"
     data.write_text(
         "".join(
             json.dumps({"id": f"q{i}", "question": q, "answer": text, "gold_ids": [f"gold-{i}"]})
             + "\n"
-            for i, (q, _, text) in enumerate(QUESTIONS)
+            for i, (q, _, text) in enumerate(ALL_QUESTIONS)
         )
     )
     with pytest.MonkeyPatch.context() as patch:
@@ -65,7 +84,12 @@ def spo_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     summary = spo_judge.main(
         ["--data", str(folder / "explored.jsonl"), "--output_dir", str(folder)]
     )
-    assert summary["sft_rows"] == len(QUESTIONS) and summary["dpo_rows"] == len(QUESTIONS)
+    assert summary["sft_rows"] == summary["dpo_rows"] == len(ALL_QUESTIONS)
+    for name, rows in [("sft", slice(len(QUESTIONS))), ("dpo", slice(len(QUESTIONS)))]:
+        lines = (folder / f"{name}.jsonl").read_text().splitlines(keepends=True)
+        (folder / f"{name}-train.jsonl").write_text("".join(lines[rows]))
+    pairs = (folder / "dpo.jsonl").read_text().splitlines(keepends=True)
+    (folder / "dpo-held-out.jsonl").write_text("".join(pairs[len(QUESTIONS) :]))
     return folder
 
 
@@ -79,7 +103,7 @@ def sft_planner(spo_data: Path, tiny_causal_lm: Path):
             "--model_name_or_path",
             str(tiny_causal_lm),
             "--data",
-            str(spo_data / "sft.jsonl"),
+            str(spo_data / "sft-train.jsonl"),
             "--output_dir",
             str(spo_data / "planner-sft"),
             "--lora_target_modules",
@@ -186,7 +210,7 @@ def test_a_plan_that_would_be_cut_off_is_refused(spo_data: Path, tiny_causal_lm:
                 "--model_name_or_path",
                 str(tiny_causal_lm),
                 "--data",
-                str(spo_data / "sft.jsonl"),
+                str(spo_data / "sft-train.jsonl"),
                 "--max_length",
                 "64",
             ]
@@ -268,9 +292,6 @@ def test_the_sft_planner_serves_the_plan_role(
 def test_spo_dpo_aligns_the_sft_planner_on_plan_pairs(sft_planner, spo_data: Path) -> None:
     from prefrag.training.spo_dpo import main
 
-    pairs = (spo_data / "dpo.jsonl").read_text().splitlines(keepends=True)
-    (spo_data / "dpo-train.jsonl").write_text("".join(pairs[:4]))
-    (spo_data / "dpo-held-out.jsonl").write_text("".join(pairs[4:]))  # unseen questions
     result = main(
         [
             "--model_name_or_path",
@@ -292,12 +313,16 @@ def test_spo_dpo_aligns_the_sft_planner_on_plan_pairs(sft_planner, spo_data: Pat
     )
     metrics = result.metrics
     print({k: round(v, 4) for k, v in metrics.items() if k.startswith("eval_")})
-    assert metrics["eval_before/rewards/accuracies"] == 0.0  # the policy is the reference
-    # Four training pairs move the planner towards the chosen plans of unseen questions.
-    assert metrics["eval_after/rewards/accuracies"] >= 0.5
-    assert metrics["eval_after/rewards/margins"] > 0.0
+    # Before: the policy is the reference, every pair a tie (not a loss, not a win).
+    assert metrics["eval_before/pairs"] == len(UNSEEN) == 8
+    assert metrics["eval_before/pairs/tied"] == 1.0
+    # Six training pairs move the planner towards the chosen plans of unseen questions:
+    # at least 7 of 8 won, the fewest whose 95% Wilson interval lies above a coin's 0.5
+    # (7/8: 0.53-0.98). Measured: 8 of 8, median margin 0.105.
+    assert round(metrics["eval_after/pairs/won"] * len(UNSEEN)) >= 7
+    assert metrics["eval_after/pairs/margin_median"] > 0.0
     card = (result.output_dir / "README.md").read_text()
-    assert "SPO planner (DPO)" in card and "Pairs: 4 for training" in card
+    assert "SPO planner (DPO)" in card and "Pairs: 6 for training" in card
     assert "switcher" not in card
     summary = json.loads((result.output_dir / "training_summary.json").read_text())
     assert summary["base_model"] == str(sft_planner.merged_dir.resolve())

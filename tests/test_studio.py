@@ -25,7 +25,20 @@ def _free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def studio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def model_server() -> Iterator[Any]:
+    """A loopback OpenAI-compatible stub (it streams when asked) the Studio server can use.
+
+    Only its URL is configured, no model name, so runs stay on the extractive reasoner
+    unless their context names models.
+    """
+    from stub_server import StubChatServer
+
+    with StubChatServer() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def studio_server(tmp_path_factory: pytest.TempPathFactory, model_server: Any) -> Iterator[str]:
     if importlib.util.find_spec("langgraph_cli") is None:
         pytest.skip("langgraph-cli is not installed (dev extra)")
     port = _free_port()
@@ -36,6 +49,8 @@ def studio_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "LANGGRAPH_CLI_NO_ANALYTICS": "1",
         "LANGGRAPH_NO_VERSION_CHECK": "true",
         "HF_HUB_OFFLINE": "1",
+        "OPENAI_BASE_URL": model_server.url,
+        "PREFRAG_REQUEST_TIMEOUT": "10",
     }
     # This interpreter's langgraph-cli: a copied virtualenv's `langgraph` script may still
     # name the interpreter (and so the prefrag) it was installed for.
@@ -113,6 +128,41 @@ def test_question_through_langgraph_dev(studio_server: str) -> None:
     values: Any = state["values"]
     assert values["answer"]
     assert values["citations"] and values["citations"][0]["source"] == "demo"
+
+
+@pytest.mark.slow
+def test_model_tokens_stream_through_langgraph_dev(studio_server: str, model_server: Any) -> None:
+    """Studio's token stream: the LLM roles' replies arrive as chunks, deadline on."""
+    from langgraph_sdk import get_sync_client
+
+    client = get_sync_client(url=studio_server)
+    thread = client.threads.create()
+    roles = ("think", "compare", "answer", "reflect", "plan", "condense")
+    context: dict[str, Any] = {
+        "top_k": 3,
+        "fallback_sources": [],
+        "max_reflections": 0,
+        "reasoner": "llm",
+        **{f"{role}_model": "served-model" for role in roles},
+    }
+    asked_before = model_server.requests
+    chunks: list[tuple[str, str]] = []  # (node, content) per streamed message chunk
+    for part in client.runs.stream(
+        thread["thread_id"],
+        "prefrag",
+        input={"question": "Which medicines interact with warfarin?"},
+        context=context,
+        stream_mode="messages-tuple",
+    ):
+        if part.event == "messages" and isinstance(part.data, list) and len(part.data) == 2:
+            message, metadata = part.data
+            chunks.append((metadata.get("langgraph_node", ""), str(message.get("content", ""))))
+    asked = model_server.received[asked_before:]
+    assert asked and all(request.get("stream") for request in asked)
+    answer_pieces = [content for node, content in chunks if node == "answer" and content]
+    assert len(answer_pieces) > 3, chunks[:20]
+    assert "stub answer" in "".join(answer_pieces)
+    assert {"think", "answer"} <= {node for node, _ in chunks}
 
 
 @pytest.mark.slow

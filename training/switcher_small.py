@@ -109,10 +109,15 @@ def train_network(
     """
     import warnings
 
-    from sklearn.exceptions import ConvergenceWarning
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.neural_network import MLPClassifier
-    from sklearn.preprocessing import StandardScaler
+    try:
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.neural_network import MLPClassifier
+        from sklearn.preprocessing import StandardScaler
+    except ImportError as exc:
+        raise ConfigurationError(
+            "Training the small switcher needs scikit-learn: pip install 'prefrag[train]'."
+        ) from exc
 
     scaler = StandardScaler().fit(features)
     scale = np.where(scaler.scale_ < 1e-6, 1.0, scaler.scale_)

@@ -51,6 +51,7 @@ from prefrag.reasoners.base import (
 from prefrag.reasoners.parsing import (
     extract_citations,
     is_placeholder,
+    is_unreadable_reply,
     match_source,
     parse_answer,
     parse_compare,
@@ -254,12 +255,12 @@ class LLMReasoner:
                 expected=render_prompt("format_answer"),
             )
             if draft is None:
-                answer = _fallback_answer(raw)
+                answer = _fallback_answer(raw, prompt)
                 return ThinkDecision(
                     thought="",
                     action="answer",
                     answer=answer,
-                    cited_ids=extract_citations(raw),
+                    cited_ids=[] if answer == NO_ANSWER else extract_citations(raw),
                     abstained=answer == NO_ANSWER,
                     fallback=True,
                     usage=usage,
@@ -369,10 +370,10 @@ class LLMReasoner:
         )
         known = [doc_id(d) for d in evidence]
         if draft is None:
-            answer = _fallback_answer(raw)
+            answer = _fallback_answer(raw, prompt)
             return AnswerDraft(
                 answer=answer,
-                cited_ids=_known_ids(extract_citations(raw), known),
+                cited_ids=[] if answer == NO_ANSWER else _known_ids(extract_citations(raw), known),
                 abstained=answer == NO_ANSWER,
                 fallback=True,
                 usage=usage,
@@ -498,6 +499,11 @@ class LLMReasoner:
         model_role = "think" if role == "forced" else role
         model = self.models[model_role]
         usage = Usage()
+
+        def parse(raw: str) -> T | None:
+            # The template or the prompt coming back is no reply, whatever it would parse as.
+            return None if is_unreadable_reply(raw, prompt) else parser(raw)
+
         messages: list[BaseMessage] = [HumanMessage(prompt)]
         due = None if self.deadline is None else time.monotonic() + self.deadline
         if schema is not None and role in self._structured_runnables:
@@ -505,13 +511,15 @@ class LLMReasoner:
             if outcome is not _UNSUPPORTED:
                 parsed_wire, raw = outcome
                 result = _convert(convert, parsed_wire) if parsed_wire is not None else None
+                if result is not None and is_unreadable_reply(raw, prompt):
+                    result = None
                 if result is None:
-                    result = parser(raw)
+                    result = parse(raw)
                 if result is not None:
                     return result, usage, raw
                 logger.info("%s: unreadable structured reply; asking for text: %.200r", role, raw)
         raw = self._call_text(model_role, model, messages, usage, stop, due)
-        result = parser(raw)
+        result = parse(raw)
         if result is not None:
             return result, usage, raw
         logger.info("%s: unreadable reply; one repair retry: %.200r", role, raw)
@@ -527,7 +535,7 @@ class LLMReasoner:
             ),
         ]
         raw = self._call_text(model_role, model, repair, usage, stop, due)
-        result = parser(raw)
+        result = parse(raw)
         if result is None:
             logger.info("%s: unreadable after the repair retry: %.200r", role, raw)
         return result, usage, raw
@@ -825,12 +833,15 @@ def _feedback_block(feedback: Feedback | None) -> str:
     return render_prompt("feedback", feedback=feedback.render()) if feedback is not None else ""
 
 
-def _fallback_answer(raw: str) -> str:
+def _fallback_answer(raw: str, prompt: str) -> str:
     """The raw reply as the answer, or `NO_ANSWER` when it holds nothing but format labels.
 
-    A weak model often echoes the format (`Answer:` lines, empty `Final Answer:`); that is
-    no answer, and the run abstains rather than show it.
+    A weak model often echoes the format (`Answer:` lines, empty `Final Answer:`), the
+    prompt or the chat template (`is_unreadable_reply`); that is no answer, and the run
+    abstains rather than show it.
     """
+    if is_unreadable_reply(raw or "", prompt):
+        return NO_ANSWER
     text = strip_citations(raw or "").strip()
     if not _LABEL_LINE.sub("", text).strip(" \t\n*_-:.`\"'"):
         return NO_ANSWER

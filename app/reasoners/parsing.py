@@ -27,6 +27,7 @@ from prefrag.reasoners.base import (
 __all__ = [
     "extract_citations",
     "is_placeholder",
+    "is_unreadable_reply",
     "match_source",
     "parse_answer",
     "parse_compare",
@@ -41,6 +42,16 @@ _CITATION = re.compile(r"\[([A-Za-z0-9][\w.:/#@+-]{0,127})\]")
 _FENCE = re.compile(r"```[a-zA-Z]*")
 _QUOTES = "\"'\u201c\u201d\u2018\u2019"  # straight and typographic quotes
 _PLACEHOLDER = re.compile(r"<[^<>\n]{1,80}>")
+# Turn markers of common chat templates (Llama/Mistral, Gemma, ChatML, Llama 3, Phi, Zephyr):
+# text the model should never produce; a reply holding one ran past its turn or echoed
+# the template, and nothing in it is the model's answer to read.
+_CHAT_TEMPLATE_TOKEN = re.compile(
+    r"\[/?INST\]|<</?SYS>>|</?start_of_turn>|<end_of_turn>|<\|im_(?:start|end|sep)\|>"
+    r"|<\|(?:start_header_id|end_header_id|eot_id|begin_of_text|end_of_text|endoftext"
+    r"|user|assistant|system|end)\|>"
+)
+_ECHO_LINE_CHARS = 25  # prompt lines at least this long count when copied into a reply
+_ECHO_LINES = 2  # a reply copying this many of them echoes the prompt
 _TRUE = {"true", "yes", "1", "y", "t"}
 _FALSE = {"false", "no", "0", "n", "f"}
 
@@ -127,6 +138,29 @@ def parse_compare(text: str, *, quoted: Sequence[str] = ()) -> CompareVerdict | 
         return _parse_compare(_as_text(text), quoted)
     except Exception:
         return None
+
+
+def is_unreadable_reply(text: str, prompt: str = "") -> bool:
+    """Whether a reply is the chat template or the prompt coming back, not an answer.
+
+    Two shapes a weak or misconfigured model sends: a reply holding a chat template's turn
+    markers (`[/INST]`, `<start_of_turn>`, `<|im_start|>` ...), and a reply copying the
+    prompt's own instruction lines (`Question: ...`, `Answer the question using ...`): at
+    least two lines of `prompt` of `_ECHO_LINE_CHARS` characters or more, document lines
+    (`<document>...`) not counted, since quoting a document is allowed. Either is read as
+    no reply at all: its markers and copied format examples would otherwise parse as a
+    verdict, a label or an answer citing every document shown.
+    """
+    if _CHAT_TEMPLATE_TOKEN.search(text):
+        return True
+    if not prompt:
+        return False
+    copied = {
+        line
+        for line in (raw.strip() for raw in prompt.splitlines())
+        if len(line) >= _ECHO_LINE_CHARS and "<document>" not in line and line in text
+    }
+    return len(copied) >= _ECHO_LINES
 
 
 def is_placeholder(text: str) -> bool:

@@ -73,3 +73,20 @@ def test_cli_turns_a_bad_job_argument_into_one_sentence_and_exit_2() -> None:
 def test_unknown_job_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError, match="mog-router"):
         find_job("no-such-job")
+
+
+def test_a_job_without_the_train_extra_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from prefrag.training import jobs
+
+    # A job whose module needs a part of scikit-learn that is not installed, as every
+    # training job's is in a main install (no `train` extra).
+    absent = jobs.Job("switcher-small", "sklearn.prefrag_absent_module", "help")
+    monkeypatch.setattr(jobs, "find_job", lambda name: absent)
+    result = runner.invoke(app, ["train", "switcher-small", "--pairs", "p.jsonl"])
+    assert result.exit_code == 2
+    words = " ".join(result.output.split())
+    assert "needs sklearn" in words and "pip install 'prefrag[train]'" in words
+    # A module outside the extras is a real bug: not dressed up as a missing extra.
+    monkeypatch.setattr(jobs, "find_job", lambda name: jobs.Job(name, "prefrag_nowhere", "h"))
+    with pytest.raises(ModuleNotFoundError):
+        jobs.run_job("switcher-small", [])

@@ -35,6 +35,10 @@ Ines Marlow, 58, takes levothyroxine for an underactive thyroid.
 Her thyroid level should be rechecked 6 to 8 weeks after each dose change.
 Her home blood pressure target is below 135/85 mmHg while she takes 5 mg of amlodipine.
 """,
+    "clinic/ferrolan.md": """# Ferrolan iron tablets
+
+Take Ferrolan at least 4 hours apart from tea, coffee or antacids.
+""",
     "places/halbury.md": """# Halbury
 
 Halbury is a hill town 18 km north of the Carrow estuary.
@@ -98,6 +102,8 @@ def shown(record: dict) -> str:
         # A count of people is not the distance in the same note.
         ("How many residents does Halbury have?", "places", "12,400", "18 km"),
         ("How far is Halbury from the Carrow estuary?", "places", "18 km", "12,400"),
+        # "How far apart" asks for a separation: in time when the note gives hours.
+        ("How far apart should Ferrolan and coffee be taken?", "clinic", "4 hours", "5 days"),
     ],
 )
 def test_a_figure_answers_only_a_question_asking_for_its_kind(

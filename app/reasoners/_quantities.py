@@ -3,7 +3,8 @@
 "How long should the course last?" asks for a duration: "5 days" answers it, "400 mg" (a
 dose in the same sentence) does not. "What dose ...?" and "how much ...?" ask for a dose or an
 amount, "how many people ...?" a count, "what blood pressure / level / target ...?" a reading
-("135/85 mmHg", "6.0 mmol/L"), "how high / deep / far ...?" a length. A figure is judged by
+("135/85 mmHg", "6.0 mmol/L"), "how high / deep / far ...?" a length, "how far apart ...?"
+a separation in time or space. A figure is judged by
 the unit that follows its number (and range): a figure whose unit is of another kind is not
 the answer, whatever sentence holds it. A question whose kind is not recognised accepts any
 figure, as before.
@@ -74,6 +75,8 @@ _ASKED: list[tuple[re.Pattern[str], frozenset[str]]] = [
         ),
         frozenset({"duration"}),
     ),
+    # "How far apart" asks for a separation, in time ("4 hours apart") or in space.
+    (re.compile(r"\bhow (?:far|long) apart\b"), frozenset({"duration", "length"})),
     (
         re.compile(
             r"\bhow (?:high|tall|deep|far|wide)\b|\b(?:height|depth|distance|elevation"

@@ -104,7 +104,28 @@ def part_offsets(folder: Path) -> tuple[np.ndarray, str]:
     return offsets_of((folder / CHUNKS).read_bytes()), "mismatch" if present else "missing"
 
 
-class PartRecords(Sequence[dict[str, Any]]):
+class _RecordSequence(Sequence[dict[str, Any]]):
+    """Records by row: an index (negative ones count from the end) or a slice."""
+
+    def _record(self, row: int) -> dict[str, Any]:
+        """The record of row `row`, with 0 <= row < len(self)."""
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, row: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, row: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, row: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(row, slice):
+            return [self._record(i) for i in range(*row.indices(len(self)))]
+        if row < 0:
+            row += len(self)
+        if not 0 <= row < len(self):
+            raise IndexError(row)
+        return self._record(row)
+
+
+class PartRecords(_RecordSequence):
     """The records of one part, each parsed when it is read."""
 
     def __init__(self, folder: Path) -> None:
@@ -119,17 +140,7 @@ class PartRecords(Sequence[dict[str, Any]]):
     def __len__(self) -> int:
         return len(self.offsets) - 1
 
-    @overload
-    def __getitem__(self, row: int) -> dict[str, Any]: ...
-    @overload
-    def __getitem__(self, row: slice) -> list[dict[str, Any]]: ...
-    def __getitem__(self, row: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(row, slice):
-            return [self[i] for i in range(*row.indices(len(self)))]
-        if row < 0:
-            row += len(self)
-        if not 0 <= row < len(self):
-            raise IndexError(row)
+    def _record(self, row: int) -> dict[str, Any]:
         line = self._data[int(self.offsets[row]) : int(self.offsets[row + 1])]
         try:
             record = json.loads(line)
@@ -163,7 +174,7 @@ class PartRecords(Sequence[dict[str, Any]]):
         self._handle.close()
 
 
-class Records(Sequence[dict[str, Any]]):
+class Records(_RecordSequence):
     """Every record of a generation (all its parts) in row order, parsed one at a time."""
 
     def __init__(self, generation: Path) -> None:
@@ -174,17 +185,7 @@ class Records(Sequence[dict[str, Any]]):
     def __len__(self) -> int:
         return int(self._starts[-1])
 
-    @overload
-    def __getitem__(self, row: int) -> dict[str, Any]: ...
-    @overload
-    def __getitem__(self, row: slice) -> list[dict[str, Any]]: ...
-    def __getitem__(self, row: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(row, slice):
-            return [self[i] for i in range(*row.indices(len(self)))]
-        if row < 0:
-            row += len(self)
-        if not 0 <= row < len(self):
-            raise IndexError(row)
+    def _record(self, row: int) -> dict[str, Any]:
         part = int(np.searchsorted(self._starts, row, side="right")) - 1
         return self.parts[part][row - int(self._starts[part])]
 

@@ -14,12 +14,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from indexed_notes import ask_json, indexed_home
 
-from prefrag.cli import app
 from prefrag.config import get_settings
-
-runner = CliRunner()
 
 NOTES = {
     "clinic/armand-asthma.md": """# Asthma review: Pell Armand
@@ -74,28 +71,8 @@ TITLES = [
 @pytest.fixture(scope="module", autouse=True)
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One data directory for the module, holding the three folders of notes indexed."""
-    from prefrag.config import get_settings
-
-    home = tmp_path_factory.mktemp("prefrag-home")
-    notes = tmp_path_factory.mktemp("notes")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PREFRAG_HOME", str(home))
-        get_settings.cache_clear()
-        for name, text in NOTES.items():
-            path = notes / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-        for folder in ("clinic", "drugs", "places"):
-            result = runner.invoke(app, ["index", str(notes / folder), "--source", folder])
-            assert result.exit_code == 0, result.output
+    with indexed_home(tmp_path_factory, NOTES, ("clinic", "drugs", "places")) as home:
         yield home
-    get_settings.cache_clear()
-
-
-def ask_json(question: str, source: str) -> dict:
-    result = runner.invoke(app, ["ask", question, "--source", source, "--json", "--no-web"])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
 
 
 def cited_files(record: dict) -> set[str]:

@@ -10,18 +10,12 @@ nothing to tell them apart is given whole. The notes are invented.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
-from prefrag.cli import app
-from prefrag.config import get_settings
-
-runner = CliRunner()
+from indexed_notes import ask_json, indexed_home
 
 NOTES = {
     "clinic/corvanil.md": """# Corvanil for chest infections
@@ -57,26 +51,8 @@ Its chapel was restored in 1902 by Ada Venn and Lorne Hask.
 @pytest.fixture(scope="module", autouse=True)
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One data directory for the module, holding the two folders of notes indexed."""
-    home = tmp_path_factory.mktemp("prefrag-home")
-    notes = tmp_path_factory.mktemp("notes")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("PREFRAG_HOME", str(home))
-        get_settings.cache_clear()
-        for name, text in NOTES.items():
-            path = notes / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
-        for folder in ("clinic", "places"):
-            result = runner.invoke(app, ["index", str(notes / folder), "--source", folder])
-            assert result.exit_code == 0, result.output
+    with indexed_home(tmp_path_factory, NOTES, ("clinic", "places")) as home:
         yield home
-    get_settings.cache_clear()
-
-
-def ask_json(question: str, source: str) -> dict:
-    result = runner.invoke(app, ["ask", question, "--source", source, "--json", "--no-web"])
-    assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
 
 
 def shown(record: dict) -> str:

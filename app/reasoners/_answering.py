@@ -128,7 +128,7 @@ def calibrate(
         )
     update: dict[str, object] = {"confidence": probability}
     bare_span = bool(draft.short_answer) and draft.rationale.startswith(_FROM)
-    if bare_span and probability < model.span_threshold and draft.rationale.startswith(_FROM):
+    if bare_span and probability < model.span_threshold:
         update["answer"] = plain(draft.rationale.removeprefix(_FROM))
     return draft.model_copy(update=update)
 

@@ -1,0 +1,45 @@
+"""A module's own notes, indexed through `prefrag index` into a fresh home, then asked
+through `prefrag ask --json`: the path a user takes with their own files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from prefrag.cli import app
+from prefrag.config import get_settings
+
+runner = CliRunner()
+
+
+@contextmanager
+def indexed_home(
+    tmp_path_factory: pytest.TempPathFactory, notes: Mapping[str, str], folders: Iterable[str]
+) -> Iterator[Path]:
+    """A data directory holding `notes` (relative path -> text), each folder its own source."""
+    home = tmp_path_factory.mktemp("prefrag-home")
+    written = tmp_path_factory.mktemp("notes")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PREFRAG_HOME", str(home))
+        get_settings.cache_clear()
+        for name, text in notes.items():
+            path = written / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+        for folder in folders:
+            result = runner.invoke(app, ["index", str(written / folder), "--source", folder])
+            assert result.exit_code == 0, result.output
+        yield home
+    get_settings.cache_clear()
+
+
+def ask_json(question: str, source: str) -> dict:
+    """`prefrag ask QUESTION --source SOURCE --json --no-web`, parsed."""
+    result = runner.invoke(app, ["ask", question, "--source", source, "--json", "--no-web"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)

@@ -10,7 +10,8 @@ Answer metrics follow the standard definitions so numbers compare with published
 - `acc_prefrag` is the PrefRAG code's lenient "Acc": a lower-cased gold answer is a raw
   substring of the lower-cased prediction, with no other normalisation.
 
-Every answer metric takes the best score over the gold answers. Multiple-choice accuracy
+Every answer metric takes the best score over the gold answers. An abstention scores 0 on
+all of them (`ANSWER_METRICS`), whatever its text quotes (`runner.score_output`). Multiple-choice accuracy
 counts an unparseable answer as wrong (MIRAGE's scorer silently falls back to "A").
 
 Answers judged against a gold text (MedQuAD snippets) use `rouge_l` (ROUGE-L F1 over the
@@ -30,6 +31,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from prefrag.answers import normalize_answer as normalize_answer  # re-exported for tests and users
 
 _YES_NO = frozenset({"yes", "no", "noanswer"})
+# The scores of an answer against gold answers: all 0 for an abstention.
+ANSWER_METRICS = frozenset({"em", "f1", "acc", "acc_prefrag", "choice_acc"})
 
 
 def _golds(golds: str | Sequence[str]) -> list[str]:

@@ -629,6 +629,10 @@ def score_output(
         # the short answer; an answer made of sentences only is scored as it reads.
         short = str(output.get("short_answer") or "")
         scores = metrics.answer_scores(short or prediction, list(item.answers))
+    if output.get("abstained") and snippet_texts is None:
+        # An abstention answers nothing, even when it quotes the answer it would have given
+        # ("... is not sure enough: 'Feldrun'"): it scores 0 on every answer metric.
+        scores = {k: (0.0 if k in metrics.ANSWER_METRICS else v) for k, v in scores.items()}
     if item.paragraphs:
         titles = [str(d.metadata.get("title", "")) for d in used]
         scores["evidence_recall"] = metrics.evidence_recall(titles, item.gold_titles)

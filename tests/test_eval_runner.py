@@ -543,3 +543,37 @@ def test_every_eval_config_field_is_an_option_and_bad_choices_name_what_is_accep
         app, [*base, "--reasoner", "auto", "--method", "no-retrieval", "--no-progress"]
     )
     assert result.exit_code == 0, result.output
+
+
+class UnsureReasoner(ScriptedReasoner):
+    """Finds the right answer but abstains, quoting it: "not sure enough ('Country0')"."""
+
+    def answer(self, question, scratchpad, evidence, *, feedback=None):
+        found = super().answer(question, scratchpad, evidence, feedback=feedback)
+        return found.model_copy(
+            update={
+                "answer": "The sources I could reach do not answer this: the best answer found"
+                f" ('{found.answer}') is not sure enough.",
+                "short_answer": found.answer,
+                "abstained": True,
+            }
+        )
+
+
+def test_an_abstention_quoting_the_answer_scores_zero(tmp_path):
+    summary, config = _run(tmp_path, ["prefrag"], reasoner=UnsureReasoner())
+    records = read_records(tmp_path / "run" / "items.jsonl")
+    assert records and all(r["abstained"] for r in records)
+    # The text holds the gold answer, yet an abstention answered nothing.
+    assert any("Country" in r["prediction"] for r in records)
+    for record in records:
+        assert {k: record["scores"][k] for k in ("em", "f1", "acc", "acc_prefrag")} == {
+            "em": 0.0,
+            "f1": 0.0,
+            "acc": 0.0,
+            "acc_prefrag": 0.0,
+        }
+    assert summary["prefrag"]["acc"] == 0.0 and summary["prefrag"]["em"] == 0.0
+    # The same answers, not abstained, score.
+    answered, _ = _run(tmp_path, ["prefrag"], out="answered")
+    assert answered["prefrag"]["acc"] == 100.0

@@ -11,8 +11,9 @@ Answer metrics follow the standard definitions so numbers compare with published
   substring of the lower-cased prediction, with no other normalisation.
 
 Every answer metric takes the best score over the gold answers. An abstention scores 0 on
-all of them (`ANSWER_METRICS`), whatever its text quotes (`runner.score_output`). Multiple-choice accuracy
-counts an unparseable answer as wrong (MIRAGE's scorer silently falls back to "A").
+all of them (`ANSWER_METRICS`), whatever its text quotes (`runner.score_output`).
+Multiple-choice accuracy counts an unparseable answer as wrong (MIRAGE's scorer silently
+falls back to "A").
 
 Answers judged against a gold text (MedQuAD snippets) use `rouge_l` (ROUGE-L F1 over the
 longest common subsequence, tokenised like Google's `rouge-score`: lower case, runs of

@@ -561,7 +561,7 @@ class UnsureReasoner(ScriptedReasoner):
 
 
 def test_an_abstention_quoting_the_answer_scores_zero(tmp_path):
-    summary, config = _run(tmp_path, ["prefrag"], reasoner=UnsureReasoner())
+    summary, _ = _run(tmp_path, ["prefrag"], reasoner=UnsureReasoner())
     records = read_records(tmp_path / "run" / "items.jsonl")
     assert records and all(r["abstained"] for r in records)
     # The text holds the gold answer, yet an abstention answered nothing.

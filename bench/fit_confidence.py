@@ -20,6 +20,12 @@ rows are only scored with the fitted model and printed (the honest numbers come 
 re-running `bench/tuning_set.py` with the model in place).
 
     .venv/bin/python bench/fit_confidence.py [--rows runs/confidence-rows.json] [--refit]
+        [--hotpot 1-200 --hotpot-rows runs/confidence-hotpot.json]
+
+`--hotpot 1-200` adds rows from HotpotQA's tuning half, run through the loop of
+`bench/dev_extractive_hotpot.py` (its contexts, BM25, no graph): the fit then sees
+encyclopedia paragraphs joined through a bridge as well as our invented notes. The answer
+threshold is still chosen on the `tune` half; the EM the HotpotQA rows keep is printed.
 """
 
 from __future__ import annotations
@@ -113,6 +119,125 @@ def collect(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
+def collect_hotpot(items: str, *, k: int = 3, max_steps: int = 3) -> list[dict[str, Any]]:
+    """Rows for HotpotQA items (`items`, "1-200": tuning data only) from the dev loop.
+
+    Each question runs the loop of `bench/dev_extractive_hotpot.py` over a BM25 index of its
+    own contexts (think -> search, at most `max_steps` searches, answer, self-reflection; a
+    negative one searches with the question and answers again with its feedback), with the
+    policy's best answer kept whatever its confidence. The final answer is right by the
+    tuning set's rule (a gold alias contained in it, at most 100 words) and its features are
+    recorded. Rows have split "hotpot" and kind "hotpot".
+    """
+    from dev_extractive_hotpot import DATA, Bm25
+
+    import prefrag.reasoners._planning as planning
+    import prefrag.reasoners.extractive as extractive
+    from prefrag.documents import make_document, unique_documents
+    from prefrag.eval.metrics import exact_match
+    from prefrag.jsonl import read_rows
+    from prefrag.reasoners._answering import draft_with_features
+    from prefrag.reasoners._params import PARAMS
+    from prefrag.reasoners.base import ScratchpadStep
+
+    records: list[tuple[Any, dict[str, float] | None]] = []
+
+    def unjudged(question, scratchpad, evidence, *, feedback=None, embed=None, **_):  # type: ignore[no-untyped-def]
+        draft, features = draft_with_features(
+            question,
+            scratchpad,
+            evidence,
+            feedback=feedback,
+            embed=embed,
+            floor=PARAMS.candidate_floor,
+        )
+        records.append((draft, features))
+        return draft
+
+    extractive.answer_question = unjudged  # type: ignore[assignment]
+    planning.answer_question = unjudged  # type: ignore[assignment]
+    reasoner = extractive.ExtractiveReasoner(use_embeddings=False)
+    first, last = (int(part) for part in items.split("-"))
+    rows: list[dict[str, Any]] = []
+    for data in read_rows(DATA)[first - 1 : last]:
+        question = data["question_text"]
+        golds = list(data["answers_objects"][0]["spans"])
+        docs = [
+            make_document(
+                c["paragraph_text"],
+                id=f"{data['question_id']}:{c['id']}",
+                source="hotpotqa",
+                title=c["title"],
+            )
+            for c in data["contexts"]
+        ]
+        index = Bm25(docs)
+        scratchpad: list[ScratchpadStep] = []
+        held: list[Any] = []
+        feedback = None
+        searches = 0
+        for round_ in range(2):
+            while True:
+                decision = reasoner.think(
+                    question,
+                    scratchpad,
+                    sources=["local"],
+                    force_answer=searches >= max_steps,
+                    feedback=feedback,
+                )
+                if decision.action == "answer":
+                    break
+                searches += 1
+                new = index.search(decision.query or question, k)
+                scratchpad.append(
+                    ScratchpadStep(
+                        thought=decision.thought,
+                        query=decision.query,
+                        source="local",
+                        observation=new,
+                    )
+                )
+                held = unique_documents([*held, *new])
+            records.clear()
+            draft = reasoner.answer(question, scratchpad, held, feedback=feedback)
+            features = records[-1][1] if records and not draft.abstained else None
+            reflection = reasoner.reflect(question, draft.answer, held)
+            if not reflection.negative or round_ >= 1:
+                break
+            feedback = reflection.feedback(draft.answer)
+            new = index.search(question, k)
+            scratchpad.append(
+                ScratchpadStep(
+                    thought="supplement", query=question, source="local", observation=new
+                )
+            )
+            held = unique_documents([*held, *new])
+        item = {"answers": golds, "docs": ["hotpot"]}
+        answer = draft.answer
+        right = not draft.abstained and tuning_set.is_right(item, answer)
+        shown = draft.short_answer or answer
+        rows.append(
+            {
+                "id": data["question_id"],
+                "split": "hotpot",
+                "kind": "hotpot",
+                "corpus": "hotpotqa",
+                "answerable": True,
+                "answer": answer,
+                "short_answer": draft.short_answer,
+                "abstained": draft.abstained,
+                "right": right,
+                "em": exact_match(shown, golds) if not draft.abstained else 0.0,
+                "bare_span": bool(draft.short_answer) and draft.short_answer == answer,
+                "features": features,
+            }
+        )
+        print(
+            f"{'OK' if right else ('AB' if draft.abstained else '--')} {answer[:90]!r}", flush=True
+        )
+    return rows
+
+
 def rates(rows: list[dict[str, Any]], answered: list[bool]) -> dict[str, float]:
     """Answerable right, unanswerable abstained and confidently wrong, when `answered`."""
     answerable = [r for r in rows if r["answerable"]]
@@ -163,7 +288,9 @@ def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
     from prefrag.reasoners._confidence import FEATURES
 
     tune = [r for r in rows if r["split"] == "tune"]
-    usable = [r for r in tune if r["features"] is not None]
+    hotpot = [r for r in rows if r["split"] == "hotpot"]
+    # Fitted on the tune half and the HotpotQA tuning rows; thresholds chosen on tune.
+    usable = [r for r in (*tune, *hotpot) if r["features"] is not None]
     x = np.array([[r["features"][f] for f in FEATURES] for r in usable])
     y = np.array([int(r["right"]) for r in usable])
     scaler = StandardScaler().fit(x)
@@ -180,7 +307,7 @@ def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
 
     for row in rows:
         row["probability"] = probability(row)
-    cuts = sorted({round(r["probability"], 4) for r in usable} | {0.0, 1.0})
+    cuts = sorted({round(r["probability"], 4) for r in tune} | {0.0, 1.0})
     best_cut, best_right = 1.0, -1
     for cut in cuts:
         answered = [r["probability"] >= cut for r in tune]
@@ -189,8 +316,9 @@ def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
         if wrong / len(tune) <= args.max_wrong and right > best_right:
             best_cut, best_right = cut, right
     span_cut = best_cut
+    tuned = [r for r in tune if r["features"] is not None]
     spans = sorted(
-        (r for r in usable if r["bare_span"] and r["probability"] >= best_cut),
+        (r for r in tuned if r["bare_span"] and r["probability"] >= best_cut),
         key=lambda r: r["probability"],
     )
     for index, row in enumerate(spans):
@@ -202,7 +330,7 @@ def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
         span_cut = 1.0 if spans else best_cut
     correct_cut = 1.0
     answered = sorted(
-        (r for r in usable if r["probability"] >= best_cut), key=lambda r: r["probability"]
+        (r for r in tuned if r["probability"] >= best_cut), key=lambda r: r["probability"]
     )
     for index, row in enumerate(answered):
         above = answered[index:]
@@ -220,13 +348,23 @@ def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
                     **rates(part, [r["probability"] >= cut for r in part]),
                 }
             )
-    summary = {
+    summary: dict[str, Any] = {
         split: rates(
             [r for r in rows if r["split"] == split],
             [r["probability"] >= best_cut for r in rows if r["split"] == split],
         )
         for split in ("tune", "heldout")
     }
+    if hotpot:
+        # EM kept on the HotpotQA rows: the policy's answers whose probability passes.
+        summary["hotpot"] = {
+            "rows": len(hotpot),
+            "em_all_answered": round(sum(r["em"] for r in hotpot) / len(hotpot), 3),
+            "em_kept": round(
+                sum(r["em"] for r in hotpot if r["probability"] >= best_cut) / len(hotpot), 3
+            ),
+            "answered": sum(r["probability"] >= best_cut for r in hotpot),
+        }
     return {
         "features": list(FEATURES),
         "mean": [round(float(v), 6) for v in scaler.mean_],
@@ -238,13 +376,16 @@ def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
         "correct_threshold": round(correct_cut, 4),
         "how_fitted": {
             "command": "bench/fit_confidence.py " + " ".join(sys.argv[1:]),
-            "data": "bench/tuning/questions.jsonl, split 'tune' only: the policy's best answer"
-            " per question (calibrated=False), labelled right/wrong by tuning_set.is_right",
+            "data": "bench/tuning/questions.jsonl, split 'tune' only"
+            + (f", and HotpotQA items {args.hotpot} (dev loop)" if hotpot else "")
+            + ": the policy's best answer per question (calibrated=False), labelled"
+            " right/wrong by tuning_set.is_right; thresholds chosen on tune",
             "estimator": f"sklearn StandardScaler + LogisticRegression(C={args.c}); C chosen"
             f" from {list(C_GRID)} by 5-fold cross-validated log-loss on tune unless given",
             "rows": len(usable),
+            "hotpot_rows": sum(r["features"] is not None for r in hotpot),
             "right": int(y.sum()),
-            "declined_without_features": len(tune) - len(usable),
+            "declined_without_features": len(tune) + len(hotpot) - len(usable),
             "answer_threshold": f"most right answers on tune with confidently wrong <="
             f" {args.max_wrong} of all tune questions",
             "span_threshold": f"bare spans on tune right >= {args.span_precision} above it",
@@ -273,8 +414,27 @@ def main() -> None:
     )
     parser.add_argument("--out", type=Path, default=MODEL)
     parser.add_argument("--limit", type=int, help="at most this many questions per corpus")
+    parser.add_argument(
+        "--hotpot",
+        help="also fit on these HotpotQA items through the dev loop (tuning data: 1-200)",
+    )
+    parser.add_argument("--hotpot-rows", type=Path, help="save the HotpotQA rows here (or reuse)")
     args = parser.parse_args()
     os.environ["PREFRAG_WEB_ENABLED"] = "false"
+    if (
+        args.hotpot
+        and args.hotpot.split("-")[-1].isdigit()
+        and int(args.hotpot.split("-")[-1]) > 200
+    ):
+        parser.error("HotpotQA items past 200 are the report half: fit on 1-200 only")
+    hotpot: list[dict[str, Any]] = []
+    if args.hotpot and args.refit and args.hotpot_rows and args.hotpot_rows.exists():
+        hotpot = json.loads(args.hotpot_rows.read_text())
+    elif args.hotpot:
+        hotpot = collect_hotpot(args.hotpot)
+        if args.hotpot_rows:
+            args.hotpot_rows.parent.mkdir(parents=True, exist_ok=True)
+            args.hotpot_rows.write_text(json.dumps(hotpot, indent=1))
     if args.refit and args.rows:
         rows = json.loads(args.rows.read_text())
     else:
@@ -289,7 +449,7 @@ def main() -> None:
         if args.rows:
             args.rows.parent.mkdir(parents=True, exist_ok=True)
             args.rows.write_text(json.dumps(rows, indent=1))
-    model = fit(rows, args)
+    model = fit([*rows, *hotpot], args)
     for split, numbers in model["scored_with_fitted_model"].items():
         print(split, numbers)
     print(

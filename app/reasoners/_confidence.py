@@ -21,7 +21,10 @@ describe the evidence the answer stands on, never the question's wording:
 - `labels`: how many "Label:" markers ("Author:", "Reviewed:") the answer or its span's
   sentence holds - a metadata line is not a statement;
 - `common_span`: a one-word span the evidence also writes in lower case ("People",
-  "Check"): a sentence's first word, not a name.
+  "Check"): a sentence's first word, not a name;
+- `bridged`: the best sentence was reached through another document's sentence (a
+  two-hop answer), and `title_span`: the short answer is a held document's title (the
+  bridged document's own subject).
 
 Features computed but not in the model (`fits`, `doc_asked`, `evidence_names`,
 `agreeing_docs`, `yesno`, `typed`) were dropped when 5-fold cross-validation on the `tune`
@@ -66,6 +69,8 @@ FEATURES: tuple[str, ...] = (
     "choice",
     "labels",
     "common_span",
+    "bridged",
+    "title_span",
 )
 
 
@@ -117,6 +122,8 @@ def answer_features(
         "answer_words": math.log1p(len(draft.answer.split())),
         "labels": float(min(labels, 3)),
         "common_span": float(common),
+        "bridged": float(best.scored.link is not None),
+        "title_span": float(bool(short) and short in {t.lower() for t in evidence.titles}),
     }
 
 

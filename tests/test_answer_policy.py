@@ -206,7 +206,12 @@ def test_the_fitted_confidence_is_opt_in_and_abstains_where_it_is_unsure(
     fitted = ask(question, preferred_source="drugs")
     assert not default["abstained"], default["answer"]
     assert fitted["abstained"], fitted["answer"]
-    assert "not sure enough" in fitted["answer"] and "Dravoline" in fitted["answer"]
+    # Either the fitted model is unsure of the answer it would give (quoting it), or the
+    # answer it drafts stands on a Dravoline sentence alone, which the evidence checks turn
+    # down before the model is asked.
+    assert ("not sure enough" in fitted["answer"] and "Dravoline" in fitted["answer"]) or (
+        "not about Ketamorin" in fitted["answer"]
+    )
 
 
 def test_reflection_says_correct_only_above_the_fitted_correct_threshold(

@@ -9,6 +9,12 @@ from dataclasses import dataclass
 from langchain_core.documents import Document
 
 from prefrag.documents import unique_documents
+from prefrag.reasoners._checks import (
+    common_word_span,
+    figure_missing,
+    span_out_of_sentence,
+    unnamed_subject,
+)
 from prefrag.reasoners._confidence import ConfidenceModel, active_model, answer_features
 from prefrag.reasoners._conflicts import settle
 from prefrag.reasoners._evidence import (
@@ -180,8 +186,36 @@ def draft_with_features(
     if isinstance(outcome, Decline):
         return abstention(scratchpad, outcome.reason, outcome.closest), None
     draft = outcome.model_copy(update={"answer": plain(outcome.answer)})
-    features = answer_features(judge, judged, draft, held)
-    return settled.explain(draft), features
+    held_up = evidence_check(judge, judged, draft, held)
+    if isinstance(held_up, Decline):
+        return abstention(scratchpad, held_up.reason, held_up.closest), None
+    features = answer_features(judge, judged, held_up, held)
+    return settled.explain(held_up), features
+
+
+def evidence_check(
+    judge: Judge, judged: list[Judged], draft: AnswerDraft, evidence: Evidence
+) -> AnswerDraft | Decline:
+    """The draft if what it stands on says what is asked; else its sentence, or why not.
+
+    General checks of the evidence, not of the question's wording (`_checks`): a short
+    answer that is a common word capitalised at a sentence start ("Start") is no name, so
+    the sentence it was read from answers instead; an answer whose sentences, cited titles
+    and lead sentences never mention a name the question gives (both subjects of a yes/no,
+    each option of a comparison) is about something else, and the reasoner abstains.
+    """
+    if common_word_span(draft, evidence) or span_out_of_sentence(draft):
+        if not draft.rationale.startswith(_FROM):
+            return Decline(f"'{draft.short_answer}' is a common word, not a name", 0.0)
+        sentence = plain(draft.rationale.removeprefix(_FROM))
+        draft = draft.model_copy(update={"answer": sentence, "short_answer": ""})
+    if figure_missing(judge, draft):
+        return Decline("no retrieved sentence gives the figure it asks for", 0.0)
+    missing = unnamed_subject(judge, judged, draft, evidence)
+    if missing:
+        # Like "nothing retrieved is about X": the abstention is sure (confidence 1).
+        return Decline(f"the sentences that say what is asked are not about {missing}", 0.0)
+    return draft
 
 
 @dataclass(frozen=True)

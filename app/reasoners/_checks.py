@@ -168,8 +168,12 @@ def unnamed_subject(
     if link is not None:
         covered = covered | evidence.doc_terms[link.doc]
     for said, terms in subjects(judge, evidence):
-        # A name is mentioned when most of its terms are (`PARAMS.name_match`): "Livesey Hal"
-        # misspelt in a question is still "Livesey Hall".
+        # A name is mentioned when most of its terms are (`PARAMS.name_match`: "Livesey Hal"
+        # misspelt in a question is still "Livesey Hall"), or its last word: a person by
+        # the surname ("Marrow fired ..."), a river by its own name, not "River".
+        last = term_set(said.split()[-1]) if said.split() else frozenset()
+        if last and last <= covered:
+            continue
         if len(terms & covered) < PARAMS.name_match * len(terms):
             return said
     return ""

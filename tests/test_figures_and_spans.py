@@ -184,3 +184,52 @@ def test_a_choice_between_two_values_is_the_one_the_sentence_writes() -> None:
     assert record["short_answer"] == "right-handed", record
     assert "right-handed batsman" in record["answer"]
     assert record["answer"].count("left-arm spin bowler") == 1  # the deciding sentence once
+
+
+def _sentence_of(text: str, title: str, question: str):
+    """The judged sentence holding `text` among invented documents, for `sentence_span`."""
+    from prefrag.documents import make_document
+    from prefrag.reasoners._evidence import Evidence, QuestionWeights, rank_sentences
+    from prefrag.reasoners._policy import Judge
+    from prefrag.reasoners._text import analyze_question
+
+    docs = [
+        make_document(text, id="riot", source="notes", title=title),
+        make_document(
+            "Tallow Hall is the old guild house of Dunmere.",
+            id="hall",
+            source="notes",
+            title="Tallow Hall",
+        ),
+    ]
+    shape = analyze_question(question)
+    evidence = Evidence(docs)
+    weights = QuestionWeights(shape, evidence)
+    judge = Judge(shape, evidence, weights)
+    scored = next(s for s in rank_sentences(shape, evidence, weights) if s.sentence.doc == 0)
+    return shape, evidence, scored, frozenset(judge.asked)
+
+
+def test_of_several_names_the_short_span_is_the_one_nearest_the_asked_words() -> None:
+    from prefrag.reasoners._spans import sentence_span
+
+    shape, evidence, scored, asked = _sentence_of(
+        "In 1841 the Hollin Weavers fought the Carrow Ferrymen on the quay below Tallow Hall "
+        "and the Marsh Gate.",
+        "Dunmere Riot",
+        "Which group fought the Hollin Weavers in the Dunmere Riot?",
+    )
+    # Strict reading (the span as the whole answer): nothing tells the names apart by score.
+    decided = sentence_span(shape, evidence, scored, asked, strict=False)
+    assert decided is not None and decided[0] == "Carrow Ferrymen"
+
+
+def test_two_names_equally_near_the_asked_words_give_no_short_span() -> None:
+    from prefrag.reasoners._spans import sentence_span
+
+    shape, evidence, scored, asked = _sentence_of(
+        "In 1841 the Hollin Weavers fought the Carrow Ferrymen and the Marsh Carters.",
+        "Dunmere Riot",
+        "Which group fought the Hollin Weavers in the Dunmere Riot?",
+    )
+    assert sentence_span(shape, evidence, scored, asked, strict=False) is None

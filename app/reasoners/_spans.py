@@ -54,8 +54,8 @@ def sentence_span(
     """The span of the asked type one sentence gives, and the documents to cite, or None.
 
     The candidates are the sentence's spans of the asked type that the question does not
-    already name and that may answer (`span_text`; a nationality adjective only when a
-    nationality is asked). It is the candidate when there is one, or the one scoring
+    already name and that may answer (`span_text`; a nationality adjective only, and only,
+    when a nationality is asked). It is the candidate when there is one, or the one scoring
     `PARAMS.span_lead` times the runner-up (by closeness to the question's words). Unless
     `strict`, also: the one name among them that titles another document the answer stands
     on (`answering`, document indexes: the two-document case, "a song by the musician Ada
@@ -198,9 +198,24 @@ def nearest_to(text: str, spans: Sequence[Candidate], asked: frozenset[str]) -> 
 
     ordered = sorted(spans, key=distance)
     first, second = distance(ordered[0]), distance(ordered[1])
-    if first <= PARAMS.near_words and second - first >= PARAMS.near_margin:
-        return ordered[0]
-    return None
+    if first > PARAMS.near_words or second - first < PARAMS.near_margin:
+        return None
+    if any(coordinated(text, ordered[0].text, other.text) for other in ordered[1:]):
+        return None  # "fought the Carrow Ferrymen and the Marsh Carters": both are meant
+    return ordered[0]
+
+
+_COORDINATION_RE = re.compile(r"\s*(?:[,/;]\s*)?(?:(?:and|or|as well as)\s+)?(?:the\s+)?")
+
+
+def coordinated(text: str, one: str, other: str) -> bool:
+    """Whether two spans of `text` are listed together ("A and the B", "A, B", "A/B")."""
+    a, b = text.find(one), text.find(other)
+    if a < 0 or b < 0 or a == b:
+        return False
+    (start, left), (end, _) = sorted([(a, one), (b, other)])
+    between = text[start + len(left) : end]
+    return bool(between.strip()) and bool(_COORDINATION_RE.fullmatch(between))
 
 
 def span_text(shape: QuestionShape, evidence: Evidence, candidate: Candidate) -> str | None:
@@ -255,6 +270,7 @@ __all__ = [
     "EXACT_KINDS",
     "asks_nationality",
     "bridged_name",
+    "coordinated",
     "nearest_to",
     "sentence_span",
     "span_text",

@@ -509,9 +509,8 @@ def pair_span(
     actor's own "was an American actor" sentence both name him). The best span answers when
     it is the only one of the asked type or clearly ahead of the runner-up
     (`PARAMS.span_lead`); the two sentences are its cited support. Otherwise the sentences
-    answer, whole, with the span they can only mean as the short answer: the name one gives
-    for the other's document (`bridged_name`), else the one span the more confident one
-    gives (`sentence_span`).
+    answer, whole, with the name one gives for the other's document as the short answer when
+    it is what is asked (`bridged_name`).
     """
     first, second, _ = bridged
     supports = [first.scored, second.scored]
@@ -527,17 +526,6 @@ def pair_span(
         decided = bridged_name(shape, evidence, a, b, rejected) or bridged_name(
             shape, evidence, b, a, rejected
         )
-        for judged in sorted((first, second), key=lambda j: -j.confidence):
-            if decided is None:
-                decided = sentence_span(
-                    shape,
-                    evidence,
-                    judged.scored,
-                    asked,
-                    rejected,
-                    strict=False,
-                    answering=frozenset({a.doc, b.doc}),
-                )
         if decided is None or normalize_answer(decided[0]) not in normalize_answer(pair.answer):
             return None
         return pair.model_copy(update={"short_answer": counted_figure(shape.text, decided[0])})

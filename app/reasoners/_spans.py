@@ -136,7 +136,10 @@ def bridged_name(
     "The album was recorded by Ada Corran and Tom Vell." (one document) leads to "Ada Corran
     was an English sound engineer and chemist." (her own document): for "Which sound
     engineer recorded the album?" the answer is her name, read out of the first sentence and
-    cited with both documents. It is not when the answering sentence gives another span of
+    cited with both documents. The name must be of the asked kind: her document describes
+    her with a word of the kind the question names ("was an English sound engineer" for
+    "which sound engineer"; `asked_category_words`, `describes`); a question naming no kind
+    must ask for a name ("who"). It is not when the answering sentence gives another span of
     the asked type ("She later served as Chief Warden": the question asks for something she
     held, not for her); her name written otherwise ("Ada M. Corran") and nationality
     adjectives do not count as another span.
@@ -147,6 +150,12 @@ def bridged_name(
     written = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", leading.text) if name else None
     if written is None or normalize_answer(name) in normalize_answer(shape.text):
         return None
+    category = asked_category_words(shape.text)
+    if not category and shape.answer_type != "name":
+        return None  # "what" with no kind named: the name may only lead to the answer
+    document = " ".join(s.text for s in evidence.sentences if s.doc == answering.doc)
+    if category and not describes(document, category):
+        return None  # her note never says she is what is asked ("which university")
     title_terms = evidence.title_terms[answering.doc]
     nationality = asks_nationality(shape)
     for other in _spans_of(shape, evidence, answering, rejected):
@@ -155,6 +164,53 @@ def bridged_name(
         if span_text(shape, evidence, other) is not None:
             return None
     return name, unique([evidence.ids[leading.doc], evidence.ids[answering.doc]])
+
+
+_KIND_RE = re.compile(r"\b(?i:which|what|this)\s+([^?.;:]*)")
+_KIND_STOP = frozenset(
+    "is was are were be been has had have does did do who whom that which whose where when"
+    " in on at by for from of with to as or the a an its his her their than about into".split()
+)
+_TRANSPARENT_RE = re.compile(r"\b(?:sort|kind|type|name)s? of (?:the |an? )?", re.IGNORECASE)
+
+
+def asked_category_words(question: str) -> frozenset[str]:
+    """The words of the kind a question asks for, after "which", "what" or "this".
+
+    "Which English sound engineer and chemist recorded ..." -> {sound, engineer, chemist,
+    recorded}; "what sort of products" -> {products}; "Which Halbury Prize of Letters
+    poet ..." -> {poet}. Capitalised words (names, nationalities) are not a kind.
+    """
+    match = _KIND_RE.search(question)
+    if match is None:
+        return frozenset()
+    phrase = _TRANSPARENT_RE.sub("", match.group(1))
+    words: set[str] = set()
+    for word in re.findall(r"[\w'-]+", phrase)[:8]:
+        lowered = word.lower()
+        if lowered == "and":
+            continue
+        if lowered in _KIND_STOP:
+            if words:
+                break
+            continue
+        if word[:1].islower() and len(word) > 2:
+            # "singers" is said "a singer-songwriter": the plural's stem matches both.
+            words.add(lowered[:-1] if lowered.endswith("s") and len(lowered) > 4 else lowered)
+    return frozenset(words)
+
+
+def describes(text: str, words: frozenset[str]) -> bool:
+    """Whether `text` says its subject is of the kind `words` name.
+
+    "was an American actor", "is a gospel singer", "A prolific author, he ...".
+    """
+    kind = "|".join(re.escape(w) for w in sorted(words))
+    pattern = (
+        r"(?:\b(?:is|was|are|were|became|becomes|remains|served as)\b|(?:^|[.;]\s+)an?\b)"
+        rf"[^.;:]{{0,80}}?\b(?:{kind})\w*\b"
+    )
+    return bool(re.search(pattern, text, re.IGNORECASE))
 
 
 def _spans_of(
@@ -172,7 +228,8 @@ def _spans_of(
 
 def asks_nationality(shape: QuestionShape) -> bool:
     """Whether the question asks for a nationality or country."""
-    return bool(re.search(r"nationalit|what country|which country", shape.text.lower()))
+    lowered = shape.text.lower()
+    return bool(re.search(r"nationalit|\b(?:what|which) country\b(?! music)", lowered))
 
 
 def nearest_to(text: str, spans: Sequence[Candidate], asked: frozenset[str]) -> Candidate | None:
@@ -268,9 +325,11 @@ def span_text(shape: QuestionShape, evidence: Evidence, candidate: Candidate) ->
 
 __all__ = [
     "EXACT_KINDS",
+    "asked_category_words",
     "asks_nationality",
     "bridged_name",
     "coordinated",
+    "describes",
     "nearest_to",
     "sentence_span",
     "span_text",

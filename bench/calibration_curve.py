@@ -201,15 +201,16 @@ def main() -> None:
         import dataclasses
 
         import prefrag.reasoners._answering as answering
+        from prefrag.reasoners._confidence import active_model
         from prefrag.reasoners._params import PARAMS
 
-        model = answering.load_model()
+        model = active_model()
         if model is None:
             object.__setattr__(PARAMS, "answer_confidence", args.answer_threshold)
         else:
-            # The fitted model decides: lower its threshold instead.
+            # The fitted model decides (PREFRAG_CALIBRATED_CONFIDENCE): lower its threshold.
             lowered = dataclasses.replace(model, answer_threshold=args.answer_threshold)
-            answering.load_model = lambda: lowered  # type: ignore[assignment]
+            answering.active_model = lambda: lowered  # type: ignore[assignment]
     # The demo source is there only until a source of one's own is indexed: demo first.
     rows = ask_all(demo_items(), None, "demo") if args.demo else []
     rows += [row for path in args.sets for row in run_set(path)]

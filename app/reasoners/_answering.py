@@ -12,7 +12,6 @@ from prefrag.documents import unique_documents
 from prefrag.reasoners._confidence import ConfidenceModel, active_model, answer_features
 from prefrag.reasoners._conflicts import settle
 from prefrag.reasoners._evidence import (
-    Candidate,
     Evidence,
     QuestionWeights,
     ScoredSentence,
@@ -25,21 +24,18 @@ from prefrag.reasoners._policy import (
     Embed,
     Judge,
     Judged,
-    asks_quantity,
-    counts_asked,
     defers,
-    figure,
-    is_label_line,
     negated,
     plain,
 )
-from prefrag.reasoners._quantities import asked_quantity, counted_figure, figure_answers
+from prefrag.reasoners._quantities import counted_figure
 from prefrag.reasoners._shapes import (
     duration_span,
     list_answer,
     listed_items,
     sentence_answer,
 )
+from prefrag.reasoners._spans import bridged_name, sentence_span, span_text
 from prefrag.reasoners._subjects import subject_sentences, unaddressed_aspect
 from prefrag.reasoners._support import (
     observed_documents,
@@ -48,7 +44,6 @@ from prefrag.reasoners._support import (
 )
 from prefrag.reasoners._text import (
     QuestionShape,
-    Span,
     analyze_question,
     candidate_spans,
     jaccard,
@@ -229,7 +224,7 @@ def policy_answer(
     if bridged is not None and (not confident or bridged[2] > confident[0].confidence):
         pair = pair_answer(evidence, judged[0], *bridged)
         if shape.form == "span":
-            span = pair_span(shape, evidence, pair, bridged, rejected)
+            span = pair_span(shape, evidence, pair, bridged, frozenset(judge.asked), rejected)
             if span is not None:
                 return span
         return pair
@@ -243,14 +238,56 @@ def policy_answer(
     if shape.form == "span":
         span = span_answer(shape, evidence, ranked, judge, rejected)
         if span is None:
-            span = unambiguous_span(shape, evidence, confident[0], rejected)
+            span = unambiguous_span(shape, evidence, confident[0], frozenset(judge.asked), rejected)
         if span is not None:
             return span
     if shape.form == "list":
         listed = listing_answer(shape, evidence, confident)
         if listed is not None:
             return listed
-    return sentences_answer(evidence, weights, ranked, confident)
+    answer = sentences_answer(evidence, weights, ranked, confident)
+    if shape.form == "span":
+        answer = with_short_span(
+            shape, evidence, answer, confident[0], frozenset(judge.asked), rejected
+        )
+    return answer
+
+
+def with_short_span(
+    shape: QuestionShape,
+    evidence: Evidence,
+    draft: AnswerDraft,
+    best: Judged,
+    asked: frozenset[str],
+    rejected: frozenset[str] = frozenset(),
+) -> AnswerDraft:
+    """A sentence answer to a span question, with the span its sentences give.
+
+    The sentences stay the answer (they are what a reader checks); the span they can only
+    mean is its `short_answer`: the name a leading sentence gives for the document that
+    answers (`bridged_name`), else the one span the best sentence gives (`sentence_span`).
+    The document that span names, when held, is cited too.
+    """
+    link = best.scored.link
+    decided = None
+    if link is not None:
+        decided = bridged_name(shape, evidence, link, best.scored.sentence, rejected)
+    if decided is None:
+        answering = frozenset(evidence.ids.index(i) for i in draft.cited_ids if i in evidence.ids)
+        decided = sentence_span(
+            shape, evidence, best.scored, asked, rejected, strict=False, answering=answering
+        )
+    if decided is None:
+        return draft
+    text, cited = decided
+    if normalize_answer(text) not in normalize_answer(draft.answer):
+        return draft
+    return draft.model_copy(
+        update={
+            "short_answer": counted_figure(shape.text, text),
+            "cited_ids": unique([*draft.cited_ids, *cited]),
+        }
+    )
 
 
 def listing_answer(
@@ -326,100 +363,37 @@ def span_answer(
     return None
 
 
-_EXACT_KINDS: dict[str, tuple[str, ...]] = {
-    "name": ("name", "quote"),
-    "date": ("date", "year"),
-    "number": ("number",),
-    "any": ("name", "quote"),
-}
-
-
 def unambiguous_span(
     shape: QuestionShape,
     evidence: Evidence,
     best: Judged,
+    asked: frozenset[str],
     rejected: frozenset[str] = frozenset(),
 ) -> AnswerDraft | None:
     """The span of the asked type the answering sentence holds, when it can only be that one.
 
     The most confident sentence answers the question but not surely enough for a span
-    (`span_answer`); when it holds exactly one span of the asked type that the question does
-    not already name - or one that is clearly closer to the question's words than the
-    others (`PARAMS.span_lead` times the runner-up's score) - that span is the answer, with
-    the sentence as its cited support. Two names or figures with nothing to tell them apart
-    leave the whole sentence as the answer. The sentence must say what is asked (its asked-
-    term overlap at least `PARAMS.span_overlap`): a sentence that only leads towards the
-    answer ("the seal was cut by the engraver X" for "which office did the engraver hold")
-    names the bridge, not the answer. A bridged sentence is not read this way either: its
-    spans include the link's subject.
+    (`span_answer`); when it says what is asked (its asked-term overlap at least
+    `PARAMS.span_overlap`: a sentence that only leads towards the answer - "the seal was cut
+    by the engraver X" for "which office did the engraver hold" - names the bridge, not the
+    answer) and `sentence_span` finds the one span it can only mean, that span is the
+    answer, with the sentence as its cited support (and the document the span names, when
+    one is held). A bridged sentence is not read this way: its spans include the link's
+    subject.
     """
     if best.scored.link is not None or best.overlap < PARAMS.span_overlap:
         return None
-    kinds = _EXACT_KINDS.get(shape.answer_type, ())
-    sentence = best.scored.sentence
-    found = [
-        c
-        for c in answer_candidates(shape, evidence, [best.scored], exclude=rejected)
-        if c.kind in kinds and sentence.text.find(c.text) >= 0
-    ]
-    if not found:
+    decided = sentence_span(shape, evidence, best.scored, asked, rejected)
+    if decided is None:
         return None
-    distinct = {normalize_answer(c.text) for c in found}
-    if len(distinct) > 1 and found[0].score < PARAMS.span_lead * found[1].score:
-        return None
-    text = span_text(shape, evidence, found[0])
-    if text is None:
-        return None
+    text, cited = decided
     return AnswerDraft(
         answer=text,
         short_answer=counted_figure(shape.text, text),
-        cited_ids=support_ids(evidence, found[0].support),
-        rationale=f"{_FROM}{sentence.text}",
+        cited_ids=cited,
+        rationale=f"{_FROM}{best.scored.sentence.text}",
         confidence=best.confidence,
     )
-
-
-def span_text(shape: QuestionShape, evidence: Evidence, candidate: Candidate) -> str | None:
-    """The span as an answer, or None when it would be a title, a label or a bare number."""
-    sentence = candidate.support.sentence
-    title_terms = evidence.title_terms[sentence.doc]
-    span_terms = term_set(candidate.text)
-    if sum(ch.isalnum() for ch in candidate.text) < 2 and not candidate.text.isdigit():
-        return None  # a unit's letter ("L" of "mmol/L"), an initial; "5" of "5 days" stays
-    if candidate.kind in ("number", "year", "date") and not asks_quantity(shape):
-        return None  # a figure answers only a question asking for one
-    if candidate.kind == "year" and shape.answer_type == "number":
-        asked = asked_quantity(shape.text)
-        if asked is not None and not asked & {"age"}:
-            return None  # a year is no count, dose or duration ("how many copies": not 1939)
-    if is_label_line(candidate.text) and shape.answer_type != "name" and candidate.kind == "name":
-        if span_terms and span_terms <= title_terms:
-            return None
-    if candidate.kind == "name" and candidate.text[:1].isdigit():
-        # "450 L" read as a name: a figure, whose unit is what follows in the sentence.
-        candidate = Candidate(
-            candidate.text.split()[0], candidate.score, candidate.support, "number"
-        )
-    if candidate.kind == "name" and shape.answer_type not in ("name", "any"):
-        return None
-    if candidate.kind == "name" and span_terms and span_terms <= title_terms:
-        if shape.answer_type != "name":
-            # The document's own title is what the sentence is about, not what it says.
-            return None
-    if candidate.kind == "number":
-        # A figure keeps its range and unit, and its unit must be of the asked kind: a
-        # dose does not answer "how long" (`_quantities`).
-        asked = asked_quantity(shape.text)
-        if shape.duration:
-            text = duration_span(sentence.text, candidate.text)
-            if text != candidate.text and figure_answers(asked, text):
-                return text
-        span = Span(candidate.text, "number", sentence.text.find(candidate.text), -1)
-        with_unit = figure(sentence.text, span)
-        if with_unit is not None:
-            return with_unit if figure_answers(asked, with_unit) else None
-        return candidate.text if counts_asked(shape) and figure_answers(asked, "") else None
-    return candidate.text
 
 
 def sentences_answer(
@@ -524,6 +498,7 @@ def pair_span(
     evidence: Evidence,
     pair: AnswerDraft,
     bridged: tuple[Judged, Judged, float],
+    asked: frozenset[str],
     rejected: frozenset[str] = frozenset(),
 ) -> AnswerDraft | None:
     """The span a two-document answer gives for a question asking for one, or None.
@@ -534,7 +509,8 @@ def pair_span(
     actor's own "was an American actor" sentence both name him). The best span answers when
     it is the only one of the asked type or clearly ahead of the runner-up
     (`PARAMS.span_lead`); the two sentences are its cited support. Otherwise the sentences
-    answer, whole.
+    answer, whole, with the name one gives for the other's document as the short answer when
+    it is what is asked (`bridged_name`).
     """
     first, second, _ = bridged
     supports = [first.scored, second.scored]
@@ -546,7 +522,13 @@ def pair_span(
     if not found:
         return None
     if len(found) > 1 and found[0][0].score < PARAMS.span_lead * found[1][0].score:
-        return None
+        a, b = first.scored.sentence, second.scored.sentence
+        decided = bridged_name(shape, evidence, a, b, rejected) or bridged_name(
+            shape, evidence, b, a, rejected
+        )
+        if decided is None or normalize_answer(decided[0]) not in normalize_answer(pair.answer):
+            return None
+        return pair.model_copy(update={"short_answer": counted_figure(shape.text, decided[0])})
     text = found[0][1]
     return pair.model_copy(
         update={
@@ -649,7 +631,7 @@ def choice_answer(
         )
     cited = unique([*draft.cited_ids, *(evidence.ids[s.scored.sentence.doc] for s in chosen)])
     return AnswerDraft(
-        answer=f"{draft.answer}. " + " ".join(parts),
+        answer=f"{draft.answer}. " + " ".join(unique(parts)),
         short_answer=draft.answer,
         cited_ids=cited,
         rationale=draft.rationale,
@@ -753,6 +735,9 @@ def choose(
                 rationale=f"{pick}: {known[pick][0]:g} vs {other}: {known[other][0]:g}",
             )
             return draft, sides
+    written = written_option(evidence, options, judged)
+    if written is not None:
+        return written, sides
     # "Which band is from England, X or Y": the option whose nationality the question names.
     asked_country = nationalities(question_without(shape.text, options))
     if asked_country:
@@ -789,6 +774,38 @@ def choose(
         rationale=f"'{pick}' is the option the evidence ties best to the question.",
     )
     return draft, sides
+
+
+def written_option(
+    evidence: Evidence, options: Sequence[str], judged: list[Judged]
+) -> AnswerDraft | None:
+    """The option the best sentences write out, when the options are values, not subjects.
+
+    "Is Tomas Vell a left-handed or right-handed pitcher?" offers two values of one
+    attribute, neither the subject of a held document; the most confident sentences saying
+    "a right-handed pitcher" (and never "left-handed") decide. None when both or neither
+    are written, or when an option has a document of its own (then it is a subject).
+    """
+    if any(evidence.has_document(option) for option in options):
+        return None
+    top = judged[: PARAMS.pair_sentences]
+    patterns = {
+        o: re.compile(rf"(?<![\w-]){re.escape(o.lower())}(?![\w-])") for o in options if o.strip()
+    }
+    written = {
+        o: [j for j in top if pattern.search(j.scored.sentence.text.lower())]
+        for o, pattern in patterns.items()
+    }
+    found = [o for o, sentences in written.items() if sentences]
+    if len(found) != 1:
+        return None
+    pick = found[0]
+    sentence = written[pick][0].scored.sentence
+    return AnswerDraft(
+        answer=pick,
+        cited_ids=[evidence.ids[sentence.doc]],
+        rationale=f"'{pick}' is what the sentence says: {sentence.text}",
+    )
 
 
 def _scored(weights: QuestionWeights, sentence: Sentence) -> ScoredSentence:

@@ -405,6 +405,27 @@ def asked_category(question: str) -> frozenset[str]:
     return term_set(match.group(1))
 
 
+def titled_documents(evidence: Evidence, span: str, doc: int) -> list[int]:
+    """The held documents other than `doc` whose title is the name `span` (bridges).
+
+    "... a song by English musician Ada Corran" in one document, and a held document titled
+    "Ada Corran": the name is the way to that document, and may be what is asked.
+    """
+    span_terms = term_set(span)
+    if not span_terms:
+        return []
+    return [
+        i
+        for i, title in enumerate(evidence.title_terms)
+        if i != doc and title and _same_name(title, span_terms)
+    ]
+
+
+def same_name(title: str, span: str) -> bool:
+    """Whether `span` names what `title` names, written otherwise ("Ada Mary Corran")."""
+    return _same_name(term_set(title), term_set(span))
+
+
 def _same_name(title_terms: frozenset[str], span_terms: frozenset[str]) -> bool:
     shared = len(title_terms & span_terms)
     return (
@@ -453,6 +474,8 @@ __all__ = [
     "mentions",
     "proximity",
     "rank_sentences",
+    "same_name",
+    "titled_documents",
     "words",
     "words_of",
 ]

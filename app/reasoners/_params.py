@@ -154,6 +154,12 @@ class ExtractiveParams:
         HAND_SET + " (below span_confidence, the answering sentence's best span of the asked"
         " type answers alone when it scores this many times the runner-up, by proximity)",
     )
+    near_words: int = _chosen(
+        3,
+        HAND_SET + " (a span this many words or fewer from the question's asked words is the"
+        " one the sentence gives for them, when the runner-up is near_margin words further)",
+    )
+    near_margin: int = _chosen(3, HAND_SET + " (see near_words)")
     span_overlap: float = _chosen(
         0.75,
         HAND_SET + " (that span answers only from a sentence holding 3/4 of the asked terms'"

@@ -165,13 +165,22 @@ def figure_answers(asked: frozenset[QuantityKind] | None, figure_text: str) -> b
     return kind in asked
 
 
-def counted_figure(question: str, figure_text: str) -> str:
-    """The figure without the counted noun the question already names.
+_QUALIFIER_RE = re.compile(
+    r"^(?:at least|at most|up to|about|around|over|under|more than|less than|fewer than|below"
+    r"|above|within|approximately|roughly|nearly|almost|some|just over|just under)\s+(?=\d)",
+    re.IGNORECASE,
+)
 
+
+def counted_figure(question: str, figure_text: str) -> str:
+    """The figure as a short answer: its number and unit, without qualifier or counted noun.
+
+    A qualifier ("more than 230", "about 5 km") belongs to the sentence the figure is read
+    from, which the answer keeps; the short answer is the figure itself ("230", "5 km").
     "How many victories did she have?" -> "44 victories" reads "44": the question says what
-    is counted, so the number (and its qualifier, "more than 230") is the short answer. Any
-    other unit stays ("18 km", "5 days").
+    is counted. Any other unit stays ("18 km", "5 days").
     """
+    figure_text = _QUALIFIER_RE.sub("", figure_text.strip())
     lowered = question.lower()
     match = re.search(r"\bhow many (?:more |extra )?([a-z]+)", lowered)
     if match is None:

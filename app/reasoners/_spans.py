@@ -1,0 +1,336 @@
+"""Reading a short answer span out of the sentences that answer: which name, date or figure.
+
+A span question ("Which road ...?", "How many ...?") answered with whole sentences still has
+a short answer when the sentences can only mean one span (`sentence_span`, `bridged_name`);
+`span_text` says whether a candidate may answer at all (never the answering document's own
+title, a label, a unit's letter or a bare number) and in what form (a figure with its range
+and unit).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from prefrag.reasoners._evidence import (
+    Candidate,
+    Evidence,
+    ScoredSentence,
+    Sentence,
+    answer_candidates,
+    clean_title,
+    matched_positions,
+    same_name,
+    titled_documents,
+)
+from prefrag.reasoners._params import PARAMS
+from prefrag.reasoners._policy import asks_quantity, counts_asked, figure, is_label_line
+from prefrag.reasoners._quantities import asked_quantity, figure_answers
+from prefrag.reasoners._shapes import duration_span
+from prefrag.reasoners._support import support_ids
+from prefrag.reasoners._text import QuestionShape, Span, normalize_answer, term_set, unique
+from prefrag.reasoners._verdicts import is_demonym, nationalities
+
+_WORD_RE = re.compile(r"[^\W_]+")
+
+EXACT_KINDS: dict[str, tuple[str, ...]] = {
+    "name": ("name", "quote"),
+    "date": ("date", "year"),
+    "number": ("number",),
+    "any": ("name", "quote"),
+}
+
+
+def sentence_span(
+    shape: QuestionShape,
+    evidence: Evidence,
+    scored: ScoredSentence,
+    asked: frozenset[str],
+    rejected: frozenset[str] = frozenset(),
+    *,
+    strict: bool = True,
+    answering: frozenset[int] = frozenset(),
+) -> tuple[str, list[str]] | None:
+    """The span of the asked type one sentence gives, and the documents to cite, or None.
+
+    The candidates are the sentence's spans of the asked type that the question does not
+    already name and that may answer (`span_text`; a nationality adjective only, and only,
+    when a nationality is asked). It is the candidate when there is one, or the one scoring
+    `PARAMS.span_lead` times the runner-up (by closeness to the question's words). Unless
+    `strict`, also: the one name among them that titles another document the answer stands
+    on (`answering`, document indexes: the two-document case, "a song by the musician Ada
+    Corran" and a sentence of the document about Ada Corran; both are cited), else the one
+    clearly nearest the question's asked words (`nearest_to`). Several names with nothing to
+    tell them apart give None: the sentence answers, whole.
+    """
+    kinds = EXACT_KINDS.get(shape.answer_type, ())
+    sentence = scored.sentence
+    nationality = asks_nationality(shape)
+    found = [
+        (c, text)
+        for c in answer_candidates(shape, evidence, [scored], top=1, exclude=rejected)
+        if c.kind in kinds and sentence.text.find(c.text) >= 0
+        if (bool(nationalities(c.text)) if nationality else not is_demonym(c.text))
+        if (text := span_text(shape, evidence, c)) is not None
+    ]
+    if not found:
+        return None
+    cited = support_ids(evidence, scored)
+    if len({normalize_answer(c.text) for c, _ in found}) == 1:
+        return found[0][1], cited
+    if not strict:
+        titled = titled_in(shape, evidence, sentence, answering, [c for c, _ in found])
+        if len(titled) == 1:
+            text, doc = titled[0]
+            return text, unique([*cited, evidence.ids[doc]])
+        nearest = nearest_to(sentence.text, [c for c, _ in found], asked)
+        if nearest is not None:
+            return next(text for c, text in found if c is nearest), cited
+    if found[0][0].score >= PARAMS.span_lead * found[1][0].score:
+        return found[0][1], cited
+    return None
+
+
+def titled_in(
+    shape: QuestionShape,
+    evidence: Evidence,
+    sentence: Sentence,
+    answering: frozenset[int],
+    found: Sequence[Candidate],
+) -> list[tuple[str, int]]:
+    """The names in `sentence` that title another of the `answering` documents, one each.
+
+    A candidate span naming such a document, or the document's title written out in the
+    sentence ("by Ada Corran and Tom Vell" names "Ada Corran"); not a name the question
+    gives. Only for a question asking for a name or a thing.
+    """
+    if shape.answer_type not in ("name", "any"):
+        return []
+    question = normalize_answer(shape.text)
+    named: dict[str, tuple[str, int]] = {}
+    for candidate in found:
+        if candidate.kind not in ("name", "quote"):
+            continue
+        for doc in titled_documents(evidence, candidate.text, sentence.doc):
+            if doc in answering:
+                named.setdefault(normalize_answer(candidate.text), (candidate.text, doc))
+    for doc in sorted(answering - {sentence.doc}):
+        title = clean_title(evidence.titles[doc])
+        key = normalize_answer(title)
+        if not key or key in question or any(same_name(title, text) for text, _ in named.values()):
+            continue
+        if re.search(rf"(?<![\w-]){re.escape(title)}(?![\w-])", sentence.text):
+            named[key] = (title, doc)
+    return list(named.values())
+
+
+def bridged_name(
+    shape: QuestionShape,
+    evidence: Evidence,
+    leading: Sentence,
+    answering: Sentence,
+    rejected: frozenset[str] = frozenset(),
+) -> tuple[str, list[str]] | None:
+    """The name in `leading` that titles `answering`'s document, when it is what is asked.
+
+    "The album was recorded by Ada Corran and Tom Vell." (one document) leads to "Ada Corran
+    was an English sound engineer and chemist." (her own document): for "Which sound
+    engineer recorded the album?" the answer is her name, read out of the first sentence and
+    cited with both documents. The name must be of the asked kind: her document describes
+    her with a word of the kind the question names ("was an English sound engineer" for
+    "which sound engineer"; `asked_category_words`, `describes`); a question naming no kind
+    must ask for a name ("who"). It is not when the answering sentence gives another span of
+    the asked type ("She later served as Chief Warden": the question asks for something she
+    held, not for her); her name written otherwise ("Ada M. Corran") and nationality
+    adjectives do not count as another span.
+    """
+    if shape.answer_type not in ("name", "any") or leading.doc == answering.doc:
+        return None
+    name = clean_title(evidence.titles[answering.doc])
+    written = re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", leading.text) if name else None
+    if written is None or normalize_answer(name) in normalize_answer(shape.text):
+        return None
+    category = asked_category_words(shape.text)
+    if not category and shape.answer_type != "name":
+        return None  # "what" with no kind named: the name may only lead to the answer
+    document = " ".join(s.text for s in evidence.sentences if s.doc == answering.doc)
+    if category and not describes(document, category):
+        return None  # her note never says she is what is asked ("which university")
+    title_terms = evidence.title_terms[answering.doc]
+    nationality = asks_nationality(shape)
+    for other in _spans_of(shape, evidence, answering, rejected):
+        if term_set(other.text) & title_terms or (is_demonym(other.text) and not nationality):
+            continue
+        if span_text(shape, evidence, other) is not None:
+            return None
+    return name, unique([evidence.ids[leading.doc], evidence.ids[answering.doc]])
+
+
+_KIND_RE = re.compile(r"\b(?i:which|what|this)\s+([^?.;:]*)")
+_KIND_STOP = frozenset(
+    "is was are were be been has had have does did do who whom that which whose where when"
+    " in on at by for from of with to as or the a an its his her their than about into".split()
+)
+_TRANSPARENT_RE = re.compile(r"\b(?:sort|kind|type|name)s? of (?:the |an? )?", re.IGNORECASE)
+
+
+def asked_category_words(question: str) -> frozenset[str]:
+    """The words of the kind a question asks for, after "which", "what" or "this".
+
+    "Which English sound engineer and chemist recorded ..." -> {sound, engineer, chemist,
+    recorded}; "what sort of products" -> {products}; "Which Halbury Prize of Letters
+    poet ..." -> {poet}. Capitalised words (names, nationalities) are not a kind.
+    """
+    match = _KIND_RE.search(question)
+    if match is None:
+        return frozenset()
+    phrase = _TRANSPARENT_RE.sub("", match.group(1))
+    words: set[str] = set()
+    for word in re.findall(r"[\w'-]+", phrase)[:8]:
+        lowered = word.lower()
+        if lowered == "and":
+            continue
+        if lowered in _KIND_STOP:
+            if words:
+                break
+            continue
+        if word[:1].islower() and len(word) > 2:
+            # "singers" is said "a singer-songwriter": the plural's stem matches both.
+            words.add(lowered[:-1] if lowered.endswith("s") and len(lowered) > 4 else lowered)
+    return frozenset(words)
+
+
+def describes(text: str, words: frozenset[str]) -> bool:
+    """Whether `text` says its subject is of the kind `words` name.
+
+    "was an American actor", "is a gospel singer", "A prolific author, he ...".
+    """
+    kind = "|".join(re.escape(w) for w in sorted(words))
+    pattern = (
+        r"(?:\b(?:is|was|are|were|became|becomes|remains|served as)\b|(?:^|[.;]\s+)an?\b)"
+        rf"[^.;:]{{0,80}}?\b(?:{kind})\w*\b"
+    )
+    return bool(re.search(pattern, text, re.IGNORECASE))
+
+
+def _spans_of(
+    shape: QuestionShape, evidence: Evidence, sentence: Sentence, rejected: frozenset[str]
+) -> list[Candidate]:
+    """The candidates of the asked type written in one sentence."""
+    kinds = EXACT_KINDS.get(shape.answer_type, ())
+    scored = ScoredSentence(sentence, 1.0, frozenset())
+    return [
+        c
+        for c in answer_candidates(shape, evidence, [scored], top=1, exclude=rejected)
+        if c.kind in kinds and sentence.text.find(c.text) >= 0
+    ]
+
+
+def asks_nationality(shape: QuestionShape) -> bool:
+    """Whether the question asks for a nationality or country."""
+    lowered = shape.text.lower()
+    return bool(re.search(r"nationalit|\b(?:what|which) country\b(?! music)", lowered))
+
+
+def nearest_to(text: str, spans: Sequence[Candidate], asked: frozenset[str]) -> Candidate | None:
+    """The span clearly nearest, in words, to the question's asked words in `text`, or None.
+
+    The asked words are the question's words other than the names it gives ("conflict",
+    "musician", "road"), with their relation wordings ("born in" for "birthplace"): "a
+    conflict between the Hollin weavers and the Marsh folk in Dunmere" answers "which group
+    was in a conflict with the Hollin weavers" with "Marsh folk". Nearest means within
+    `PARAMS.near_words` words, and the runner-up at least `PARAMS.near_margin` words further.
+    """
+    positions = matched_positions(text, asked)
+    if not positions or len(spans) < 2:
+        return None
+
+    def distance(span: Candidate) -> int:
+        start = text.find(span.text)
+        end = start + len(span.text)
+        gaps = [
+            len(_WORD_RE.findall(text[end:p] if p >= end else text[p:start])) for p in positions
+        ]
+        return min(gaps)
+
+    ordered = sorted(spans, key=distance)
+    first, second = distance(ordered[0]), distance(ordered[1])
+    if first > PARAMS.near_words or second - first < PARAMS.near_margin:
+        return None
+    if any(coordinated(text, ordered[0].text, other.text) for other in ordered[1:]):
+        return None  # "fought the Carrow Ferrymen and the Marsh Carters": both are meant
+    return ordered[0]
+
+
+_COORDINATION_RE = re.compile(r"\s*(?:[,/;]\s*)?(?:(?:and|or|as well as)\s+)?(?:the\s+)?")
+
+
+def coordinated(text: str, one: str, other: str) -> bool:
+    """Whether two spans of `text` are listed together ("A and the B", "A, B", "A/B")."""
+    a, b = text.find(one), text.find(other)
+    if a < 0 or b < 0 or a == b:
+        return False
+    (start, left), (end, _) = sorted([(a, one), (b, other)])
+    between = text[start + len(left) : end]
+    return bool(between.strip()) and bool(_COORDINATION_RE.fullmatch(between))
+
+
+def span_text(shape: QuestionShape, evidence: Evidence, candidate: Candidate) -> str | None:
+    """The span as an answer, or None when it would be a title, a label or a bare number."""
+    sentence = candidate.support.sentence
+    title_terms = evidence.title_terms[sentence.doc]
+    title = evidence.titles[sentence.doc]
+    span_terms = term_set(candidate.text)
+    if sum(ch.isalnum() for ch in candidate.text) < 2 and not candidate.text.isdigit():
+        return None  # a unit's letter ("L" of "mmol/L"), an initial; "5" of "5 days" stays
+    if candidate.kind in ("number", "year", "date") and not asks_quantity(shape):
+        return None  # a figure answers only a question asking for one
+    if candidate.kind == "year" and shape.answer_type == "number":
+        asked = asked_quantity(shape.text)
+        if asked is not None and not asked & {"age"}:
+            return None  # a year is no count, dose or duration ("how many copies": not 1939)
+    if is_label_line(candidate.text) and shape.answer_type != "name" and candidate.kind == "name":
+        if span_terms and span_terms <= title_terms:
+            return None
+    if candidate.kind == "name" and candidate.text[:1].isdigit():
+        # "450 L" read as a name: a figure, whose unit is what follows in the sentence.
+        candidate = Candidate(
+            candidate.text.split()[0], candidate.score, candidate.support, "number"
+        )
+    if candidate.kind == "name" and shape.answer_type not in ("name", "any"):
+        return None
+    if candidate.kind == "name" and span_terms and span_terms <= title_terms:
+        if shape.answer_type != "name":
+            # The document's own title is what the sentence is about, not what it says.
+            return None
+    elif candidate.kind == "name" and title_terms and same_name(title, candidate.text):
+        # The document's own subject written in full ("Ada Mary Corran" in "Ada Corran"):
+        # its title, for a question asking for a name; else not what the sentence says.
+        return clean_title(title) if shape.answer_type == "name" else None
+    if candidate.kind == "number":
+        # A figure keeps its range and unit, and its unit must be of the asked kind: a
+        # dose does not answer "how long" (`_quantities`).
+        asked = asked_quantity(shape.text)
+        if shape.duration:
+            text = duration_span(sentence.text, candidate.text)
+            if text != candidate.text and figure_answers(asked, text):
+                return text
+        span = Span(candidate.text, "number", sentence.text.find(candidate.text), -1)
+        with_unit = figure(sentence.text, span)
+        if with_unit is not None:
+            return with_unit if figure_answers(asked, with_unit) else None
+        return candidate.text if counts_asked(shape) and figure_answers(asked, "") else None
+    return candidate.text
+
+
+__all__ = [
+    "EXACT_KINDS",
+    "asked_category_words",
+    "asks_nationality",
+    "bridged_name",
+    "coordinated",
+    "describes",
+    "nearest_to",
+    "sentence_span",
+    "span_text",
+]

@@ -249,6 +249,12 @@ def main() -> None:
     )
     parser.add_argument("--epochs", type=float, default=2)
     parser.add_argument("--learning-rate", type=float, default=2e-4)
+    parser.add_argument(
+        "--loss-type",
+        nargs="+",
+        default=["sigmoid"],
+        help="TRL loss types; `sigmoid sft` adds the chosen side's NLL (RPO) to DPO.",
+    )
     args = parser.parse_args()
     from cpu_training import QUICK_CPU_RUN
 
@@ -257,15 +263,12 @@ def main() -> None:
     clock = time.perf_counter()
     args.work.mkdir(parents=True, exist_ok=True)
     base = gemma_folder(args.work)
-    key = "-".join(
-        str(v)
-        for v in (
-            *(args.train_steps, args.samples, args.doc_chars),
-            *(args.max_new_tokens, args.epochs, args.learning_rate),
-        )
-    )
-    run_dir = args.work / f"run-{key}"
+    # The pairs and the "before" verdicts depend on the sampling arguments only; each
+    # training variant (epochs, learning rate, losses) gets its own adapter and "after".
+    key = "-".join(str(v) for v in (args.train_steps, args.samples, args.doc_chars))
+    run_dir = args.work / f"run-{key}-{args.max_new_tokens}"
     run_dir.mkdir(exist_ok=True)
+    variant = "-".join(str(v) for v in (args.epochs, args.learning_rate, *args.loss_type))
     timings = {"model ready": round(time.perf_counter() - clock)}
     print("model ready", flush=True)
     items = load_dataset(args.dataset).items
@@ -327,13 +330,14 @@ def main() -> None:
     before = policy_verdicts(greedy, cases, args.doc_chars, run_dir / "before.jsonl", args.batch)
     timings["before measured"] = round(time.perf_counter() - clock)
     print(timings, flush=True)
-    out = run_dir / "switcher"
+    out = run_dir / f"switcher-{variant}"
     if not (out / "adapter_config.json").is_file():
         dpo(
             [
                 *("--model_name_or_path", str(base), "--data", str(data), "--output_dir", str(out)),
                 *("--use_peft", "--lora_r", "16", "--lora_alpha", "32"),
                 *("--lora_target_modules", "all-linear", "--beta", "0.1"),
+                *("--loss_type", *args.loss_type),
                 *(
                     "--learning_rate",
                     str(args.learning_rate),
@@ -347,7 +351,9 @@ def main() -> None:
         )
     timings["trained"] = round(time.perf_counter() - clock)
     trained = HFChatModel(checkpoint=str(out), temperature=0.0, max_new_tokens=args.max_new_tokens)
-    after = policy_verdicts(trained, cases, args.doc_chars, run_dir / "after.jsonl", args.batch)
+    after = policy_verdicts(
+        trained, cases, args.doc_chars, run_dir / f"after-{variant}.jsonl", args.batch
+    )
     timings["after measured"] = round(time.perf_counter() - clock)
 
     heuristic = ExtractiveReasoner(use_embeddings=False)
@@ -376,7 +382,7 @@ def main() -> None:
         "steps turned right / turned wrong by DPO": [changed_right, changed_wrong],
         "seconds": timings,
     }
-    (run_dir / "report.json").write_text(json.dumps(report, indent=2))
+    (run_dir / f"report-{variant}.json").write_text(json.dumps(report, indent=2))
     print(json.dumps(report, indent=2))
 
 

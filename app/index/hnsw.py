@@ -43,28 +43,58 @@ def available() -> bool:
     return True
 
 
-def _config(dimension: int, indexing_kib: int) -> Any:
+def _config(
+    dimension: int,
+    indexing_kib: int,
+    *,
+    m: int = _M,
+    ef_construct: int = _EF_CONSTRUCT,
+    int8: bool = False,
+) -> Any:
     from qdrant_edge import (
         Distance,
         EdgeConfig,
         EdgeOptimizersConfig,
         EdgeVectorParams,
         HnswIndexConfig,
+        Memory,
+        ScalarQuantizationConfig,
+        ScalarType,
     )
 
+    quantization = None
+    if int8:  # int8 copies in RAM for the graph walk, float32 on disk for the rescoring
+        quantization = ScalarQuantizationConfig(type=ScalarType.Int8, quantile=0.99)
     return EdgeConfig(
-        vectors=EdgeVectorParams(size=dimension, distance=Distance.Cosine),
-        hnsw_config=HnswIndexConfig(
-            m=_M, ef_construct=_EF_CONSTRUCT, full_scan_threshold=indexing_kib
+        vectors=EdgeVectorParams(
+            size=dimension,
+            distance=Distance.Cosine,
+            memory=Memory.Cold if int8 else None,
         ),
+        hnsw_config=HnswIndexConfig(
+            m=m, ef_construct=ef_construct, full_scan_threshold=indexing_kib
+        ),
+        quantization_config=quantization,
         optimizers=EdgeOptimizersConfig(indexing_threshold=indexing_kib),
         # Staged and flushed before it is published: a killed build leaves no half shard.
         wal_enabled=False,
     )
 
 
-def build(target: Path, vectors: Any, previous: Path | None = None) -> None:
+def build(
+    target: Path,
+    vectors: Any,
+    previous: Path | None = None,
+    *,
+    m: int = _M,
+    ef_construct: int = _EF_CONSTRUCT,
+    int8: bool = False,
+) -> None:
     """Write a shard of `vectors` (point id = row) with its HNSW graph into `target`.
+
+    `m` and `ef_construct` are the graph's edges per node and its build-time beam (Qdrant's
+    defaults); `int8` adds Qdrant's scalar quantisation (int8 vectors in memory, float32
+    on disk to rescore), which `bench/bench_scale.py --dense-only --int8` measures.
 
     When `previous` is the shard of a generation whose rows are the first rows of
     `vectors`, it is copied and only the rows after them are added (only those rows are
@@ -77,7 +107,10 @@ def build(target: Path, vectors: Any, previous: Path | None = None) -> None:
     if previous is not None and previous.is_dir():
         shutil.copytree(previous, target)
         try:
-            shard = EdgeShard.load(str(target), _config(vectors.shape[1], _APPEND_INDEXING_KIB))
+            config = _config(
+                vectors.shape[1], _APPEND_INDEXING_KIB, m=m, ef_construct=ef_construct, int8=int8
+            )
+            shard = EdgeShard.load(str(target), config)
             start = int(shard.count(CountRequest(exact=True)))
         except Exception as error:  # a damaged previous shard: build from scratch
             logger.warning("HNSW shard %s unreadable (%s); building it again.", previous, error)
@@ -90,7 +123,8 @@ def build(target: Path, vectors: Any, previous: Path | None = None) -> None:
                 start = 0
     if start == 0:
         # Index every segment whatever its size: this shard exists because the source is big.
-        shard = EdgeShard.create(str(target), _config(vectors.shape[1], 1))
+        config = _config(vectors.shape[1], 1, m=m, ef_construct=ef_construct, int8=int8)
+        shard = EdgeShard.create(str(target), config)
     _upsert(shard, vectors, start)
     unindexed = len(vectors) - int(shard.info().indexed_vectors_count)
     if start == 0 or unindexed * vectors.shape[1] * 4 > _APPEND_INDEXING_KIB * 1024:

@@ -47,16 +47,15 @@ import tuning_set
 MODEL = Path(__file__).resolve().parent.parent / "app" / "data" / "confidence_model.json"
 
 
-def collect(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Ask every item with the unjudged policy; one row of features and outcome per item."""
-    from langgraph.checkpoint.memory import InMemorySaver
+def capture_drafts() -> list[tuple[Any, dict[str, float] | None]]:
+    """Make the reasoner answer unjudged (no confidence floor); return where drafts go.
 
+    Each draft the reasoner makes is appended, with its features, to the returned list.
+    """
     import prefrag.reasoners._planning as planning
     import prefrag.reasoners.extractive as extractive
-    from prefrag import ask, build_graph, get_settings
     from prefrag.reasoners._answering import draft_with_features
     from prefrag.reasoners._params import PARAMS
-    from prefrag.sources.defaults import default_sources
 
     records: list[tuple[Any, dict[str, float] | None]] = []
 
@@ -74,6 +73,17 @@ def collect(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
     extractive.answer_question = unjudged  # type: ignore[assignment]
     planning.answer_question = unjudged  # type: ignore[assignment]
+    return records
+
+
+def collect(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Ask every item with the unjudged policy; one row of features and outcome per item."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from prefrag import ask, build_graph, get_settings
+    from prefrag.sources.defaults import default_sources
+
+    records = capture_drafts()
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="prefrag-fit-") as tmp:
         for corpus in sorted({item["corpus"] for item in items}):
@@ -131,31 +141,13 @@ def collect_hotpot(items: str, *, k: int = 3, max_steps: int = 3) -> list[dict[s
     """
     from dev_extractive_hotpot import DATA, Bm25
 
-    import prefrag.reasoners._planning as planning
     import prefrag.reasoners.extractive as extractive
     from prefrag.documents import make_document, unique_documents
     from prefrag.eval.metrics import exact_match
     from prefrag.jsonl import read_rows
-    from prefrag.reasoners._answering import draft_with_features
-    from prefrag.reasoners._params import PARAMS
     from prefrag.reasoners.base import ScratchpadStep
 
-    records: list[tuple[Any, dict[str, float] | None]] = []
-
-    def unjudged(question, scratchpad, evidence, *, feedback=None, embed=None, **_):  # type: ignore[no-untyped-def]
-        draft, features = draft_with_features(
-            question,
-            scratchpad,
-            evidence,
-            feedback=feedback,
-            embed=embed,
-            floor=PARAMS.candidate_floor,
-        )
-        records.append((draft, features))
-        return draft
-
-    extractive.answer_question = unjudged  # type: ignore[assignment]
-    planning.answer_question = unjudged  # type: ignore[assignment]
+    records = capture_drafts()
     reasoner = extractive.ExtractiveReasoner(use_embeddings=False)
     first, last = (int(part) for part in items.split("-"))
     rows: list[dict[str, Any]] = []

@@ -307,7 +307,7 @@ def with_short_span(
     if link is not None:
         decided = bridged_name(shape, evidence, link, best.scored.sentence, rejected)
     if decided is None:
-        answering = frozenset(evidence.ids.index(i) for i in draft.cited_ids if i in evidence.ids)
+        answering = frozenset(evidence.positions(draft.cited_ids))
         decided = sentence_span(
             shape, evidence, best.scored, asked, rejected, strict=False, answering=answering
         )

@@ -26,22 +26,12 @@ from prefrag.reasoners._text import term_set
 from prefrag.reasoners._verdicts import is_demonym
 from prefrag.reasoners.base import AnswerDraft
 
-_WORD_RE = re.compile(r"\b[a-z][a-z'-]+\b")
 _FROM = "From: "
-
-
-def _cited(evidence: Evidence, draft: AnswerDraft) -> list[int]:
-    return [evidence.ids.index(i) for i in draft.cited_ids if i in evidence.ids]
 
 
 def _lead_terms(evidence: Evidence, doc: int, count: int = 2) -> frozenset[str]:
     lead = [s for s in evidence.sentences if s.doc == doc][:count]
     return frozenset().union(*(s.terms for s in lead)) if lead else frozenset()
-
-
-def lower_case_words(evidence: Evidence) -> frozenset[str]:
-    """Every lower-case word the held documents write."""
-    return frozenset(w for d in evidence.docs for w in _WORD_RE.findall(d.page_content))
 
 
 def common_word_span(draft: AnswerDraft, evidence: Evidence) -> bool:
@@ -53,7 +43,7 @@ def common_word_span(draft: AnswerDraft, evidence: Evidence) -> bool:
     short = draft.short_answer.strip()
     if not short or " " in short or not short[:1].isupper() or not short.isalpha():
         return False
-    return short.lower() in lower_case_words(evidence)
+    return short.lower() in evidence.lower_case_words
 
 
 _FUNCTION_WORDS = frozenset(
@@ -130,7 +120,7 @@ def subjects(judge: Judge, evidence: Evidence) -> list[tuple[str, frozenset[str]
     if judge.sides:
         found = [(side, term_set(side)) for side in shape.candidates if term_set(side)]
     else:
-        common = lower_case_words(evidence)
+        common = evidence.lower_case_words
         opening = shape.text.split()[0] if shape.text.split() else ""
         found = [
             (e, term_set(e) & judge.name_terms)
@@ -158,7 +148,7 @@ def unnamed_subject(
     not answered by "The River Tamsin is 38 km long", whatever else the Tamsin's document
     says about the Pell; "Does A interact with B?" is not decided by a sentence about A alone.
     """
-    cited = _cited(evidence, draft)
+    cited = evidence.positions(draft.cited_ids)
     covered = term_set(f"{draft.answer} {draft.rationale.removeprefix(_FROM)}")
     for doc in cited:
         covered = covered | evidence.title_terms[doc] | _lead_terms(evidence, doc)

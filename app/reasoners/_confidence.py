@@ -52,7 +52,6 @@ from prefrag.reasoners._policy import Judge, Judged
 from prefrag.reasoners.base import AnswerDraft
 
 _LABEL_RE = re.compile(r"(?:^|\s)[A-Z][a-z]+(?: [a-z]+)?:(?=\s)")
-_WORD_RE = re.compile(r"\b[a-z][a-z'-]+\b")
 MODEL_PATH = Path(__file__).resolve().parent.parent / "data" / "confidence_model.json"
 
 FEATURES: tuple[str, ...] = (
@@ -89,7 +88,7 @@ def answer_features(
     runner_up = judged[1].confidence if len(judged) > 1 else 0.0
     names = {t: 1.0 for t in judge.name_terms}
     asked = judge.asked
-    cited = [evidence.ids.index(i) for i in draft.cited_ids if i in evidence.ids]
+    cited = evidence.positions(draft.cited_ids)
     cited_terms = evidence.terms_of(cited) if cited else frozenset()
     per_doc = [min(_share(asked, terms), _share(names, terms)) for terms in evidence.doc_terms]
     close_docs = {j.scored.sentence.doc for j in judged if j.confidence >= best.confidence - 0.1}
@@ -99,9 +98,8 @@ def answer_features(
     if draft.short_answer and draft.rationale.startswith("From: "):
         source = f"{source} {draft.rationale}"
     labels = len(_LABEL_RE.findall(source.replace("From: ", " ")))
-    lower_words = {w for d in evidence.docs for w in _WORD_RE.findall(d.page_content)}
     common = bool(short) and " " not in short and draft.short_answer[:1].isupper()
-    common = common and short in lower_words
+    common = common and short in evidence.lower_case_words
     return {
         "similarity": best.similarity,
         "overlap": best.overlap,

@@ -126,6 +126,9 @@ class Candidate:
     kind: str
 
 
+_LOWER_WORD_RE = re.compile(r"\b[a-z][a-z'-]+\b")
+
+
 class Evidence:
     """Documents split into sentences, with idf weights computed over the documents themselves."""
 
@@ -159,6 +162,15 @@ class Evidence:
     def all_terms(self) -> frozenset[str]:
         """Every content term in the evidence."""
         return frozenset().union(*self.doc_terms) if self.doc_terms else frozenset()
+
+    @cached_property
+    def lower_case_words(self) -> frozenset[str]:
+        """Every lower-case word the documents write ("start" when a "Start" is no name)."""
+        return frozenset(w for d in self.docs for w in _LOWER_WORD_RE.findall(d.page_content))
+
+    def positions(self, ids: Sequence[str]) -> list[int]:
+        """The indices of the held documents among `ids`, in their order (others skipped)."""
+        return [self.ids.index(i) for i in ids if i in self.ids]
 
     def weight(self, term: str) -> float:
         """The idf of `term`; terms absent from the evidence count as the rarest."""

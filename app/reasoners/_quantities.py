@@ -175,8 +175,8 @@ _QUALIFIER_RE = re.compile(
 def counted_figure(question: str, figure_text: str) -> str:
     """The figure as a short answer: its number and unit, without qualifier or counted noun.
 
-    A qualifier ("more than 230", "about 5 km") belongs to the sentence the figure is read
-    from, which the answer keeps; the short answer is the figure itself ("230", "5 km").
+    A qualifier ("more than 60", "about 5 km") belongs to the sentence the figure is read
+    from, which the answer keeps; the short answer is the figure itself ("60", "5 km").
     "How many victories did she have?" -> "44 victories" reads "44": the question says what
     is counted. Any other unit stays ("18 km", "5 days").
     """

@@ -630,7 +630,7 @@ def _write_delta(
 
 
 def _hnsw_writer(vectors: Any, settings: Settings, previous: Path | None) -> Any:
-    """What writes the generation's HNSW shard, or None when the source is searched exactly."""
+    """What writes the generation's HNSW shards (int8, rescored), or None below the size."""
     from prefrag.index import hnsw
 
     if len(vectors) < settings.hnsw_min_chunks or len(vectors) == 0:
@@ -646,7 +646,7 @@ def _hnsw_writer(vectors: Any, settings: Settings, previous: Path | None) -> Any
     shard = previous / hnsw.HNSW if previous is not None else None
 
     def write(generation: Path) -> None:
-        hnsw.build(generation / hnsw.HNSW, vectors, shard)
+        hnsw.build(generation / hnsw.HNSW, vectors, shard, int8=True)
 
     return write
 

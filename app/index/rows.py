@@ -15,7 +15,9 @@ The offsets let a reader fetch record `i` by itself (a search parses the records
 not the source's 100,000), and the keys let `prefrag index` skip known chunks and find a
 chunk's row without reading any record: a key is the 128-bit BLAKE2b digest of the id
 (as wide as the content-derived UUIDs chunk ids are), so the file is loaded, not parsed
-(generations written with `chunks.ids.json`, the ids as JSON, are still read). Their last offset must equal the size of `chunks.jsonl`: a file cut
+(generations written with `chunks.ids.json`, the ids as JSON, are still read).
+
+The offsets' last entry must equal the size of `chunks.jsonl`: a file cut
 short, a line shortened or garbage appended shows at once, without parsing every line.
 Generations written before these files existed are read by scanning the file's lines.
 """
@@ -200,8 +202,11 @@ class PartRecords(_RecordSequence):
         return record
 
     def keys(self) -> np.ndarray:
-        """The (rows, 4) keys of every row's chunk and parent id: the keys file when it agrees
-        with the records, else from the ids file of older generations, else parsed."""
+        """The (rows, 4) keys of every row's chunk id and parent id.
+
+        From the keys file when it agrees with the records, else from the ids file of
+        older generations, else from the records, parsed.
+        """
         if self.state == "stored":
             try:
                 keys = np.load(self.folder / KEYS)

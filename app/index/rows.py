@@ -120,6 +120,28 @@ class KeyIndex:
         return found
 
 
+def misplaced_line(folder: Path, offsets: np.ndarray) -> int | None:
+    """The first row whose line does not run from "{" to "}" and a newline as its offsets say.
+
+    None when every line does; no line is parsed.
+    """
+    rows = len(offsets) - 1
+    if rows <= 0:
+        return None
+    with (folder / CHUNKS).open("rb") as handle:
+        data = np.frombuffer(mmap.mmap(handle.fileno(), 0, prot=mmap.PROT_READ), dtype=np.uint8)
+        starts = np.asarray(offsets[:-1], dtype=np.int64)
+        ends = np.asarray(offsets[1:], dtype=np.int64)
+        short = ends - starts < 3  # "{}" and its newline at the least
+        safe_ends = np.maximum(ends, 2)
+        good = ~short & (data[np.minimum(starts, len(data) - 1)] == ord("{"))
+        good &= data[safe_ends - 1] == ord("\n")
+        good &= data[safe_ends - 2] == ord("}")
+        bad = np.flatnonzero(~good)
+        del data
+    return int(bad[0]) if len(bad) else None
+
+
 def record_line(record: dict[str, Any]) -> bytes:
     """One record as its `chunks.jsonl` line."""
     return (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")

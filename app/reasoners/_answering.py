@@ -41,7 +41,12 @@ from prefrag.reasoners._shapes import (
     listed_items,
     sentence_answer,
 )
-from prefrag.reasoners._spans import bridged_name, sentence_span, span_text
+from prefrag.reasoners._spans import (
+    bridged_name,
+    described_subject,
+    sentence_span,
+    span_text,
+)
 from prefrag.reasoners._subjects import subject_sentences, unaddressed_aspect
 from prefrag.reasoners._support import (
     observed_documents,
@@ -181,6 +186,8 @@ def draft_with_features(
     if isinstance(outcome, Decline):
         return abstention(scratchpad, outcome.reason, outcome.closest), None
     draft = outcome.model_copy(update={"answer": plain(outcome.answer)})
+    if shape.form == "span" and shape.kind not in ("choice", "yesno"):
+        draft = in_asked_form(shape, held, draft)
     held_up = evidence_check(judge, judged, draft, held)
     if isinstance(held_up, Decline):
         return abstention(scratchpad, held_up.reason, held_up.closest), None
@@ -285,6 +292,39 @@ def policy_answer(
             shape, evidence, answer, confident[0], frozenset(judge.asked), rejected
         )
     return answer
+
+
+def in_asked_form(shape: QuestionShape, evidence: Evidence, draft: AnswerDraft) -> AnswerDraft:
+    """A span answer's short answer in the form the question asks for.
+
+    "Which Irish politician ...?" answered from a cited document whose lead says its subject
+    is an Irish politician ("Ada Mary Corran (born 1970) is an Irish politician ...") is
+    answered with that document's subject, its title (`described_subject`), not a span of
+    its sentences (a name in another language, a body she sat in); a short answer that
+    already starts with the title ("Corran Ltd") stays. "In what year ...?" answered with a
+    full date gives its year. A bare span answer changes with its short answer; sentences
+    stay the answer.
+    """
+    short = draft.short_answer
+    subject = described_subject(shape, evidence, evidence.positions(draft.cited_ids))
+    if subject is not None and not normalize_answer(short).startswith(
+        normalize_answer(subject[0])
+    ):
+        short = subject[0]
+    elif short and _ASKS_YEAR_RE.search(shape.text):
+        year = year_of(short)
+        if year is not None and str(year) in short and not _RANGE_RE.search(short):
+            short = str(year)
+    if short == draft.short_answer:
+        return draft
+    update = {"short_answer": short}
+    if draft.short_answer and draft.answer == draft.short_answer:
+        update["answer"] = short
+    return draft.model_copy(update=update)
+
+
+_ASKS_YEAR_RE = re.compile(r"\b(?:what|which)\s+year\b|\byear\s+(?:was|did|were|is)\b", re.I)
+_RANGE_RE = re.compile(r"\d\s*(?:-|\u2013|to|until)\s*\d", re.I)
 
 
 def with_short_span(

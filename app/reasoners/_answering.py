@@ -313,7 +313,7 @@ def in_asked_form(shape: QuestionShape, evidence: Evidence, draft: AnswerDraft) 
         short = subject[0]
     elif short and _ASKS_YEAR_RE.search(shape.text):
         year = year_of(short)
-        if year is not None and str(year) in short and not _RANGE_RE.search(short):
+        if year is not None and not _RANGE_RE.search(short) and str(year) not in shape.text:
             short = str(year)
     if short == draft.short_answer:
         return draft

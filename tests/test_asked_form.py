@@ -17,11 +17,12 @@ import pytest
 from indexed_notes import ask_json, indexed_home
 
 NOTES = {
-    "towns/mirela-oskan.md": """# Mirela Oskan
-
-Mirela Oskan (Dunvalese: "Mira na Doca"; born 1961) is a Dunvale harbour politician who has led the Tidewater Party since 2015.
-She grew up in Saltmere and trained as a ferry pilot.
-""",
+    "towns/mirela-oskan.md": (
+        "# Mirela Oskan\n\n"
+        'Mirela Oskan (Dunvalese: "Mira na Doca"; born 1961) is a Dunvale harbour politician'
+        " who has led the Tidewater Party since 2015.\n"
+        "She grew up in Saltmere and trained as a ferry pilot.\n"
+    ),
     "towns/tidewater-party.md": """# Tidewater Party
 
 The Tidewater Party is a political party in Dunvale, founded in 1978 by dock workers.
@@ -36,6 +37,16 @@ It was opened on 4 May 1896 by the town's first mayor.
 
 Copper Lane is a lane in the ward of Eastgate, lined with old forges.
 Its forges were closed in 1932.
+""",
+    "towns/kestrel-press.md": """# Kestrel Press
+
+The Kestrel Press is a small publisher of poetry in Saltmere.
+It was founded in 1990 by Orla Fenwick, a printer from Halbury.
+""",
+    "towns/orla-fenwick.md": """# Orla Fenwick
+
+Orla Fenwick is a printer and poet from Halbury.
+She trained with the engraver Piet Marlowe in Saltmere at the Wren Street Works, a printing school.
 """,
 }
 
@@ -67,3 +78,13 @@ def test_a_note_only_about_something_of_the_asked_kind_is_not_the_answer() -> No
     record = ask_json("Which ward has forges that closed in 1932?", "towns")
     assert record["short_answer"] != "Copper Lane", record
     assert record["answer"] != "Copper Lane", record
+
+
+def test_of_the_names_in_an_answering_sentence_the_one_of_the_asked_kind_is_the_short_answer() -> (
+    None
+):
+    record = ask_json(
+        "Which printing school did the founder of the Kestrel Press train at?", "towns"
+    )
+    assert not record["abstained"], record["answer"]
+    assert record["short_answer"] == "Wren Street Works", record

@@ -18,6 +18,7 @@ from prefrag.reasoners._checks import (
 from prefrag.reasoners._confidence import ConfidenceModel, active_model, answer_features
 from prefrag.reasoners._conflicts import settle
 from prefrag.reasoners._evidence import (
+    Candidate,
     Evidence,
     QuestionWeights,
     ScoredSentence,
@@ -42,8 +43,10 @@ from prefrag.reasoners._shapes import (
     sentence_answer,
 )
 from prefrag.reasoners._spans import (
+    asked_kind,
     bridged_name,
     described_subject,
+    of_kind,
     sentence_span,
     span_text,
 )
@@ -66,7 +69,7 @@ from prefrag.reasoners._text import (
     unique,
     year_of,
 )
-from prefrag.reasoners._verdicts import descriptor, nationalities
+from prefrag.reasoners._verdicts import descriptor, is_demonym, nationalities
 from prefrag.reasoners.base import (
     AnswerDraft,
     Feedback,
@@ -268,6 +271,7 @@ def policy_answer(
             span = pair_span(shape, evidence, pair, bridged, frozenset(judge.asked), rejected)
             if span is not None:
                 return span
+            return span_of_kind(shape, evidence, pair, [bridged[0], bridged[1], *judged], rejected)
         return pair
     if not confident:
         best = judged[0]
@@ -291,6 +295,8 @@ def policy_answer(
         answer = with_short_span(
             shape, evidence, answer, confident[0], frozenset(judge.asked), rejected
         )
+        if not answer.short_answer:
+            answer = span_of_kind(shape, evidence, answer, confident, rejected)
     return answer
 
 
@@ -307,9 +313,7 @@ def in_asked_form(shape: QuestionShape, evidence: Evidence, draft: AnswerDraft) 
     """
     short = draft.short_answer
     subject = described_subject(shape, evidence, evidence.positions(draft.cited_ids))
-    if subject is not None and not normalize_answer(short).startswith(
-        normalize_answer(subject[0])
-    ):
+    if subject is not None and not normalize_answer(short).startswith(normalize_answer(subject[0])):
         short = subject[0]
     elif short and _ASKS_YEAR_RE.search(shape.text):
         year = year_of(short)
@@ -325,6 +329,68 @@ def in_asked_form(shape: QuestionShape, evidence: Evidence, draft: AnswerDraft) 
 
 _ASKS_YEAR_RE = re.compile(r"\b(?:what|which)\s+year\b|\byear\s+(?:was|did|were|is)\b", re.I)
 _RANGE_RE = re.compile(r"\d\s*(?:-|\u2013|to|until)\s*\d", re.I)
+
+
+def span_of_kind(
+    shape: QuestionShape,
+    evidence: Evidence,
+    draft: AnswerDraft,
+    confident: list[Judged],
+    rejected: frozenset[str] = frozenset(),
+) -> AnswerDraft:
+    """A sentence answer's short answer: the one span of the asked kind its sentences hold.
+
+    "Which war ...?" answered with a sentence naming a war and a gas company, "what
+    university" with one naming a university and a town: of the spans of the asked type
+    in the answer's sentences, the one that is of the asked kind (`of_kind`: it names the
+    kind, its sentence writes the kind beside it, or its own note says it is one), when
+    exactly one is. The sentences stay the answer.
+    """
+    shown = [j.scored for j in confident if j.scored.sentence.text in draft.answer]
+    text = kind_span(shape, evidence, shown, rejected)
+    if text is None or normalize_answer(text) not in normalize_answer(draft.answer):
+        return draft
+    return draft.model_copy(update={"short_answer": counted_figure(shape.text, text)})
+
+
+def kind_span(
+    shape: QuestionShape,
+    evidence: Evidence,
+    sentences: list[ScoredSentence],
+    rejected: frozenset[str] = frozenset(),
+) -> str | None:
+    """The one span of the asked type in `sentences` that is of the asked kind, or None."""
+    kind = asked_kind(shape.text)
+    if not kind:
+        return None
+    fitting = {
+        normalize_answer(text): text
+        for c in answer_candidates(shape, evidence, sentences, top=len(sentences), exclude=rejected)
+        if (text := span_text(shape, evidence, c)) is not None
+        if c.support.sentence.text.find(text) >= 0 or c.kind != "name"
+        if not is_demonym(text) and normalize_answer(text) not in normalize_answer(shape.text)
+        if of_kind(evidence, c, text, kind)
+    }
+    return next(iter(fitting.values())) if len(fitting) == 1 else None
+
+
+def of_asked_kind(
+    shape: QuestionShape,
+    evidence: Evidence,
+    candidate: Candidate,
+    text: str,
+    rejected: frozenset[str] = frozenset(),
+) -> str:
+    """A bare span, or the one span of its sentence of the asked kind when it is not.
+
+    "Which printing school ...?" read from "She trained under Piet Marlowe in Saltmere at
+    the Wren Works, a printing school": the town is of the asked type (a name) but not of
+    the asked kind; the school is.
+    """
+    kind = asked_kind(shape.text)
+    if not kind or of_kind(evidence, candidate, text, kind):
+        return text
+    return kind_span(shape, evidence, [candidate.support], rejected) or text
 
 
 def with_short_span(
@@ -427,6 +493,7 @@ def span_answer(
         text = span_text(shape, evidence, candidate)
         if text is None:
             continue
+        text = of_asked_kind(shape, evidence, candidate, text, rejected)
         return AnswerDraft(
             answer=text,
             short_answer=counted_figure(shape.text, text),

@@ -236,7 +236,8 @@ def described_subject(
 
 
 _ASKS_KIND_RE = re.compile(
-    r"\b(?:which|what)\s+(?:(?:is|was) the name of (?:the |an? )?)?(?!(?:is|was|are|were|did|does|do)\b)\w",
+    r"\b(?:which|what)\s+(?:(?:is|was) the name of (?:the |an? )?)?"
+    r"(?!(?:is|was|are|were|did|does|do)\b)\w",
     re.I,
 )
 _OTHER_WH_RE = re.compile(r"^\W*(?:who|whom|whose|when|where|why|how)\b", re.I)
@@ -245,6 +246,45 @@ _AFTER_HEAD = (
     r"|in|of|for|with|on|at|to|as|since|until|between|during|founded|set|made|created)"
 )
 _IS_A_GAP = r"(?:(?!\b(?:of|in|at|on|for|from|by|with|to|into|and|who|which|that)\b)[^.;:(])"
+
+
+def asked_kind(question: str) -> frozenset[str]:
+    """The kind a "which/what <kind>" question asks for, without its verbs; else nothing."""
+    if _OTHER_WH_RE.match(question) or not _ASKS_KIND_RE.search(question):
+        return frozenset()
+    return frozenset(
+        w
+        for w in asked_category_words(re.sub(r"\bthis\b", "the", question, flags=re.I))
+        if not w.endswith("ed")  # "which series featured ...": a verb, not the kind
+    )
+
+
+def of_kind(evidence: Evidence, candidate: Candidate, text: str, kind: frozenset[str]) -> bool:
+    """Whether a span is of the asked kind (`asked_kind`).
+
+    It names the kind ("Carrow University"), its sentence writes the kind beside it ("the
+    A12 road"), or its own held note says it is one (`is_a`).
+    """
+    words = [re.escape(w) for w in sorted(kind)]
+    if not words:
+        return False
+    named = re.compile(rf"\b(?:{'|'.join(words)})", re.IGNORECASE)
+    if named.search(text):
+        return True
+    sentence = candidate.support.sentence.text
+    start = sentence.find(text)
+    if start >= 0:
+        before = " ".join(sentence[:start].split()[-2:])
+        after = " ".join(sentence[start + len(text) :].split()[:1])
+        if named.search(before) or named.search(after):
+            return True
+        rest = sentence[start + len(text) :]
+        if re.match(rf",\s+(?:an?|the)\s+(?:[\w-]+\s+){{0,3}}?(?:{'|'.join(words)})", rest, re.I):
+            return True  # "at the Wren Works, a printing school"
+    return any(
+        is_a(" ".join(s.text for s in evidence.sentences if s.doc == doc and s.position < 2), kind)
+        for doc in titled_documents(evidence, text, candidate.support.sentence.doc)
+    )
 
 
 def is_a(text: str, words: frozenset[str]) -> bool:

@@ -79,3 +79,22 @@ def test_int8_needs_onnx_runtime(monkeypatch):
 
     with pytest.raises(ConfigurationError, match="PREFRAG_EMBEDDING_PRECISION=fp32"):
         Embedder(resolve_model_dir("bundled:all-MiniLM-L6-v2"), runtime="numpy", precision="int8")
+
+
+def test_a_source_is_searched_with_query_vectors_of_its_precision(
+    _isolated_home, tmp_path, monkeypatch
+):
+    from prefrag.sources.local import LocalSource
+
+    (tmp_path / "ferry.md").write_text(NOTE)
+    monkeypatch.setenv("PREFRAG_EMBEDDING_PRECISION", "int8")
+    get_settings.cache_clear()
+    _, vectors, _ = _index(_isolated_home, tmp_path, "quantised")
+    monkeypatch.setenv("PREFRAG_EMBEDDING_PRECISION", "fp32")
+    get_settings.cache_clear()
+    query = "When does the ferry sail in winter?"
+    (hit,) = LocalSource("quantised", mode="dense").search(query, 1)
+    int8_query = _embedder("int8").encode([query])[0]
+    assert hit.metadata["score"] == pytest.approx(float(vectors[0] @ int8_query), abs=1e-5)
+    fp32_query = _embedder("fp32").encode([query])[0]
+    assert abs(hit.metadata["score"] - float(vectors[0] @ fp32_query)) > 1e-4

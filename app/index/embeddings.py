@@ -331,6 +331,15 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return np.copysign(result, x).astype(np.float32, copy=False)
 
 
+def with_precision(settings: Settings, precision: str | None) -> Settings:
+    """`settings` with the embedding precision a source was built with (None: unchanged)."""
+    if precision is None or precision == settings.embedding_precision:
+        return settings
+    return settings.model_copy(
+        update={"embedding_precision": "int8" if precision == "int8" else "fp32"}
+    )
+
+
 def get_embedder(settings: Settings | None = None) -> Embedder:
     """The process's embedder named in settings (`prefrag.shared`; loaded on first use).
 

@@ -398,10 +398,9 @@ def source_embedding_settings(manifest: docstore.Manifest | None, settings: Sett
     A source never mixes vectors of two precisions: adds to an existing source embed at
     the precision it was built with (`--rebuild`, or a new source, takes the settings').
     """
-    if manifest is None or manifest.embedding_precision == settings.embedding_precision:
-        return settings
-    precision = "int8" if manifest.embedding_precision == "int8" else "fp32"
-    return settings.model_copy(update={"embedding_precision": precision})
+    from prefrag.index.embeddings import with_precision
+
+    return with_precision(settings, manifest.embedding_precision if manifest else None)
 
 
 def source_chunking(manifest: docstore.Manifest | None, settings: Settings) -> Chunking:

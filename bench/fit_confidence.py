@@ -76,6 +76,15 @@ def capture_drafts() -> list[tuple[Any, dict[str, float] | None]]:
     return records
 
 
+def _span_sentence(draft: Any) -> str:
+    """The sentence a bare-span draft was read from ("" for any other answer form)."""
+    from prefrag.reasoners._policy import FROM, plain
+
+    if draft is None or not draft.short_answer or not draft.rationale.startswith(FROM):
+        return ""
+    return str(plain(draft.rationale.removeprefix(FROM)))
+
+
 def collect(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Ask every item with the unjudged policy; one row of features and outcome per item."""
     from langgraph.checkpoint.memory import InMemorySaver
@@ -107,6 +116,8 @@ def collect(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     and tuning_set.is_right(item, answer)
                 )
                 short = str(result.get("short_answer") or "")
+                draft = records[-1][0] if records and not abstained else None
+                sentence = _span_sentence(draft)
                 rows.append(
                     {
                         "id": item["id"],
@@ -118,6 +129,9 @@ def collect(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
                         "abstained": abstained,
                         "right": right,
                         "bare_span": bool(short) and short == answer,
+                        "sentence_right": bool(sentence)
+                        and item["docs"] != tuning_set.UNANSWERABLE
+                        and tuning_set.is_right(item, sentence),
                         "features": features,
                     }
                 )
@@ -208,6 +222,7 @@ def collect_hotpot(items: str, *, k: int = 3, max_steps: int = 3) -> list[dict[s
         answer = draft.answer
         right = not draft.abstained and tuning_set.is_right(item, answer)
         shown = draft.short_answer or answer
+        sentence = _span_sentence(None if draft.abstained else draft)
         rows.append(
             {
                 "id": data["question_id"],
@@ -221,6 +236,7 @@ def collect_hotpot(items: str, *, k: int = 3, max_steps: int = 3) -> list[dict[s
                 "right": right,
                 "em": exact_match(shown, golds) if not draft.abstained else 0.0,
                 "bare_span": bool(draft.short_answer) and draft.short_answer == answer,
+                "sentence_right": bool(sentence) and tuning_set.is_right(item, sentence),
                 "features": features,
             }
         )

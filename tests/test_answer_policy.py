@@ -197,7 +197,7 @@ def test_the_fitted_confidence_is_opt_in_and_abstains_where_it_is_unsure(
     fitted_confidence_on,
 ) -> None:
     """Off by default, the hand-weighted policy answers this two-document question; with
-    PREFRAG_CALIBRATED_CONFIDENCE the fitted model is less sure and abstains, quoting it."""
+    PREFRAG_CALIBRATED_CONFIDENCE the fitted model is less sure and abstains, saying so."""
     from prefrag import ask
 
     question = "Why can Ketamorin raise the levels of Dravoline?"
@@ -206,10 +206,10 @@ def test_the_fitted_confidence_is_opt_in_and_abstains_where_it_is_unsure(
     fitted = ask(question, preferred_source="drugs")
     assert not default["abstained"], default["answer"]
     assert fitted["abstained"], fitted["answer"]
-    # Either the fitted model is unsure of the answer it would give (quoting it), or the
-    # answer it drafts stands on a Dravoline sentence alone, which the evidence checks turn
-    # down before the model is asked.
-    assert ("not sure enough" in fitted["answer"] and "Dravoline" in fitted["answer"]) or (
+    # Either the fitted model is unsure of the answer it would give (showing the sentence it
+    # stood on as the closest evidence), or the answer it drafts stands on a Dravoline
+    # sentence alone, which the evidence checks turn down before the model is asked.
+    assert ("closest evidence is" in fitted["answer"] and "Dravoline" in fitted["answer"]) or (
         "not about Ketamorin" in fitted["answer"]
     )
 
@@ -236,3 +236,42 @@ def test_reflection_says_correct_only_above_the_fitted_correct_threshold(
     first = unsure["reflections"][0]
     assert first["label"] == "PARTIALLY CORRECT"
     assert f"({unsure['confidence']:.2f}) is below" in first["explanation"]
+
+
+@pytest.mark.parametrize(
+    ("question", "source", "evidence"),
+    [
+        ("Which river is Orsk Vale on?", "places", "Orsk Vale is a mill town on the river Tamsin."),
+        (
+            "Does Ketamorin interact with Pellitol?",
+            "drugs",
+            "Ketamorin does not interact with Pellitol.",
+        ),
+    ],
+)
+def test_an_unsure_answer_abstains_with_its_closest_evidence_not_the_answer(
+    fitted_confidence_on, monkeypatch, question: str, source: str, evidence: str
+) -> None:
+    """Below the fitted threshold the abstention says why and shows the sentence it stood
+    on as the closest evidence; the span or verdict it would have given is not offered."""
+    import dataclasses
+
+    import prefrag.reasoners._answering as answering
+    import prefrag.reasoners.extractive as extractive
+    from prefrag import ask
+    from prefrag.reasoners._confidence import load_model
+
+    fitted_confidence_on()
+    sure = ask(question, preferred_source=source, fallback_sources=[])
+    assert not sure["abstained"], sure["answer"]
+    model = load_model()
+    assert model is not None
+    strict = dataclasses.replace(model, answer_threshold=min(1.0, sure["confidence"] + 0.01))
+    monkeypatch.setattr(extractive, "active_model", lambda: strict)
+    monkeypatch.setattr(answering, "active_model", lambda: strict)
+    unsure = ask(question, preferred_source=source, fallback_sources=[])
+    assert unsure["abstained"], unsure["answer"]
+    assert unsure["answer"].startswith("The sources I could reach do not answer this")
+    assert f"closest evidence is '{evidence}'" in unsure["answer"]
+    assert f"'{sure['answer']}'" not in unsure["answer"]  # the answer is not quoted as one
+    assert not unsure.get("short_answer")

@@ -186,11 +186,12 @@ def test_confidence_comes_from_the_fitted_model_that_says_how_it_was_fitted(
     assert model is not None, f"{MODEL_PATH} is missing or unreadable"
     fitted = json.loads(MODEL_PATH.read_text())["how_fitted"]
     assert "'tune' only" in fitted["data"] and fitted["rows"] >= 30
-    assert 0.0 < model.answer_threshold <= model.correct_threshold <= 1.0
+    lowest = min(model.answer_threshold, model.short_threshold)
+    assert 0.0 < lowest <= model.correct_threshold <= 1.0
     fitted_confidence_on()
     answered = ask_json("Which river is Orsk Vale on?", "places")
     assert not answered["abstained"]
-    assert model.answer_threshold <= answered["confidence"] <= 1.0
+    assert lowest <= answered["confidence"] <= 1.0
 
 
 def test_the_fitted_confidence_is_opt_in_and_abstains_where_it_is_unsure(
@@ -266,7 +267,8 @@ def test_an_unsure_answer_abstains_with_its_closest_evidence_not_the_answer(
     assert not sure["abstained"], sure["answer"]
     model = load_model()
     assert model is not None
-    strict = dataclasses.replace(model, answer_threshold=min(1.0, sure["confidence"] + 0.01))
+    above = min(1.0, sure["confidence"] + 0.01)
+    strict = dataclasses.replace(model, answer_threshold=above, short_threshold=above)
     monkeypatch.setattr(extractive, "active_model", lambda: strict)
     monkeypatch.setattr(answering, "active_model", lambda: strict)
     unsure = ask(question, preferred_source=source, fallback_sources=[])

@@ -117,17 +117,20 @@ def calibrate(
 ) -> AnswerDraft:
     """The draft with the fitted confidence: kept, shown with its sentence, or abstained.
 
-    Below the model's answer threshold the reasoner abstains saying why, with the sentence
+    Below the model's answer threshold for the draft's form (one for answers holding a short
+    answer - a span, a yes/no, an option - one for sentence answers) the reasoner abstains
+    saying why, with the sentence
     the draft stood on as the closest evidence (never the span, verdict or option it would
     have answered); a bare span below the span threshold comes with the sentence it was
     read from (the span stays the short answer).
     """
     probability = round(model.probability(features), 4)
-    if probability < model.answer_threshold:
+    threshold = model.threshold(draft)
+    if probability < threshold:
         return abstention(
             scratchpad,
             f"no retrieved sentence says it surely enough (confidence {probability:.2f}, below"
-            f" {model.answer_threshold:.2f}); the closest evidence is"
+            f" {threshold:.2f}); the closest evidence is"
             f" '{_quote(closest_evidence(draft))}'",
             probability,
         )

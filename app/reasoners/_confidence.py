@@ -112,9 +112,10 @@ FEATURES: tuple[str, ...] = (
     "pair",
     "choice",
     "labels",
-    "common_span",
     "bridged",
     "title_span",
+    "answer_asked",
+    "new_of_type",
 )
 
 
@@ -188,6 +189,11 @@ class ConfidenceModel:
     answer_threshold: float
     span_threshold: float
     correct_threshold: float
+    short_threshold: float
+
+    def threshold(self, draft: AnswerDraft) -> float:
+        """The answer threshold of the draft's form: with a short answer, or sentences only."""
+        return self.short_threshold if draft.short_answer.strip() else self.answer_threshold
 
     def probability(self, features: dict[str, float]) -> float:
         """The fitted probability that the answer with these features is right."""
@@ -213,6 +219,7 @@ def load_model(path: Path = MODEL_PATH) -> ConfidenceModel | None:
             answer_threshold=float(data["answer_threshold"]),
             span_threshold=float(data["span_threshold"]),
             correct_threshold=float(data.get("correct_threshold", data["span_threshold"])),
+            short_threshold=float(data.get("short_threshold", data["answer_threshold"])),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None

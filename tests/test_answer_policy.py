@@ -155,9 +155,14 @@ def test_yes_no_answer_carries_the_sentence_that_decides_it() -> None:
     assert cited_files(record) == {"ketamorin"}
 
 
-def test_advice_question_is_answered_with_the_warning_sentence() -> None:
+def test_advice_question_is_answered_with_the_warning_sentence(hand_weighted) -> None:
+    # The answer's form is the policy's; the fitted confidence (the default) may still
+    # decline it as unsure, but never with a bare yes or no.
+    default = ask_json("Can Pell Armand take propranolol?", "clinic")
+    assert default["answer"] not in ("yes", "no", "Yes", "No")
+    hand_weighted()
     record = ask_json("Can Pell Armand take propranolol?", "clinic")
-    assert not record["abstained"]
+    assert not record["abstained"], record["answer"]
     assert "must avoid non-selective beta blockers such as propranolol" in record["answer"]
     assert record["answer"] not in ("yes", "no", "Yes", "No")
 
@@ -167,7 +172,7 @@ def test_advice_question_is_answered_with_the_warning_sentence() -> None:
 
 @pytest.fixture
 def fitted_confidence_on(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], None]]:
-    """Turns PREFRAG_CALIBRATED_CONFIDENCE on when called; settings are re-read after."""
+    """Turns PREFRAG_CALIBRATED_CONFIDENCE on (the default) when called; re-reads settings."""
 
     def turn_on() -> None:
         monkeypatch.setenv("PREFRAG_CALIBRATED_CONFIDENCE", "true")
@@ -175,6 +180,18 @@ def fitted_confidence_on(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[
 
     yield turn_on
     get_settings.cache_clear()  # this module keeps one home: nothing else clears the cache
+
+
+@pytest.fixture
+def hand_weighted(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], None]]:
+    """Turns the fitted confidence off (PREFRAG_CALIBRATED_CONFIDENCE=false) when called."""
+
+    def turn_off() -> None:
+        monkeypatch.setenv("PREFRAG_CALIBRATED_CONFIDENCE", "false")
+        get_settings.cache_clear()
+
+    yield turn_off
+    get_settings.cache_clear()
 
 
 def test_confidence_comes_from_the_fitted_model_that_says_how_it_was_fitted(
@@ -194,25 +211,25 @@ def test_confidence_comes_from_the_fitted_model_that_says_how_it_was_fitted(
     assert lowest <= answered["confidence"] <= 1.0
 
 
-def test_the_fitted_confidence_is_opt_in_and_abstains_where_it_is_unsure(
-    fitted_confidence_on,
-) -> None:
-    """Off by default, the hand-weighted policy answers this two-document question; with
-    PREFRAG_CALIBRATED_CONFIDENCE the fitted model is less sure and abstains, saying so."""
+def test_the_fitted_confidence_is_the_default(hand_weighted) -> None:
+    """By default the fitted model's probability is the answer's confidence (here it keeps
+    the two-document answer, citing both notes); PREFRAG_CALIBRATED_CONFIDENCE=false gives
+    the hand-weighted one."""
     from prefrag import ask
+    from prefrag.reasoners._confidence import load_model
 
     question = "Why can Ketamorin raise the levels of Dravoline?"
-    default = ask(question, preferred_source="drugs")
-    fitted_confidence_on()
     fitted = ask(question, preferred_source="drugs")
-    assert not default["abstained"], default["answer"]
-    assert fitted["abstained"], fitted["answer"]
-    # Either the fitted model is unsure of the answer it would give (showing the sentence it
-    # stood on as the closest evidence), or the answer it drafts stands on a Dravoline
-    # sentence alone, which the evidence checks turn down before the model is asked.
-    assert ("closest evidence is" in fitted["answer"] and "Dravoline" in fitted["answer"]) or (
-        "not about Ketamorin" in fitted["answer"]
-    )
+    hand_weighted()
+    hand = ask(question, preferred_source="drugs")
+    model = load_model()
+    assert model is not None
+    for result in (fitted, hand):
+        assert not result["abstained"], result["answer"]
+        assert "CYP2D6" in result["answer"]
+        assert cited_files(result) == {"ketamorin", "dravoline"}
+    assert fitted["confidence"] >= min(model.answer_threshold, model.short_threshold)
+    assert fitted["confidence"] != hand["confidence"]
 
 
 def test_reflection_says_correct_only_above_the_fitted_correct_threshold(

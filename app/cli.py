@@ -287,11 +287,16 @@ def sources_check(
     name: Annotated[
         str | None, typer.Argument(help="The source to check; every source if omitted.")
     ] = None,
+    full: Annotated[
+        bool, typer.Option("--full", help="Also parse every chunk record (slow on big sources).")
+    ] = False,
 ) -> None:
     """Check that a source's files agree (records, vectors, lexical index, Qdrant points).
 
-    Knowledge graphs get SQLite's own check and a count of every lookup table; a source
-    folder whose manifest was deleted is reported too. Exit 2 when any source is damaged.
+    Records are checked by their offsets and line ends without being parsed (`--full`
+    parses each). Knowledge graphs get SQLite's own check and a count of every lookup
+    table; a source folder whose manifest was deleted is reported too. Exit 2 when any
+    source is damaged.
     """
     from prefrag.config import get_settings
     from prefrag.index.catalog import damaged_sources, list_sources
@@ -315,7 +320,7 @@ def sources_check(
             if each in graphs:
                 check = check_graph(each, settings)
             else:
-                check = check_source(each, settings, qdrant=True)
+                check = check_source(each, settings, qdrant=True, thorough=full)
             if check.sound:
                 counts = ", ".join(f"{k} {v}" for k, v in check.counts.items())
                 kind = "graph, " if check.kind == "graph" else ""

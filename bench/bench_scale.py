@@ -151,7 +151,7 @@ def build(args: argparse.Namespace) -> dict:
 
     def dense(generation: Path) -> None:
         began = time.perf_counter()
-        hnsw.build(generation / hnsw.HNSW, vectors)
+        hnsw.build(generation / hnsw.HNSW, vectors, int8=True)  # as `prefrag index` builds it
         timings["hnsw_build_s"] = time.perf_counter() - began
 
     started = time.perf_counter()
@@ -499,17 +499,9 @@ def main() -> None:
     )
     parser.add_argument("--round", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.step == "search":
-        print(json.dumps(search(args)))
-        return
-    if args.step == "add":
-        print(json.dumps(add(args)))
-        return
-    if args.step == "dense-part":
-        print(json.dumps(dense_part(args)))
-        return
-    if args.step == "dense-search":
-        print(json.dumps(dense_search(args)))
+    steps = {"search": search, "add": add, "dense-part": dense_part, "dense-search": dense_search}
+    if args.step in steps:  # one step in a fresh process (`_child`): its result as JSON
+        print(json.dumps(steps[args.step](args)))
         return
     if args.dense_only:
         results = dense_build(args)

@@ -257,6 +257,40 @@ def graph(tmp_path, notes):
     return notes[1].parent.parent / "graphs" / "herbgraph.sqlite"
 
 
+def test_check_reads_line_ends_not_records_and_full_parses_them(notes, monkeypatch):
+    """`sources check` finds a line overwritten across its ends without parsing a record;
+    a change inside a line keeps its ends, so only `--full` (which parses) finds it."""
+    from prefrag.config import get_settings
+    from prefrag.index import integrity
+
+    _, folder = notes
+    path = _generation(folder) / "chunks.jsonl"
+    sound = path.read_bytes()
+    parsed: list[str] = []
+    original = integrity._count_records
+    monkeypatch.setattr(
+        integrity, "_count_records", lambda *a: parsed.append("all") or original(*a)
+    )
+    assert _check("herbs").exit_code == 0 and parsed == []
+    third = sound.split(b"\n")[2]
+    at = sound.index(third)
+    path.write_bytes(sound[:at] + b"x" + sound[at + 1 :])  # same size, its "{" overwritten
+    result = _check("herbs")
+    assert result.exit_code == 2 and "line 3 is not where its offsets say" in output_words(result)
+    assert parsed == []
+    inside = sound.index(b'"text"', at)
+    path.write_bytes(sound[:inside] + b"!" + sound[inside + 1 :])  # same size, mid-line
+    assert _check("herbs").exit_code == 0
+    full = runner.invoke(app, ["sources", "check", "herbs", "--full"])
+    no_traceback(full)
+    assert full.exit_code == 2 and "damaged" in output_words(full)
+    problems = integrity.check_source("herbs", get_settings(), thorough=True).problems
+    assert problems and "chunks.jsonl:3: not valid JSON" in problems[0]
+    assert parsed == ["all", "all"]
+    path.write_bytes(sound)
+    assert runner.invoke(app, ["sources", "check", "herbs", "--full"]).exit_code == 0
+
+
 def test_check_covers_graphs_and_remove_deletes_them(graph):
     assert "herbgraph: sound (graph" in _check().output
     graph.write_bytes(b"SQLite format 3\x00" + b"\x00" * 80 + b"garbage" * 500)

@@ -209,3 +209,56 @@ def test_past_the_hnsw_size_the_shard_is_linked_and_the_delta_is_scanned_beside_
     assert approximate.search("ferns and moss by the mill race", 1)[0].metadata["parent_id"] == (
         "fern-1"
     )
+
+
+def test_known_chunks_are_found_by_their_keys_and_ids_json_generations_still_read(
+    large, monkeypatch
+):
+    """An add recognises stored chunks from `chunks.keys.npy` (loaded, not parsed); a
+    generation written with the ids as JSON is read as before and gets keys at its next add."""
+    settings, tmp_path = large
+    new = _write(tmp_path / "new.jsonl", NEW)
+    index_paths(new, "town", settings=settings)
+    generation = _generation(settings, "town")
+    assert (generation / rows.KEYS).is_file() and (generation / "delta" / rows.KEYS).is_file()
+    assert not list(generation.rglob(rows.IDS))
+    # The generation as an earlier version wrote it: the ids as JSON, no keys files.
+    for part in (generation, generation / "delta"):
+        pairs = [[r["id"], r["parent_id"]] for r in rows.PartRecords(part)]
+        (part / rows.IDS).write_text(json.dumps(pairs), encoding="utf-8")
+        (part / rows.KEYS).unlink()
+    again = runner.invoke(app, ["index", str(new), "--source", "town"])
+    no_traceback(again)
+    assert again.exit_code == 0
+    parsed: list[int] = []
+    original = rows.PartRecords._record
+
+    def counting(self, row):
+        parsed.append(row)
+        return original(self, row)
+
+    monkeypatch.setattr(rows.PartRecords, "_record", counting)
+    assert index_paths(new, "town", settings=settings).added == 0
+    assert parsed == []  # known from the ids file, no record read
+    monkeypatch.setattr(rows.PartRecords, "_record", original)
+    source = LocalSource("town", settings=settings)
+    fern = source.search("ferns mill race", 1)[0]
+    assert fern.metadata["parent_id"] == "fern-1"
+    found, missing = source.vectors_by_id([fern.metadata["id"], "no-such-chunk"])
+    assert found is not None and missing is None
+    report = index_paths(
+        _write(tmp_path / "one.jsonl", _notes(1, start=300)), "town", settings=settings
+    )
+    assert report.added == 1 and report.total_chunks == 43 and report.total_documents == 43
+    generation = _generation(settings, "town")
+    assert (generation / rows.KEYS).is_file() and (generation / "delta" / rows.KEYS).is_file()
+    assert index_paths(new, "town", settings=settings).added == 0
+
+
+def test_key_lookup_finds_rows_when_two_ids_share_the_first_half_of_their_key(monkeypatch):
+    made = {"a": (7, 1), "b": (7, 2), "c": (9, 3), "d": (7, 4)}
+    monkeypatch.setattr(
+        rows, "id_keys", lambda ids: np.array([made[i] for i in ids], dtype=np.uint64)
+    )
+    index = rows.KeyIndex(np.array([made["a"], made["c"], made["b"]], dtype=np.uint64))
+    assert index.rows(["b", "a", "c", "d"]).tolist() == [2, 0, 1, -1]

@@ -175,3 +175,77 @@ def test_hnsw_shard_finds_the_exact_neighbours_with_and_without_int8(tmp_path, i
     ]
     index.close()
     assert np.mean(overlap) / 10 >= 0.9
+
+
+def _shard_file(part: Path) -> Path:
+    return next(path for path in sorted(part.rglob("*")) if path.is_file())
+
+
+def test_past_the_part_size_the_rows_are_int8_parts_and_an_add_extends_only_the_last(
+    tmp_path, hnsw_past, monkeypatch
+):
+    """Large sources are cut into int8 shards of `PART_ROWS` rows, searched together with
+    the exact top results; an add links the full parts and extends the last one."""
+    from prefrag.index import hnsw
+
+    monkeypatch.setattr(hnsw, "PART_ROWS", 12)
+    settings = hnsw_past(10)
+    index_paths(_write(tmp_path / "a.jsonl", _notes(30)), "town", settings=settings)
+    folder = settings.sources_dir / "town"
+    before = folder / docstore.read_manifest(folder).generation / "hnsw"  # type: ignore[union-attr]
+    parts = hnsw.shards(before)
+    assert [p.name for p in parts] == ["part-000", "part-001", "part-002"]
+    assert all(list(p.rglob("quantized.data")) for p in parts)  # int8 copies for the walk
+    source = LocalSource("town", settings=settings, mode="dense")
+    assert source.dense_search == "hnsw" and source._hnsw is not None
+    assert source._hnsw.parts == 3 and source._hnsw.size == 30
+    exact = LocalSource("town", settings=hnsw_past(1_000), mode="dense")
+    assert _dense_top(source) == _dense_top(exact)
+    first = source.search(QUERIES[0], 3)
+    again = exact.search(QUERIES[0], 3)
+    assert np.allclose(
+        [d.metadata["score"] for d in first], [d.metadata["score"] for d in again], atol=1e-5
+    )  # rescored with the float32 vectors, not the int8 ones
+    settings = hnsw_past(10)
+    index_paths(_write(tmp_path / "b.jsonl", _notes(4, start=30)), "town", settings=settings)
+    after = folder / docstore.read_manifest(folder).generation / "hnsw"  # type: ignore[union-attr]
+    assert [p.name for p in hnsw.shards(after)] == ["part-000", "part-001", "part-002"]
+    for name, linked in (("part-000", True), ("part-001", True), ("part-002", False)):
+        same = _shard_file(after / name).stat().st_ino == _shard_file(before / name).stat().st_ino
+        assert same == linked, name
+    source = LocalSource("town", settings=settings, mode="dense")
+    assert source._hnsw is not None and source._hnsw.size == 34
+    newest = _notes(4, start=30)[-1]
+    assert source.search(newest["text"], 1)[0].metadata["parent_id"] == newest["id"]
+    assert _dense_top(source) == _dense_top(
+        LocalSource("town", settings=hnsw_past(1_000), mode="dense")
+    )
+
+
+def test_a_single_float32_shard_of_an_earlier_version_is_searched_then_replaced_by_parts(
+    tmp_path, hnsw_past
+):
+    from prefrag.index import hnsw
+
+    settings = hnsw_past(10)
+    index_paths(_write(tmp_path / "a.jsonl", _notes(30)), "town", settings=settings)
+    folder = settings.sources_dir / "town"
+    generation = folder / docstore.read_manifest(folder).generation  # type: ignore[union-attr]
+    import shutil
+
+    shutil.rmtree(generation / "hnsw")  # as earlier versions wrote it: one shard, float32
+    vectors = np.load(generation / "vectors.npy")
+    hnsw._build_shard(generation / "hnsw", vectors, 0, 30, None, m=16, ef_construct=100, int8=False)
+    assert hnsw.shards(generation / "hnsw") == [generation / "hnsw"]
+    source = LocalSource("town", settings=settings, mode="dense")
+    assert source.dense_search == "hnsw"
+    assert _dense_top(source) == _dense_top(
+        LocalSource("town", settings=hnsw_past(1_000), mode="dense")
+    )
+    settings = hnsw_past(10)
+    index_paths(_write(tmp_path / "b.jsonl", _notes(2, start=30)), "town", settings=settings)
+    generation = folder / docstore.read_manifest(folder).generation  # type: ignore[union-attr]
+    parts = hnsw.shards(generation / "hnsw")
+    assert [p.name for p in parts] == ["part-000"] and list(parts[0].rglob("quantized.data"))
+    source = LocalSource("town", settings=settings, mode="dense")
+    assert source._hnsw is not None and source._hnsw.size == 32

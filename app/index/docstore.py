@@ -3,7 +3,7 @@
 ```
 <sources_dir>/<name>/
   manifest.json          what is indexed, and which generation folder holds it
-  gen-000002/            chunks.jsonl (text + metadata) with its offsets and ids,
+  gen-000002/            chunks.jsonl (text + metadata) with its offsets and id keys,
                          vectors.npy, lexical/ (bm25s), hnsw/ (a Qdrant Edge shard, for
                          sources past the HNSW size), delta/ (rows added since the last
                          full write, in large sources: see `prefrag.index.rows`)
@@ -241,21 +241,29 @@ def write_delta_generation(
 ) -> str:
     """Write a generation that is `previous` plus `records` appended; return its name.
 
-    The base part's files (records, offsets, ids, vectors, lexical index) are hard links
+    The base part's files (records, offsets, keys, vectors, lexical index) are hard links
     to `previous`'s (copies where the file system has no hard links): nothing of the old
     rows is rewritten. The new rows go to `delta/` after `previous`'s own delta rows,
     with `terms` (the lexical tokens of each new record, `prefrag.index.lexical`); they
     are searched exactly beside the base's lexical index and HNSW shard.
     """
     from prefrag.index.lexical import DELTA_TERMS
-    from prefrag.index.rows import DELTA, IDS, OFFSETS, record_line
+    from prefrag.index.rows import DELTA, KEYS, OFFSETS, PartRecords, record_line, row_keys
 
     number = 1 + max((_generation_number(p.name) for p in folder.glob("gen-*")), default=0)
     name = f"gen-{number:06d}"
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=folder))
     try:
-        for part in (CHUNKS, OFFSETS, IDS, VECTORS):
+        for part in (CHUNKS, OFFSETS, VECTORS):
             _link(previous / part, staging / part)
+        if (previous / KEYS).is_file():
+            _link(previous / KEYS, staging / KEYS)
+        else:  # a base written with the ids as JSON gets its keys file now, once
+            base = PartRecords(previous)
+            try:
+                np.save(staging / KEYS, base.keys())
+            finally:
+                base.close()
         # The lexical index and an HNSW shard cover the base rows only: both are linked
         # (readers only load a published shard, which leaves its files unchanged).
         for tree in (LEXICAL, HNSW):
@@ -272,9 +280,14 @@ def write_delta_generation(
         sizes = np.fromiter((len(line) for line in lines), dtype=np.int64, count=len(lines))
         offsets = np.concatenate([old_offsets, old_offsets[-1] + np.cumsum(sizes)])
         np.save(new / OFFSETS, offsets.astype(np.int64))
-        ids = json.loads((old / IDS).read_text(encoding="utf-8")) if old_lines else []
-        ids += [[r["id"], str(r.get("parent_id", r["id"]))] for r in records]
-        (new / IDS).write_text(json.dumps(ids), encoding="utf-8")
+        keys = row_keys([[r["id"], str(r.get("parent_id", r["id"]))] for r in records])
+        if old_lines:
+            delta = PartRecords(old)
+            try:
+                keys = np.concatenate([delta.keys(), keys])
+            finally:
+                delta.close()
+        np.save(new / KEYS, keys)
         new_vectors = np.ascontiguousarray(vectors, dtype=np.float32)
         if old_lines:
             new_vectors = np.concatenate([np.load(old / VECTORS), new_vectors])

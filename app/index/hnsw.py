@@ -1,16 +1,25 @@
-"""An HNSW index of a generation's vectors, held by a Qdrant Edge shard in process.
+"""An HNSW index of a generation's vectors, held by Qdrant Edge shards in process.
 
 Exact search reads every vector for every query: fine up to `Settings.hnsw_min_chunks`
 chunks, linear beyond. Past that size `prefrag index` also writes the generation's vectors
-into a Qdrant Edge shard (`qdrant-edge-py`: Qdrant's own Rust engine and data model,
-without a server) with an HNSW graph, and searches go there.
+into Qdrant Edge shards (`qdrant-edge-py`: Qdrant's own Rust engine and data model,
+without a server) with HNSW graphs, and searches go there.
+
+The rows are cut into parts of `PART_ROWS` (`hnsw/part-000`, `part-001`, ...), each its own
+shard, searched one after the other and their hits merged (as Qdrant merges the segments
+of one shard): the graph a build holds in memory stays bounded, and an add that folds new
+rows in extends only the last part (the full ones are hard links to the previous
+generation's). Each shard keeps Qdrant's scalar int8 quantisation in memory for the graph
+walk and the float32 vectors on disk, with which the best candidates (twice the hits asked
+for) are rescored: less memory and less build time than float32 graphs at the same recall
+(docs/scale.md).
 
 Point ids are row numbers of the generation, so a hit maps straight to its chunk record;
 the vectors themselves stay in `vectors.npy` too (the exact path, repairs, `vectors_of`).
-The shard is part of the immutable generation: it is built in the generation's staging
-folder and never written after the generation is published, so any number of readers can
-open it at once. An add copies the previous generation's shard and appends the new rows
-(the HNSW graph of the old rows is kept, not rebuilt).
+The shards are part of the immutable generation: built in the generation's staging folder
+and never written after the generation is published, so any number of readers can open
+them at once. A generation written before parts holds one float32 shard in `hnsw/` itself;
+it is still searched, and replaced by int8 parts at the source's next full write.
 """
 
 from __future__ import annotations
@@ -22,7 +31,10 @@ from typing import Any
 
 import numpy as np
 
-HNSW = "hnsw"  # the shard's folder inside a generation
+HNSW = "hnsw"  # the folder of the shards inside a generation
+PART_ROWS = 125_000  # rows per shard (the part size the 1M benchmark measured)
+_OVERSAMPLING = 2.0  # int8 candidates rescored with float32 vectors, per hit asked for
+_CONFIG = "edge_config.json"  # what marks a folder as one shard
 _UPSERT_BATCH = 1_024
 _M = 16  # edges per node (Qdrant's default)
 _EF_CONSTRUCT = 100  # Qdrant's default
@@ -81,6 +93,13 @@ def _config(
     )
 
 
+def shards(folder: Path) -> list[Path]:
+    """The shard folders of an HNSW index in row order (one for a pre-parts generation)."""
+    if (folder / _CONFIG).is_file():
+        return [folder]
+    return sorted(p for p in folder.glob("part-*") if (p / _CONFIG).is_file())
+
+
 def build(
     target: Path,
     vectors: Any,
@@ -89,21 +108,48 @@ def build(
     m: int = _M,
     ef_construct: int = _EF_CONSTRUCT,
     int8: bool = False,
+    part_rows: int | None = None,
 ) -> None:
-    """Write a shard of `vectors` (point id = row) with its HNSW graph into `target`.
+    """Write `vectors` (point id = row) as shards of `part_rows` rows with HNSW graphs.
 
-    `m` and `ef_construct` are the graph's edges per node and its build-time beam (Qdrant's
+    `m` and `ef_construct` are the graphs' edges per node and build-time beam (Qdrant's
     defaults); `int8` adds Qdrant's scalar quantisation (int8 vectors in memory, float32
-    on disk to rescore), which `bench/bench_scale.py --dense-only --int8` measures.
+    on disk to rescore). `part_rows` defaults to `PART_ROWS`.
 
-    When `previous` is the shard of a generation whose rows are the first rows of
-    `vectors`, it is copied and only the rows after them are added (only those rows are
-    read: `vectors` may be memory-mapped parts, `prefrag.index.rows.VectorRows`);
-    otherwise every row is written and indexed.
+    When `previous` is the index of a generation whose rows are the first rows of
+    `vectors`, its full parts are hard-linked, its last part is copied and only the rows
+    after it are added (only those rows are read: `vectors` may be memory-mapped parts,
+    `prefrag.index.rows.VectorRows`); otherwise every row is written and indexed.
     """
+    size = part_rows or PART_ROWS
+    target.mkdir(parents=True, exist_ok=True)
+    # A pre-parts shard (float32, one for all rows) is not extended: int8 parts replace it.
+    reusable = [] if previous is None or (previous / _CONFIG).is_file() else shards(previous)
+    for number, first in enumerate(range(0, len(vectors), size)):
+        stop = min(len(vectors), first + size)
+        folder = target / f"part-{number:03d}"
+        old = reusable[number] if number < len(reusable) else None
+        if old is not None and old.name == folder.name and _count(old) == stop - first:
+            shutil.copytree(old, folder, copy_function=_link)  # a full part: unchanged
+            continue
+        _build_shard(folder, vectors, first, stop, old, m=m, ef_construct=ef_construct, int8=int8)
+
+
+def _build_shard(
+    target: Path,
+    vectors: Any,
+    first: int,
+    stop: int,
+    previous: Path | None,
+    *,
+    m: int,
+    ef_construct: int,
+    int8: bool,
+) -> None:
+    """One shard of rows `first`..`stop`, extending a copy of `previous` when it holds a start."""
     from qdrant_edge import CountRequest, EdgeShard
 
-    start = 0
+    start = first
     if previous is not None and previous.is_dir():
         shutil.copytree(previous, target)
         try:
@@ -111,23 +157,22 @@ def build(
                 vectors.shape[1], _APPEND_INDEXING_KIB, m=m, ef_construct=ef_construct, int8=int8
             )
             shard = EdgeShard.load(str(target), config)
-            start = int(shard.count(CountRequest(exact=True)))
+            start = first + int(shard.count(CountRequest(exact=True)))
         except Exception as error:  # a damaged previous shard: build from scratch
             logger.warning("HNSW shard %s unreadable (%s); building it again.", previous, error)
             shutil.rmtree(target, ignore_errors=True)
-            start = 0
         else:
-            if start > len(vectors):
+            if start > stop:
                 shard.close()
                 shutil.rmtree(target, ignore_errors=True)
-                start = 0
-    if start == 0:
+                start = first
+    if start == first:
         # Index every segment whatever its size: this shard exists because the source is big.
         config = _config(vectors.shape[1], 1, m=m, ef_construct=ef_construct, int8=int8)
         shard = EdgeShard.create(str(target), config)
-    _upsert(shard, vectors, start)
-    unindexed = len(vectors) - int(shard.info().indexed_vectors_count)
-    if start == 0 or unindexed * vectors.shape[1] * 4 > _APPEND_INDEXING_KIB * 1024:
+    _upsert(shard, vectors, start, stop)
+    unindexed = (stop - first) - int(shard.info().indexed_vectors_count)
+    if start == first or unindexed * vectors.shape[1] * 4 > _APPEND_INDEXING_KIB * 1024:
         # Qdrant's optimizers index (and may merge) segments past the threshold; a small
         # append is left in its appendable segment, searched exactly beside the graph.
         shard.optimize()
@@ -137,11 +182,35 @@ def build(
     EdgeShard.load(str(target)).close()
 
 
-def _upsert(shard: Any, vectors: Any, start: int) -> None:
+def _count(folder: Path) -> int:
+    """Points in a published shard (-1 when it cannot be read)."""
+    from qdrant_edge import CountRequest, EdgeShard
+
+    try:
+        shard = EdgeShard.load(str(folder))
+    except Exception:
+        return -1
+    try:
+        return int(shard.count(CountRequest(exact=True)))
+    finally:
+        shard.close()
+
+
+def _link(source: str, target: str) -> None:
+    """Hard-link a published shard's file (a copy where the file system has no links)."""
+    import os
+
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def _upsert(shard: Any, vectors: Any, start: int, end: int) -> None:
     from qdrant_edge import Point, UpdateOperation
 
-    for first in range(start, len(vectors), _UPSERT_BATCH):
-        stop = min(len(vectors), first + _UPSERT_BATCH)
+    for first in range(start, end, _UPSERT_BATCH):
+        stop = min(end, first + _UPSERT_BATCH)
         batch = np.asarray(vectors[first:stop], dtype=np.float32)
         points = [
             Point(id=row, vector=vector.tolist(), payload=None)
@@ -151,7 +220,7 @@ def _upsert(shard: Any, vectors: Any, start: int) -> None:
 
 
 class HnswIndex:
-    """Approximate cosine search over a generation's rows in its Qdrant Edge shard.
+    """Approximate cosine search over a generation's rows in its Qdrant Edge shards.
 
     Raises:
         Exception: Whatever Qdrant Edge raises for a shard it cannot load.
@@ -160,32 +229,54 @@ class HnswIndex:
     def __init__(self, folder: Path, ef: int) -> None:
         from qdrant_edge import CountRequest, EdgeShard
 
-        self._shard = EdgeShard.load(str(folder))
+        folders = shards(folder)
+        if not folders:
+            raise FileNotFoundError(f"{folder} holds no Qdrant Edge shard")
+        self._shards: list[Any] = []
+        try:
+            for path in folders:
+                self._shards.append(EdgeShard.load(str(path)))
+        except Exception:
+            self.close()
+            raise
         self.ef = ef
-        self.size = int(self._shard.count(CountRequest(exact=True)))
+        self.size = sum(int(s.count(CountRequest(exact=True))) for s in self._shards)
+
+    @property
+    def parts(self) -> int:
+        """How many shards the rows are cut into."""
+        return len(self._shards)
 
     @property
     def indexed(self) -> int:
-        """How many vectors the HNSW graph holds (the rest are scanned exactly)."""
-        return int(self._shard.info().indexed_vectors_count)
+        """How many vectors the HNSW graphs hold (the rest are scanned exactly)."""
+        return sum(int(shard.info().indexed_vectors_count) for shard in self._shards)
 
     def search(self, query: np.ndarray, k: int) -> list[tuple[int, float]]:
         """Up to `k` (row, cosine) pairs, best first."""
-        from qdrant_edge import Query, QueryRequest, SearchParams
+        from qdrant_edge import QuantizationSearchParams, Query, QueryRequest, SearchParams
 
         if k <= 0:
             return []
-        hits = self._shard.query(
-            QueryRequest(
-                limit=k,
-                query=Query.Nearest(np.asarray(query, dtype=np.float32).tolist()),
-                with_payload=False,
-                with_vector=False,
-                params=SearchParams(hnsw_ef=max(self.ef, k)),
-            )
+        request = QueryRequest(
+            limit=k,
+            query=Query.Nearest(np.asarray(query, dtype=np.float32).tolist()),
+            with_payload=False,
+            with_vector=False,
+            params=SearchParams(
+                hnsw_ef=max(self.ef, k),
+                quantization=QuantizationSearchParams(rescore=True, oversampling=_OVERSAMPLING),
+            ),
         )
-        return [(int(hit.id), float(hit.score)) for hit in hits]
+        hits = [
+            (int(hit.id), float(hit.score))
+            for shard in self._shards
+            for hit in shard.query(request)
+        ]
+        return sorted(hits, key=lambda hit: (-hit[1], hit[0]))[:k]
 
     def close(self) -> None:
-        """Release the shard."""
-        self._shard.close()
+        """Release the shards."""
+        for shard in self._shards:
+            shard.close()
+        self._shards = []

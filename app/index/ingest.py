@@ -425,21 +425,22 @@ def _new_chunks(
     old_records: Sequence[dict[str, Any]],
 ) -> tuple[list[dict[str, Any]], int, tuple[int, str]]:
     """(new chunk records, chunks in the input, (chunks, location) of its largest document)."""
-    seen = {chunk_id for chunk_id, _ in _ids(old_records)}
-    fresh: list[dict[str, Any]] = []
-    total = 0
+    chunks = []
     largest = (0, "")
     for raw in raws:
-        chunks = chunk_document(
+        cut = chunk_document(
             raw, source=source, chunking=chunking, settings=settings, authority=authority
         )
-        total += len(chunks)
-        largest = max(largest, (len(chunks), raw.location))
-        for chunk in chunks:
-            if chunk.metadata["id"] not in seen:
-                seen.add(chunk.metadata["id"])
-                fresh.append(docstore.document_to_record(chunk))
-    return fresh, total, largest
+        chunks.extend(cut)
+        largest = max(largest, (len(cut), raw.location))
+    known = _known(old_records, [chunk.metadata["id"] for chunk in chunks])
+    seen: set[str] = set()
+    fresh: list[dict[str, Any]] = []
+    for chunk, stored in zip(chunks, known, strict=True):
+        if not stored and chunk.metadata["id"] not in seen:
+            seen.add(chunk.metadata["id"])
+            fresh.append(docstore.document_to_record(chunk))
+    return fresh, len(chunks), largest
 
 
 def _announce(source: str, chunks: int, documents: int, largest: tuple[int, str]) -> None:
@@ -558,13 +559,24 @@ def _write(
     )
 
 
-def _ids(records: Sequence[dict[str, Any]]) -> list[list[str]]:
-    """[chunk id, parent id] of each record, without parsing a stored source's records."""
+def _known(records: Sequence[dict[str, Any]], chunk_ids: Sequence[str]) -> list[bool]:
+    """Whether `records` hold each chunk id, without parsing a stored source's records."""
     from prefrag.index.rows import Records
 
     if isinstance(records, Records):
-        return records.ids()
-    return [[r["id"], str(r.get("parent_id", r["id"]))] for r in records]
+        return (records.rows_of(chunk_ids) >= 0).tolist()
+    stored = {r["id"] for r in records}
+    return [chunk_id in stored for chunk_id in chunk_ids]
+
+
+def _new_documents(records: Sequence[dict[str, Any]], added: Sequence[dict[str, Any]]) -> int:
+    """How many documents the `added` chunks bring that no chunk of `records` belongs to."""
+    from prefrag.index.rows import Records
+
+    parents = sorted({str(r.get("parent_id", r["id"])) for r in added})
+    if isinstance(records, Records):
+        return int((~records.has_parents(parents)).sum())
+    return len(set(parents) - {str(r.get("parent_id", r["id"])) for r in records})
 
 
 def _appendable(
@@ -604,22 +616,21 @@ def _write_delta(
     """Publish `previous` plus `new_records` as a generation with a longer delta part."""
     from prefrag.index.lexical import record_texts, terms
 
-    old_parents = {parent for _, parent in _ids(old_records)}
-    new_parents = {str(r.get("parent_id", r["id"])) for r in new_records} - old_parents
+    documents = _new_documents(old_records, new_records)
     generation = docstore.write_delta_generation(
         folder, previous, new_records, new_vectors, terms(record_texts(new_records))
     )
     return dataclasses.replace(
         manifest,
         generation=generation,
-        documents=manifest.documents + len(new_parents),
+        documents=manifest.documents + documents,
         chunks=len(old_records) + len(new_records),
         updated=docstore.now_iso(),
     )
 
 
 def _hnsw_writer(vectors: Any, settings: Settings, previous: Path | None) -> Any:
-    """What writes the generation's HNSW shard, or None when the source is searched exactly."""
+    """What writes the generation's HNSW shards (int8, rescored), or None below the size."""
     from prefrag.index import hnsw
 
     if len(vectors) < settings.hnsw_min_chunks or len(vectors) == 0:
@@ -635,7 +646,7 @@ def _hnsw_writer(vectors: Any, settings: Settings, previous: Path | None) -> Any
     shard = previous / hnsw.HNSW if previous is not None else None
 
     def write(generation: Path) -> None:
-        hnsw.build(generation / hnsw.HNSW, vectors, shard)
+        hnsw.build(generation / hnsw.HNSW, vectors, shard, int8=True)
 
     return write
 

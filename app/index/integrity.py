@@ -87,13 +87,20 @@ def check_graph(name: str, settings: Settings) -> StoreCheck:
 
 
 def check_generation(
-    folder: Path, manifest: docstore.Manifest, *, thorough: bool = False
+    folder: Path,
+    manifest: docstore.Manifest,
+    *,
+    thorough: bool = False,
+    line_ends: bool = False,
 ) -> StoreCheck:
     """Check the generation `manifest` points at: records = vectors = lexical documents.
 
     Each part's records are counted from its offsets file, whose last offset must be the
-    size of its `chunks.jsonl` (a cut or changed file shows without reading it); with
-    `thorough`, and for generations written before offsets files, every line is parsed.
+    size of its `chunks.jsonl` (a cut or changed file shows without reading it). With
+    `line_ends`, every line must also start a JSON object where its offset says and end
+    one before a newline (one vectorised look at two bytes per line: a line cut, merged
+    or overwritten across its ends shows without parsing it); with `thorough`, and for
+    generations written before offsets files, every line is parsed.
     """
     from prefrag.index.rows import DELTA, parts
 
@@ -106,7 +113,7 @@ def check_generation(
     total_vectors = 0
     lexical_total: int | None = 0
     for part in parts(generation):
-        records = _count_part_records(part, check, thorough)
+        records = _count_part_records(part, check, thorough, line_ends)
         vectors = _vector_shape(part / docstore.VECTORS, check)
         if part == generation:
             lexical = _lexical_documents(generation / docstore.LEXICAL, check)
@@ -148,8 +155,10 @@ def check_generation(
     return check
 
 
-def _count_part_records(part: Path, check: StoreCheck, thorough: bool) -> int | None:
-    from prefrag.index.rows import part_offsets
+def _count_part_records(
+    part: Path, check: StoreCheck, thorough: bool, line_ends: bool
+) -> int | None:
+    from prefrag.index.rows import misplaced_line, part_offsets
 
     path = part / docstore.CHUNKS
     try:
@@ -161,6 +170,10 @@ def _count_part_records(part: Path, check: StoreCheck, thorough: bool) -> int | 
         check.problems.append(f"{path} was changed or cut after it was written")
         return None
     if state == "stored" and not thorough:
+        row = misplaced_line(part, offsets) if line_ends else None
+        if row is not None:
+            check.problems.append(f"{path}: line {row + 1} is not where its offsets say")
+            return None
         return len(offsets) - 1
     return _count_records(path, check)
 
@@ -182,8 +195,14 @@ def _delta_terms(part: Path, check: StoreCheck) -> int | None:
         return None
 
 
-def check_source(name: str, settings: Settings, *, qdrant: bool = False) -> StoreCheck:
-    """Check local source `name`; with `qdrant`, also count the points in its Qdrant store."""
+def check_source(
+    name: str, settings: Settings, *, qdrant: bool = False, thorough: bool = False
+) -> StoreCheck:
+    """Check local source `name`; with `qdrant`, also count the points in its Qdrant store.
+
+    Records are checked by their offsets and line ends (`check_generation`), not parsed;
+    `thorough` parses every one.
+    """
     folder = settings.sources_dir / name
     try:
         manifest = docstore.read_manifest(folder)
@@ -191,7 +210,7 @@ def check_source(name: str, settings: Settings, *, qdrant: bool = False) -> Stor
         return StoreCheck(name, [error.problem])
     if manifest is None:
         return StoreCheck(name, [f"{folder / docstore.MANIFEST} is missing"])
-    check = check_generation(folder, manifest, thorough=True)
+    check = check_generation(folder, manifest, thorough=thorough, line_ends=True)
     if qdrant and check.sound:
         from prefrag.errors import StoreLockedError
         from prefrag.index.dense import open_store

@@ -6,23 +6,28 @@ A generation holds its chunk records in up to two parts, each a folder with the 
 gen-000007/              the base part: every row up to the last full write
   chunks.jsonl           one JSON record per line
   chunks.offsets.npy     byte offset of each line, then the file's size (int64, rows + 1)
-  chunks.ids.json        [[chunk id, parent id], ...] in row order
+  chunks.keys.npy        128-bit keys of each row's chunk id and parent id (uint64, rows x 4)
   vectors.npy            one vector per row
   delta/                 the rows added since (same files), when the source is large
 ```
 
 The offsets let a reader fetch record `i` by itself (a search parses the records it returns,
-not the source's 100,000), and the ids let `prefrag index` skip known chunks without
-reading any record. Their last offset must equal the size of `chunks.jsonl`: a file cut
+not the source's 100,000), and the keys let `prefrag index` skip known chunks and find a
+chunk's row without reading any record: a key is the 128-bit BLAKE2b digest of the id
+(as wide as the content-derived UUIDs chunk ids are), so the file is loaded, not parsed
+(generations written with `chunks.ids.json`, the ids as JSON, are still read).
+
+The offsets' last entry must equal the size of `chunks.jsonl`: a file cut
 short, a line shortened or garbage appended shows at once, without parsing every line.
 Generations written before these files existed are read by scanning the file's lines.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import mmap
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
@@ -30,7 +35,8 @@ import numpy as np
 
 CHUNKS = "chunks.jsonl"
 OFFSETS = "chunks.offsets.npy"
-IDS = "chunks.ids.json"
+KEYS = "chunks.keys.npy"
+IDS = "chunks.ids.json"  # the ids as JSON, written before keys files (read, never written)
 VECTORS = "vectors.npy"
 DELTA = "delta"
 
@@ -60,15 +66,80 @@ def offsets_of(data: bytes | mmap.mmap | np.ndarray) -> np.ndarray:
     return np.append(starts, len(array)).astype(np.int64)
 
 
+def id_keys(ids: Iterable[str]) -> np.ndarray:
+    """The 128-bit key of each id (BLAKE2b digest) as an (n, 2) uint64 array."""
+    joined = b"".join(hashlib.blake2b(i.encode("utf-8"), digest_size=16).digest() for i in ids)
+    return np.frombuffer(joined, dtype="<u8").reshape(-1, 2).copy()
+
+
+def row_keys(ids: Sequence[Sequence[str]]) -> np.ndarray:
+    """The keys file's rows for [chunk id, parent id] pairs: (n, 4) uint64."""
+    if not len(ids):
+        return np.zeros((0, 4), dtype=np.uint64)
+    chunks = id_keys(pair[0] for pair in ids)
+    parents = id_keys(pair[1] for pair in ids)
+    return np.hstack([chunks, parents])
+
+
 def write_part(folder: Path, lines: Sequence[bytes], ids: Sequence[Sequence[str]]) -> None:
-    """Write `chunks.jsonl` of `lines` (each ending in a newline), its offsets and ids."""
+    """Write `chunks.jsonl` of `lines` (each ending in a newline), its offsets and keys."""
     folder.mkdir(parents=True, exist_ok=True)
     sizes = np.fromiter((len(line) for line in lines), dtype=np.int64, count=len(lines))
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     with (folder / CHUNKS).open("wb") as handle:
         handle.writelines(lines)
     np.save(folder / OFFSETS, offsets)
-    (folder / IDS).write_text(json.dumps([list(pair) for pair in ids]), encoding="utf-8")
+    np.save(folder / KEYS, row_keys(ids))
+
+
+class KeyIndex:
+    """Rows by key: which of some ids a part of keys holds, and at which row."""
+
+    def __init__(self, keys: np.ndarray) -> None:
+        self.keys = np.ascontiguousarray(keys, dtype=np.uint64).reshape(-1, 2)
+        self._order = np.argsort(self.keys[:, 0], kind="stable")
+        self._first = self.keys[self._order, 0]
+
+    def rows(self, ids: Sequence[str]) -> np.ndarray:
+        """The row of each id (the first, if repeated), -1 where it is absent."""
+        query = id_keys(ids)
+        found = np.full(len(query), -1, dtype=np.int64)
+        if not len(query) or not len(self.keys):
+            return found
+        low = np.searchsorted(self._first, query[:, 0], "left")
+        high = np.searchsorted(self._first, query[:, 0], "right")
+        candidates = self._order[np.minimum(low, len(self._order) - 1)]
+        match = (high > low) & (self.keys[candidates, 1] == query[:, 1])
+        found[match] = candidates[match]
+        # Two ids sharing their first 64 bits: look at every row under that half-key.
+        for i in np.flatnonzero(~match & (high - low > 1)):
+            rows = np.sort(self._order[low[i] : high[i]])
+            same = rows[self.keys[rows, 1] == query[i, 1]]
+            if len(same):
+                found[i] = same[0]
+        return found
+
+
+def misplaced_line(folder: Path, offsets: np.ndarray) -> int | None:
+    """The first row whose line does not run from "{" to "}" and a newline as its offsets say.
+
+    None when every line does; no line is parsed.
+    """
+    rows = len(offsets) - 1
+    if rows <= 0:
+        return None
+    with (folder / CHUNKS).open("rb") as handle:
+        data = np.frombuffer(mmap.mmap(handle.fileno(), 0, prot=mmap.PROT_READ), dtype=np.uint8)
+        starts = np.asarray(offsets[:-1], dtype=np.int64)
+        ends = np.asarray(offsets[1:], dtype=np.int64)
+        short = ends - starts < 3  # "{}" and its newline at the least
+        safe_ends = np.maximum(ends, 2)
+        good = ~short & (data[np.minimum(starts, len(data) - 1)] == ord("{"))
+        good &= data[safe_ends - 1] == ord("\n")
+        good &= data[safe_ends - 2] == ord("}")
+        bad = np.flatnonzero(~good)
+        del data
+    return int(bad[0]) if len(bad) else None
 
 
 def record_line(record: dict[str, Any]) -> bytes:
@@ -152,20 +223,30 @@ class PartRecords(_RecordSequence):
             raise RowsDamagedError(f"{self.folder / CHUNKS}: line {row + 1} is not a chunk record")
         return record
 
-    def ids(self) -> list[list[str]]:
-        """[chunk id, parent id] of every row, from the ids file when it agrees, else parsed."""
-        try:
-            pairs = json.loads((self.folder / IDS).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            pairs = None
-        if (
-            self.state == "stored"
-            and isinstance(pairs, list)
-            and len(pairs) == len(self)
-            and all(isinstance(p, list) and len(p) == 2 for p in pairs[:1])
-        ):
-            return pairs
-        return [[r["id"], str(r.get("parent_id", r["id"]))] for r in self]
+    def keys(self) -> np.ndarray:
+        """The (rows, 4) keys of every row's chunk id and parent id.
+
+        From the keys file when it agrees with the records, else from the ids file of
+        older generations, else from the records, parsed.
+        """
+        if self.state == "stored":
+            try:
+                keys = np.load(self.folder / KEYS)
+            except (OSError, ValueError, EOFError):
+                keys = None
+            if keys is not None and keys.shape == (len(self), 4) and keys.dtype == np.dtype("<u8"):
+                return keys
+            try:
+                pairs = json.loads((self.folder / IDS).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                pairs = None
+            if (
+                isinstance(pairs, list)
+                and len(pairs) == len(self)
+                and all(isinstance(p, list) and len(p) == 2 for p in pairs)
+            ):
+                return row_keys(pairs)
+        return row_keys([[r["id"], str(r.get("parent_id", r["id"]))] for r in self])
 
     def close(self) -> None:
         """Release the file."""
@@ -180,7 +261,8 @@ class Records(_RecordSequence):
     def __init__(self, generation: Path) -> None:
         self.parts = [PartRecords(folder) for folder in parts(generation)]
         self._starts = np.cumsum([0, *(len(p) for p in self.parts)])
-        self._ids: list[list[str]] | None = None
+        self._keys: np.ndarray | None = None
+        self._chunk_index: KeyIndex | None = None
 
     def __len__(self) -> int:
         return int(self._starts[-1])
@@ -194,11 +276,21 @@ class Records(_RecordSequence):
             for row in range(len(part)):
                 yield part[row]
 
-    def ids(self) -> list[list[str]]:
-        """[chunk id, parent id] of every row (read once)."""
-        if self._ids is None:
-            self._ids = [pair for part in self.parts for pair in part.ids()]
-        return self._ids
+    def keys(self) -> np.ndarray:
+        """The (rows, 4) keys of every row's chunk id and parent id (read once)."""
+        if self._keys is None:
+            self._keys = np.concatenate([part.keys() for part in self.parts])
+        return self._keys
+
+    def rows_of(self, chunk_ids: Sequence[str]) -> np.ndarray:
+        """The row of each chunk id, -1 for an id this generation does not hold."""
+        if self._chunk_index is None:
+            self._chunk_index = KeyIndex(self.keys()[:, :2])
+        return self._chunk_index.rows(chunk_ids)
+
+    def has_parents(self, parent_ids: Sequence[str]) -> np.ndarray:
+        """Whether some row belongs to each document id."""
+        return KeyIndex(self.keys()[:, 2:]).rows(parent_ids) >= 0
 
     @property
     def indexed(self) -> bool:

@@ -85,7 +85,6 @@ class LocalSource:
         self._delta: NumpyDenseIndex | None = None
         self._vectors: VectorRows | None = None
         self._qdrant: QdrantStore | None = None
-        self._rows: dict[str, int] = {}
         self._records: Sequence[dict[str, Any]] = []
         self._ids: Records | None = None
         self._folder, self._generation = folder, generation
@@ -129,10 +128,9 @@ class LocalSource:
         self.open()
         if self._vectors is None:
             return [None] * len(chunk_ids)
-        if not self._rows:
-            self._rows = self._row_of_id()
-        rows = [self._rows.get(chunk_id) for chunk_id in chunk_ids]
-        return [None if row is None else np.array(self._vectors[row]) for row in rows]
+        assert self._ids is not None
+        rows = self._ids.rows_of(chunk_ids).tolist()
+        return [None if row < 0 else np.array(self._vectors[row]) for row in rows]
 
     @property
     def dense_search(self) -> str:
@@ -143,10 +141,6 @@ class LocalSource:
         if self._hnsw is not None:
             return "hnsw"
         return "exact" if self._numpy is not None else "none"
-
-    def _row_of_id(self) -> dict[str, int]:
-        assert self._ids is not None
-        return {chunk_id: row for row, (chunk_id, _) in enumerate(self._ids.ids())}
 
     def _open(self, folder: Path, generation: Path) -> None:
         """Open the generation's parts and check that they agree with each other.
@@ -206,7 +200,6 @@ class LocalSource:
             from prefrag.index.dense import QdrantStore
 
             self._qdrant = QdrantStore(self.store, folder / docstore.QDRANT, self.settings)
-            self._rows = self._row_of_id()
             return
         from prefrag.index.dense import NumpyDenseIndex
 
@@ -334,4 +327,6 @@ class LocalSource:
             return self._numpy.search(vector, k)
         assert self._qdrant is not None
         found = self._qdrant.search(vector, k)
-        return [(self._rows[point], score) for point, score in found if point in self._rows]
+        assert self._ids is not None
+        rows = self._ids.rows_of([point for point, _ in found]).tolist()
+        return [(row, score) for row, (_, score) in zip(rows, found, strict=True) if row >= 0]

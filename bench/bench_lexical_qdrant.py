@@ -124,8 +124,12 @@ def run(home: Path, source: str, data: Path, limit: int) -> dict[str, Any]:
     }
     for name, lists in found.items():
         report[name] = {
-            "recall_at_1": float(np.mean([r["id"] in top[:1] for r, top in zip(rows, lists)])),
-            "recall_at_10": float(np.mean([r["id"] in top for r, top in zip(rows, lists)])),
+            "recall_at_1": float(
+                np.mean([r["id"] in top[:1] for r, top in zip(rows, lists, strict=True)])
+            ),
+            "recall_at_10": float(
+                np.mean([r["id"] in top for r, top in zip(rows, lists, strict=True)])
+            ),
             "ms_per_query": 1000 * seconds[name] / max(1, len(rows)),
         }
     report["same_top10_set"] = int(

@@ -518,7 +518,12 @@ def main() -> None:
     if args.refit and args.rows:
         rows = json.loads(args.rows.read_text())
     else:
-        items = tuning_set.load_questions("all", None)
+        # The `fresh` split is reported only: its questions never reach a fit.
+        items = [
+            item
+            for item in tuning_set.load_questions("all", None)
+            if item["split"] in ("tune", "heldout")
+        ]
         if args.limit:
             items = [
                 item

@@ -24,7 +24,7 @@ answered right), unanswerable abstained (share of unanswerable items abstained o
 confidently wrong (share of all items given a non-abstained answer that is not right:
 wrong answers to answerable items plus answers to unanswerable ones).
 
-    .venv/bin/python bench/tuning_set.py [--split tune|heldout|sealed|all] [--corpus clinic]
+    .venv/bin/python bench/tuning_set.py [--split tune|heldout|fresh|sealed|all] [--corpus clinic]
         [--json runs/tuning.json] [--limit N] [--show] [--set bench/sealed]
 
 `--set DIR` scores another set laid out the same way (`DIR/questions.jsonl`,
@@ -119,7 +119,7 @@ def cited_documents(result: dict[str, Any]) -> list[str]:
 
 
 def load_questions(split: str, corpus: str | None, set_dir: Path = TUNING) -> list[dict[str, Any]]:
-    """The questions of one split (`tune`, `heldout`, `sealed` or `all`) and corpus of a set."""
+    """The questions of one split (`tune`, `heldout`, `fresh`, `sealed` or `all`) and corpus."""
     items = read_rows(set_dir / "questions.jsonl")
     return [
         item
@@ -259,7 +259,9 @@ def report(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def main() -> None:
     """Index each corpus, ask its questions, print and optionally save the scores."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=["tune", "heldout", "sealed", "all"], default="all")
+    parser.add_argument(
+        "--split", choices=["tune", "heldout", "fresh", "sealed", "all"], default="all"
+    )
     parser.add_argument(
         "--set",
         dest="set_dir",
@@ -267,7 +269,9 @@ def main() -> None:
         default=TUNING,
         help="the set directory (questions.jsonl, <corpus>/docs/); default bench/tuning",
     )
-    parser.add_argument("--corpus", help="only this corpus (clinic, interactions, encyclopedia)")
+    parser.add_argument(
+        "--corpus", help="only this corpus (clinic, interactions, encyclopedia, clinic2, ...)"
+    )
     parser.add_argument("--json", type=Path, help="write the summary and every row here")
     parser.add_argument("--limit", type=int, help="at most this many questions per corpus")
     parser.add_argument(

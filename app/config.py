@@ -59,6 +59,11 @@ class Settings(BaseSettings):
         description="What computes the MiniLM vectors: 'onnxruntime' (the faster, chosen by "
         "'auto' when installed) or the numpy forward pass; both give the same vectors.",
     )
+    embedding_precision: Literal["fp32", "int8"] = Field(
+        default="fp32",
+        description="Arithmetic of the ONNX Runtime embedder: 'fp32', or 'int8' (weight "
+        "products in 8-bit integers: less CPU, vectors within ~0.99 cosine; docs/scale.md).",
+    )
     chunk_size: int = Field(
         default=254,
         description="Chunk size for new sources in word pieces of the embedder's tokenizer "

@@ -1,21 +1,22 @@
-"""Static int8 quantisation of the MiniLM graph: CPU per chunk and MedQuAD retrieval vs fp32.
+"""int8 MiniLM against fp32: CPU per chunk and MedQuAD retrieval (question -> its snippet).
 
 Run (heavy: take the CPU lock):
-  python bench/bench_embedder_int8.py --snippets 800 [--work DIR]
+  python bench/bench_embedder_int8.py --snippets 2500 [--arm fp32:4 --arm int8:1 ...]
 
-The fp32 graph is the one `prefrag.index.onnx_bert` builds from the bundled weights,
-written whole (weights inside) with the `onnx` package (dev extra). It is quantised with
-`onnxruntime.quantization.quantize_static` (QDQ, int8 weights per channel, activation
-ranges calibrated on texts we invented, `CALIBRATION` below: no benchmark text), and
-with `quantize_dynamic` (per channel) for comparison. The fused `Attention` holds the
-query/key/value projection and is not statically quantisable; every other MatMul is.
+Each arm is the product's embedder (`prefrag.index.embeddings.Embedder` in ONNX Runtime)
+at a precision and a batch size (texts per ONNX Runtime call): fp32, and int8 (every
+weight product, `onnx_bert.QUANTISABLE`, in int8: weights per column in 7 bits,
+activations per call; one text per call, as the product runs it). All arms embed the same
+seeded MedQuAD snippets, chunked as `prefrag index` chunks them, and their questions.
+Reported per arm: ms CPU per chunk and per 1,000 word pieces (one timed pass each, one arm
+after the other; all threads), the smallest and
+mean cosine of its chunk vectors against the first arm's, and exact dense retrieval of each
+question's own snippet among all sampled snippets (a snippet's score is its best chunk's):
+recall@1 and recall@10. "queries on ... chunks" is a source indexed by the first arm
+searched with int8 query vectors. Criterion (issue 21): recall@10 within 0.5 points of fp32.
 
-Each variant embeds the same seeded MedQuAD snippets, chunked as `prefrag index` chunks
-them, and their questions. Reported per variant: ms CPU per chunk (best of `--rounds`
-alternating rounds, all threads), the smallest and mean cosine of its chunk vectors
-against fp32, and dense retrieval of each question's own snippet (a snippet's score is its
-best chunk's): recall@1 and recall@10. Target: <= 22 ms CPU per chunk with recall@10
-within 0.5 points of fp32.
+The static-quantisation variants of docs/scale.md (quantize_static, QDQ/QOperator) were
+measured by this script's version at commit 178cea3.
 """
 
 from __future__ import annotations
@@ -36,178 +37,6 @@ from prefrag.index.ingest import source_chunking
 from prefrag.index.loaders import RawDocument
 from prefrag.jsonl import read_rows
 
-# Invented calibration text (places, people and procedures that do not exist), mixed in
-# length so the activation ranges see short queries and full 256-piece chunks.
-_TOWNS = ["Vellmor", "Oskarth", "Brindle Cove", "Tamsworth", "Quillon", "Harrowgate Fen"]
-_THINGS = [
-    "the ferry timetable changed after the spring floods",
-    "a new clinic opened beside the grain market and offers evening appointments",
-    "the council voted to repair the old stone bridge before the harvest festival",
-    "nurses at the cottage hospital recommend boiling well water during the thaw",
-    "the library lends seed packets and publishes a monthly gardening leaflet",
-    "symptoms of marsh fever include a mild rash, tiredness and an aching back",
-    "the apothecary mixes a tonic of nettle and honey that locals take for coughs",
-    "children are screened for short-sightedness in their second school year",
-    "a rare inherited condition in the valley families causes brittle fingernails",
-    "the lighthouse keeper logs every storm and the height of the tide each night",
-    "treatment usually starts with rest and fluids, then a course of bitter bark tea",
-    "the orchard cooperative sells cider vinegar, which some people use for sore joints",
-]
-_QUESTIONS = [
-    "What are the symptoms of marsh fever?",
-    "How is the valley nail condition inherited?",
-    "When does the clinic in {town} open?",
-    "What treatment do nurses in {town} suggest?",
-    "Who repairs the bridge at {town}?",
-]
-
-
-def calibration_texts(count: int = 96, seed: int = 7) -> list[str]:
-    """`count` invented texts: questions, single sentences and long paragraphs."""
-    rng = random.Random(seed)
-    texts = []
-    for i in range(count):
-        town = rng.choice(_TOWNS)
-        kind = i % 3
-        if kind == 0:
-            texts.append(rng.choice(_QUESTIONS).format(town=town))
-        else:
-            n = rng.randint(2, 4) if kind == 1 else rng.randint(10, 24)
-            texts.append(
-                " ".join(f"In {rng.choice(_TOWNS)}, {rng.choice(_THINGS)}." for _ in range(n))
-            )
-    return texts
-
-
-def full_model(embedder: Embedder):  # type: ignore[no-untyped-def]
-    """The fp32 graph as an `onnx.ModelProto` with its weights inside."""
-    import onnx
-    from onnx import numpy_helper
-    from safetensors.numpy import load_file
-
-    from prefrag.index.onnx_bert import build_bert_graph
-
-    graph, arrays = build_bert_graph(
-        load_file(str(embedder.model_dir / "model.safetensors")),
-        embedder._config,
-    )
-    model = onnx.load_from_string(graph)
-    for node in model.graph.node:  # named by their output, to include or exclude them
-        node.name = node.output[0]
-    initializers = [
-        numpy_helper.from_array(arrays[t.name], t.name) for t in model.graph.initializer
-    ]
-    del model.graph.initializer[:]
-    model.graph.initializer.extend(initializers)
-    return model
-
-
-class _Reader:
-    """Calibration batches (one text each) as the graph's int32 inputs."""
-
-    def __init__(self, embedder: Embedder, texts: list[str]) -> None:
-        tokenizer = embedder._tokenizer
-        self._feeds = []
-        for text in texts:
-            encoding = tokenizer.encode_batch([text])[0]
-            self._feeds.append(
-                {
-                    "input_ids": np.array([encoding.ids], dtype=np.int32),
-                    "attention_mask": np.array([encoding.attention_mask], dtype=np.int32),
-                }
-            )
-        self._iter = iter(self._feeds)
-
-    def get_next(self):  # type: ignore[no-untyped-def]
-        return next(self._iter, None)
-
-    def rewind(self) -> None:
-        self._iter = iter(self._feeds)
-
-
-class _Session:
-    """An ONNX Runtime session standing in for the embedder's `OnnxBert`."""
-
-    def __init__(self, path: Path) -> None:
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        self.session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-
-    def __call__(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        feeds = {"input_ids": ids.astype(np.int32), "attention_mask": mask.astype(np.int32)}
-        return np.asarray(self.session.run(None, feeds)[0])
-
-
-def variants(
-    work: Path, method: str, fmt: str, per_channel: bool, keep: list[tuple[str, ...]]
-) -> dict[str, Embedder]:
-    """fp32 (the product's session), one static int8 per `keep` (MatMuls left in fp32 in
-    every layer), and dynamic int8."""
-    import onnx
-    from onnxruntime.quantization import (
-        CalibrationMethod,
-        QuantFormat,
-        QuantType,
-        quantize_dynamic,
-        quantize_static,
-    )
-    from onnxruntime.quantization.shape_inference import quant_pre_process
-
-    model_dir = resolve_model_dir("bundled:all-MiniLM-L6-v2")
-    fp32 = Embedder(model_dir, runtime="onnxruntime")
-    fp32.encode(["warm up"])
-    work.mkdir(parents=True, exist_ok=True)
-    source = work / "minilm-fp32.onnx"
-    onnx.save(full_model(fp32), str(source))
-    # Symbolic shape inference types the outputs of the fused (com.microsoft) operators.
-    quant_pre_process(str(source), str(source), skip_optimization=True)
-    files: dict[str, Path] = {}
-    for skip in keep:
-        label = (
-            f"static int8, {fmt}, {'per channel' if per_channel else 'per tensor'}, {method}, "
-            + (f"{'+'.join(skip)} in fp32" if skip else "every MatMul")
-        )
-        files[label] = work / f"minilm-int8-static-{'-'.join(skip) or 'all'}.onnx"
-        started = time.perf_counter()
-        quantize_static(
-            str(source),
-            str(files[label]),
-            _Reader(fp32, calibration_texts()),
-            quant_format=getattr(QuantFormat, fmt),
-            op_types_to_quantize=["MatMul"],
-            per_channel=per_channel,
-            activation_type=QuantType.QUInt8,
-            weight_type=QuantType.QInt8,
-            calibrate_method=getattr(CalibrationMethod, method),
-            nodes_to_exclude=[f"encoder.layer.{i}.{name}" for i in range(6) for name in skip],
-            extra_options={
-                "ActivationSymmetric": False,
-                "WeightSymmetric": True,
-                "DefaultTensorType": onnx.TensorProto.FLOAT,
-            },
-        )
-        print(f"{label}: quantised in {time.perf_counter() - started:.1f} s", flush=True)
-    files["dynamic int8, every MatMul, per channel"] = work / "minilm-int8-dynamic.onnx"
-    quantize_dynamic(
-        str(source),
-        str(work / "minilm-int8-dynamic.onnx"),
-        op_types_to_quantize=["MatMul"],
-        per_channel=True,
-        weight_type=QuantType.QInt8,
-        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
-    )
-    out = {"ONNX Runtime fp32 (now)": fp32}
-    for label, path in files.items():
-        embedder = Embedder(model_dir, runtime="onnxruntime")
-        embedder.encode(["warm up"])
-        embedder._bert = _Session(path)
-        out[label] = embedder
-    return out
-
 
 def snippets_and_chunks(count: int, seed: int) -> tuple[list[dict], list[str], list[int]]:
     """Seeded MedQuAD snippets, their chunk texts (as indexing cuts them) and owners."""
@@ -215,7 +44,7 @@ def snippets_and_chunks(count: int, seed: int) -> tuple[list[dict], list[str], l
     rows = [
         row for path in sorted((SHARED_DATA / "medquad").glob("*.jsonl")) for row in read_rows(path)
     ]
-    chosen = random.Random(seed).sample(rows, count)
+    chosen = random.Random(seed).sample(rows, min(count, len(rows)))
     chunking = source_chunking(None, settings)
     texts, owners = [], []
     for number, row in enumerate(chosen):
@@ -242,54 +71,131 @@ def recall(chunks: np.ndarray, owners: np.ndarray, questions: np.ndarray) -> tup
 
 
 def main() -> None:
+    """Embed the sample with each arm and print the table."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--snippets", type=int, default=800)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--snippets", type=int, default=2500)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
-        "--calibration", default="MinMax", choices=["MinMax", "Percentile", "Entropy"]
-    )
-    parser.add_argument("--format", default="QOperator", choices=["QDQ", "QOperator"])
-    parser.add_argument("--per-tensor", action="store_true", help="static: one scale per weight")
-    parser.add_argument(
-        "--keep-fp32",
+        "--arm",
         action="append",
-        help="a static variant: comma-separated MatMuls left in fp32 in every layer (attended, "
-        "up, down; '' for none); repeatable (default: '' and 'down')",
+        help="an arm as PRECISION:BATCH (texts per ONNX Runtime call), e.g. fp32:4 or int8:1; "
+        "repeatable; the first is the reference (default: fp32:4 fp32:1 int8:1)",
     )
-    parser.add_argument("--work", default="runs/embedder-int8")
+    parser.add_argument("--out", default="bench/results/embedder_int8.json")
+    parser.add_argument(
+        "--cache",
+        default="bench/results/embedder_int8",
+        help="folder keeping each arm's vectors and CPU time, so a run split over several "
+        "CPU-lock holds embeds each arm once",
+    )
     args = parser.parse_args()
-    keep = [tuple(n for n in names.split(",") if n) for names in args.keep_fp32 or ["", "down"]]
-    embedders = variants(Path(args.work), args.calibration, args.format, not args.per_tensor, keep)
+    model_dir = resolve_model_dir("bundled:all-MiniLM-L6-v2")
+    arms: dict[str, Embedder] = {}
+    for arm in args.arm or ["fp32:4", "fp32:1", "int8:1"]:
+        precision, batch = arm.split(":")
+        embedder = Embedder(model_dir, runtime="onnxruntime", precision=precision)  # type: ignore[arg-type]
+        embedder.batch_size = int(batch)
+        arms[f"{precision}, batches of {batch}"] = embedder
+    reference = next(iter(arms))
     rows, texts, owners = snippets_and_chunks(args.snippets, args.seed)
     questions = [row["question"] for row in rows]
-    cpu = dict.fromkeys(embedders, float("inf"))
-    vectors: dict[str, np.ndarray] = {}
-    for _ in range(args.rounds):
-        for name, embedder in embedders.items():
+    tokenizer = _tokenizer(arms[reference])
+    pieces = sum(sum(e.attention_mask) for e in tokenizer.encode_batch(texts))
+    print(
+        f"{len(rows)} MedQuAD snippets, {len(texts)} chunks ({pieces / len(texts):.0f} word "
+        f"pieces on average), {len(questions)} questions",
+        flush=True,
+    )
+    print(
+        f"{'arm':>36} | ms CPU/chunk | ms CPU/1k pieces | CPU vs first | min cos | mean cos "
+        "| recall@1 | recall@10"
+    )
+    cache = Path(args.cache) / f"seed{args.seed}-snippets{len(rows)}-chunks{len(texts)}"
+    cache.mkdir(parents=True, exist_ok=True)
+    owner_array = np.array(owners)
+    results: dict[str, dict] = {}
+    chunk_vectors: dict[str, np.ndarray] = {}
+    for name, embedder in arms.items():
+        slug = name.replace(", batches of ", "-b")
+        stored = cache / f"{slug}.json"
+        if stored.exists():
+            seconds = json.loads(stored.read_text())["cpu_seconds"]
+            chunks = np.load(cache / f"{slug}.chunks.npy")
+            queries = np.load(cache / f"{slug}.questions.npy")
+        else:
+            embedder.encode(["warm up"])
             began = time.process_time()
-            vectors[name] = embedder.encode(texts)
-            cpu[name] = min(cpu[name], time.process_time() - began)
-    results = {}
-    print(f"{len(rows)} MedQuAD snippets, {len(texts)} chunks, {len(questions)} questions")
-    print(f"{'variant':>58} | ms CPU/chunk | min cos | mean cos | recall@1 | recall@10")
-    for name, embedder in embedders.items():
-        cosines = (vectors[name] * vectors["ONNX Runtime fp32 (now)"]).sum(1)
-        r1, r10 = recall(vectors[name], np.array(owners), embedder.encode(questions))
-        results[name] = {
-            "ms_cpu_per_chunk": 1000 * cpu[name] / len(texts),
-            "min_cosine": float(cosines.min()),
-            "mean_cosine": float(cosines.mean()),
-            "recall_at_1": r1,
-            "recall_at_10": r10,
-        }
-        r = results[name]
-        print(
-            f"{name:>58} | {r['ms_cpu_per_chunk']:12.1f} | {r['min_cosine']:.4f} | "
-            f"{r['mean_cosine']:.5f} | {100 * r1:8.1f} | {100 * r10:9.1f}",
-            flush=True,
-        )
-    (Path(args.work) / "results.json").write_text(json.dumps(results, indent=2))
+            chunks = embedder.encode(texts)
+            seconds = time.process_time() - began
+            queries = embedder.encode(questions)
+            np.save(cache / f"{slug}.chunks.npy", chunks)
+            np.save(cache / f"{slug}.questions.npy", queries)
+            stored.write_text(json.dumps({"cpu_seconds": seconds}))
+        chunk_vectors[name] = chunks
+        lines = [(name, chunks, queries, seconds)]
+        if name.startswith("int8"):
+            label = f"{name}: queries on {reference} chunks"
+            lines.append((label, chunk_vectors[reference], queries, None))
+        reference_seconds = results[reference]["cpu_seconds"] if results else seconds
+        for label, vectors, query_vectors, cpu in lines:
+            results[label] = _line(
+                label,
+                vectors,
+                chunk_vectors[reference],
+                owner_array,
+                query_vectors,
+                cpu,
+                pieces,
+                reference_seconds,
+            )
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(
+        json.dumps({"snippets": len(rows), "chunks": len(texts), "arms": results}, indent=2)
+    )
+
+
+def _tokenizer(embedder: Embedder):  # type: ignore[no-untyped-def]
+    embedder.encode(["warm up"])
+    return embedder._tokenizer
+
+
+def _line(
+    name: str,
+    chunks: np.ndarray,
+    reference_chunks: np.ndarray,
+    owners: np.ndarray,
+    queries: np.ndarray,
+    seconds: float | None,
+    pieces: int,
+    reference_seconds: float | None,
+) -> dict:
+    """One arm's figures, printed as a table row."""
+    cosines = (chunks * reference_chunks).sum(1)
+    r1, r10 = recall(chunks, owners, queries)
+    result = {
+        "cpu_seconds": seconds,
+        "ms_cpu_per_chunk": None if seconds is None else 1000 * seconds / len(chunks),
+        "ms_cpu_per_1k_pieces": None if seconds is None else 1e6 * seconds / pieces,
+        "cpu_ratio": None
+        if seconds is None or reference_seconds is None
+        else reference_seconds / seconds,
+        "min_cosine": float(cosines.min()),
+        "mean_cosine": float(cosines.mean()),
+        "recall_at_1": r1,
+        "recall_at_10": r10,
+    }
+    timing = (
+        "           - |                - |           -"
+        if seconds is None
+        else f"{result['ms_cpu_per_chunk']:12.1f} | {result['ms_cpu_per_1k_pieces']:16.1f} "
+        f"| {result['cpu_ratio']:10.2f}x"
+    )
+    print(
+        f"{name:>36} | {timing} | {result['min_cosine']:.4f} | {result['mean_cosine']:.5f} "
+        f"| {100 * r1:8.2f} | {100 * r10:9.2f}",
+        flush=True,
+    )
+    return result
 
 
 if __name__ == "__main__":

@@ -20,7 +20,10 @@ from __future__ import annotations
 import argparse
 import collections
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rank_bm25 import BM25Okapi
 
@@ -28,7 +31,7 @@ from prefrag.documents import doc_id, make_document, unique_documents
 from prefrag.eval.metrics import acc, exact_match, f1
 from prefrag.jsonl import jsonl_line, read_rows
 from prefrag.reasoners._text import analyze_question, content_terms
-from prefrag.reasoners.base import ScratchpadStep
+from prefrag.reasoners.base import AnswerDraft, ScratchpadStep
 from prefrag.reasoners.extractive import ExtractiveReasoner
 
 DATA = Path("/work/shared/data/hotpotqa/hotpotqa_dev_350.jsonl")
@@ -55,6 +58,140 @@ class Bm25:
         scores = self.bm25.get_scores(list(content_terms(query)) or ["_"])
         order = sorted(range(len(self.docs)), key=lambda i: (-scores[i], i))
         return [self.docs[i] for i in order[:k]]
+
+
+def hotpot_documents(row: dict[str, Any]) -> list[Any]:
+    """One HotpotQA item's context paragraphs as documents (`gold` marks the supporting ones)."""
+    return [
+        make_document(
+            c["paragraph_text"],
+            id=f"{row['question_id']}:{c['id']}",
+            source="hotpotqa",
+            title=c["title"],
+            gold=c["is_supporting"],
+        )
+        for c in row["contexts"]
+    ]
+
+
+@dataclass
+class LoopRun:
+    """What one question's run of the loop did: its answers, held documents and searches."""
+
+    draft: AnswerDraft
+    held: list[Any]
+    scratchpad: list[ScratchpadStep]
+    first_draft: AnswerDraft
+    first_label: str
+    first_held: list[Any]
+    first_steps: int
+    supplements: int = 0
+    drafts: list[AnswerDraft] = field(default_factory=list)
+
+
+def run_loop(
+    reasoner: Any,
+    question: str,
+    index: Bm25,
+    *,
+    k: int = 3,
+    max_steps: int = 3,
+    reflections: int = 1,
+    on_search: Callable[[list[Any], list[Any]], None] | None = None,
+    on_answer: Callable[[AnswerDraft], None] | None = None,
+    trace: bool = False,
+) -> LoopRun:
+    """The PrefRAG loop over one question's BM25 index, as the graph runs it.
+
+    think -> search -> ... until an answer (at most `max_steps` searches), then
+    self-reflection; a negative label supplements with the question and thinks again with
+    its feedback, at most `reflections` times. `on_search(held, new)` sees each search's
+    documents before they are held, `on_answer(draft)` each answer before it is reflected on.
+    """
+    scratchpad: list[ScratchpadStep] = []
+    held: list[Any] = []
+    feedback = None
+    searches = 0
+    first: tuple[AnswerDraft, str, list[Any], int] | None = None
+    drafts: list[AnswerDraft] = []
+    supplements = 0
+    for round_ in range(reflections + 1):
+        while True:
+            decision = reasoner.think(
+                question,
+                scratchpad,
+                sources=["local"],
+                force_answer=searches >= max_steps,
+                feedback=feedback,
+            )
+            if trace:
+                print(f"  think: {decision.action} {decision.query!r} | {decision.thought}")
+            if decision.action == "answer":
+                break
+            searches += 1
+            new = index.search(decision.query or question, k)
+            if on_search is not None:
+                on_search(held, new)
+            if trace:
+                print("  got:", [(d.metadata["title"], d.metadata.get("gold")) for d in new])
+            scratchpad.append(
+                ScratchpadStep(
+                    thought=decision.thought, query=decision.query, source="local", observation=new
+                )
+            )
+            held = unique_documents([*held, *new])
+        draft = reasoner.answer(question, scratchpad, held, feedback=feedback)
+        drafts.append(draft)
+        if on_answer is not None:
+            on_answer(draft)
+        reflection = reasoner.reflect(question, draft.answer, held)
+        if trace:
+            print(f"  answer: {draft.answer!r}")
+            print(f"  reflect: {reflection.label} {reflection.explanation}")
+        if first is None:
+            first = (draft, reflection.label, list(held), len(scratchpad))
+        if not reflection.negative or round_ >= reflections:
+            break
+        supplements += 1
+        feedback = reflection.feedback(draft.answer)
+        new = index.search(question, k)
+        scratchpad.append(
+            ScratchpadStep(thought="supplement", query=question, source="local", observation=new)
+        )
+        held = unique_documents([*held, *new])
+    assert first is not None
+    return LoopRun(
+        draft=drafts[-1],
+        held=held,
+        scratchpad=scratchpad,
+        first_draft=first[0],
+        first_label=first[1],
+        first_held=first[2],
+        first_steps=first[3],
+        supplements=supplements,
+        drafts=drafts,
+    )
+
+
+class Timed:
+    """A reasoner whose think/answer/compare/reflect calls are timed into `timings` (ms)."""
+
+    def __init__(self, reasoner: Any, timings: dict[str, list[float]]) -> None:
+        self._reasoner = reasoner
+        self._timings = timings
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._reasoner, name)
+        if name not in ("think", "answer", "compare", "reflect"):
+            return method
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            out = method(*args, **kwargs)
+            self._timings[name].append((time.perf_counter() - start) * 1000)
+            return out
+
+        return timed
 
 
 def main() -> None:
@@ -84,126 +221,70 @@ def main() -> None:
     rows = rows[first - 1 : last]
     if args.limit:
         rows = rows[: args.limit]
-    reasoner = ExtractiveReasoner(use_embeddings=args.embeddings)
-    totals = collections.defaultdict(float)
-    timings = collections.defaultdict(list)
-    by_kind = collections.defaultdict(lambda: [0, 0.0])
-    labels = collections.defaultdict(lambda: [0, 0.0])
-    verdicts = collections.Counter()
-    steps_hist = collections.Counter()
+    timings: dict[str, list[float]] = collections.defaultdict(list)
+    reasoner = Timed(ExtractiveReasoner(use_embeddings=args.embeddings), timings)
+    totals: dict[str, float] = collections.defaultdict(float)
+    by_kind: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0])
+    labels: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0])
+    verdicts: collections.Counter[tuple[bool, bool]] = collections.Counter()
+    steps_hist: collections.Counter[int] = collections.Counter()
     shown_wrong = 0
     outcomes: list[tuple[float | None, bool, float, float]] = []
     dump = Path(args.dump).open("w") if args.dump else None
 
-    def timed(name, fn, *a, **kw):
-        start = time.perf_counter()
-        out = fn(*a, **kw)
-        timings[name].append((time.perf_counter() - start) * 1000)
-        return out
-
     for row in rows:
         question = row["question_text"]
         golds = row["answers_objects"][0]["spans"]
-        docs = [
-            make_document(
-                c["paragraph_text"],
-                id=f"{row['question_id']}:{c['id']}",
-                source="hotpotqa",
-                title=c["title"],
-                gold=c["is_supporting"],
-            )
-            for c in row["contexts"]
-        ]
+        docs = hotpot_documents(row)
         gold_ids = {doc_id(d) for d in docs if d.metadata["gold"]}
 
         # (a) the two gold paragraphs only
-        draft = timed(
-            "answer", reasoner.answer, question, [], [d for d in docs if doc_id(d) in gold_ids]
-        )
+        draft = reasoner.answer(question, [], [d for d in docs if doc_id(d) in gold_ids])
         em, f1 = best(shown(draft), golds)
         totals["gold_em"] += em
         totals["gold_f1"] += f1
         totals["gold_cited_recall"] += len(gold_ids & set(draft.cited_ids)) / len(gold_ids)
 
-        # (b) the loop, as the graph runs it: think -> search -> compare until an answer, then
-        # self-reflection; a negative label supplements with the question and thinks again.
-        index = Bm25(docs)
-        scratchpad: list[ScratchpadStep] = []
-        held = []
+        # (b) the loop, as the graph runs it (`run_loop`); the switcher's verdict on each
+        # search after the first is compared to the oracle.
         trace = bool(args.trace) and args.trace.lower() in question.lower()
-        feedback = None
-        budget_used = 0
-        first_label = None
-        first_em = 0.0
-        for round_ in range(args.reflections + 1):
-            while True:
-                decision = timed(
-                    "think",
-                    reasoner.think,
-                    question,
-                    scratchpad,
-                    sources=["local"],
-                    force_answer=budget_used >= args.max_steps,
-                    feedback=feedback,
-                )
-                if trace:
-                    print(f"  think: {decision.action} {decision.query!r} | {decision.thought}")
-                if decision.action == "answer":
-                    break
-                budget_used += 1
-                new = index.search(decision.query, args.k)
-                if held:
-                    verdict = timed("compare", reasoner.compare, question, held, new)
-                    held_ids = {doc_id(d) for d in held}
-                    useful = bool({doc_id(d) for d in new} & gold_ids - held_ids)
-                    verdicts[(useful, verdict.status)] += 1
-                    if trace:
-                        print(f"  compare: {verdict.status} useful={useful} {verdict.analysis}")
-                if trace:
-                    print("  got:", [(d.metadata["title"], d.metadata["gold"]) for d in new])
-                scratchpad.append(
-                    ScratchpadStep(
-                        thought=decision.thought,
-                        query=decision.query,
-                        source="local",
-                        observation=new,
-                    )
-                )
-                held = unique_documents([*held, *new])
-            draft = timed("answer", reasoner.answer, question, scratchpad, held, feedback=feedback)
-            reflection = timed("reflect", reasoner.reflect, question, draft.answer, held)
-            if trace:
-                print(f"  answer: {draft.answer!r} gold={golds}")
-                print(
-                    f"  reflect: {reflection.label} {reflection.explanation} | "
-                    f"{reflection.suggestion}"
-                )
-            if first_label is not None:
-                now_em = best(shown(draft), golds)[0]
-                totals["fixed"] += now_em > first_em
-                totals["broken"] += now_em < first_em
-                if args.show and now_em < first_em:
-                    print(f"BROKEN: {question} {golds} -> {draft.answer!r}")
-            if first_label is None:
-                first_label = reflection.label
-                first_em = best(shown(draft), golds)[0]
-                first_f1 = best(shown(draft), golds)[1]
-                first_steps = len(scratchpad)
-                totals["first_em"] += best(shown(draft), golds)[0]
-                totals["first_held_recall"] += len(gold_ids & {doc_id(d) for d in held}) / len(
-                    gold_ids
-                )
-            if not reflection.negative or round_ >= args.reflections:
-                break
-            totals["supplements"] += 1
-            feedback = reflection.feedback(draft.answer)
-            new = index.search(question, args.k)
-            scratchpad.append(
-                ScratchpadStep(
-                    thought="supplement", query=question, source="local", observation=new
-                )
-            )
-            held = unique_documents([*held, *new])
+
+        def compare(held: list, new: list) -> None:
+            if not held:
+                return
+            verdict = reasoner.compare(question, held, new)  # noqa: B023 (called at once)
+            held_ids = {doc_id(d) for d in held}
+            useful = bool({doc_id(d) for d in new} & gold_ids - held_ids)  # noqa: B023
+            verdicts[(useful, verdict.status)] += 1
+            if trace:  # noqa: B023
+                print(f"  compare: {verdict.status} useful={useful} {verdict.analysis}")
+
+        run = run_loop(
+            reasoner,
+            question,
+            Bm25(docs),
+            k=args.k,
+            max_steps=args.max_steps,
+            reflections=args.reflections,
+            on_search=compare,
+            trace=trace,
+        )
+        draft, held, scratchpad = run.draft, run.held, run.scratchpad
+        if trace:
+            print(f"  gold={golds}")
+        first_em, first_f1 = best(shown(run.first_draft), golds)
+        for later in run.drafts[1:]:
+            now_em = best(shown(later), golds)[0]
+            totals["fixed"] += now_em > first_em
+            totals["broken"] += now_em < first_em
+            if args.show and now_em < first_em:
+                print(f"BROKEN: {question} {golds} -> {later.answer!r}")
+        totals["supplements"] += run.supplements
+        totals["first_em"] += first_em
+        totals["first_held_recall"] += len(gold_ids & {doc_id(d) for d in run.first_held}) / len(
+            gold_ids
+        )
+        first_label, first_steps = run.first_label, run.first_steps
         steps_hist[first_steps] += 1
         em, f1 = best(shown(draft), golds)
         outcomes.append((draft.confidence, draft.abstained, em, acc(draft.answer, golds)))

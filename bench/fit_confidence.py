@@ -157,13 +157,11 @@ def collect_hotpot(items: str, *, k: int = 3, max_steps: int = 3) -> list[dict[s
     tuning set's rule (a gold alias contained in it, at most 100 words) and its features are
     recorded. Rows have split "hotpot" and kind "hotpot".
     """
-    from dev_extractive_hotpot import DATA, Bm25
+    from dev_extractive_hotpot import DATA, Bm25, hotpot_documents, run_loop
 
     import prefrag.reasoners.extractive as extractive
-    from prefrag.documents import make_document, unique_documents
     from prefrag.eval.metrics import exact_match
     from prefrag.jsonl import read_rows
-    from prefrag.reasoners.base import ScratchpadStep
 
     records = capture_drafts()
     reasoner = extractive.ExtractiveReasoner(use_embeddings=False)
@@ -172,56 +170,24 @@ def collect_hotpot(items: str, *, k: int = 3, max_steps: int = 3) -> list[dict[s
     for data in read_rows(DATA)[first - 1 : last]:
         question = data["question_text"]
         golds = list(data["answers_objects"][0]["spans"])
-        docs = [
-            make_document(
-                c["paragraph_text"],
-                id=f"{data['question_id']}:{c['id']}",
-                source="hotpotqa",
-                title=c["title"],
-            )
-            for c in data["contexts"]
-        ]
-        index = Bm25(docs)
-        scratchpad: list[ScratchpadStep] = []
-        held: list[Any] = []
-        feedback = None
-        searches = 0
-        for round_ in range(2):
-            while True:
-                decision = reasoner.think(
-                    question,
-                    scratchpad,
-                    sources=["local"],
-                    force_answer=searches >= max_steps,
-                    feedback=feedback,
-                )
-                if decision.action == "answer":
-                    break
-                searches += 1
-                new = index.search(decision.query or question, k)
-                scratchpad.append(
-                    ScratchpadStep(
-                        thought=decision.thought,
-                        query=decision.query,
-                        source="local",
-                        observation=new,
-                    )
-                )
-                held = unique_documents([*held, *new])
+        answered: list[dict[str, float] | None] = []
+
+        def features_of(draft: Any) -> None:
+            # The features of the answer just drafted (before its reflection is asked for).
+            answered.append(records[-1][1] if records and not draft.abstained else None)  # noqa: B023
             records.clear()
-            draft = reasoner.answer(question, scratchpad, held, feedback=feedback)
-            features = records[-1][1] if records and not draft.abstained else None
-            reflection = reasoner.reflect(question, draft.answer, held)
-            if not reflection.negative or round_ >= 1:
-                break
-            feedback = reflection.feedback(draft.answer)
-            new = index.search(question, k)
-            scratchpad.append(
-                ScratchpadStep(
-                    thought="supplement", query=question, source="local", observation=new
-                )
-            )
-            held = unique_documents([*held, *new])
+
+        records.clear()
+        run = run_loop(
+            reasoner,
+            question,
+            Bm25(hotpot_documents(data)),
+            k=k,
+            max_steps=max_steps,
+            reflections=1,
+            on_answer=features_of,
+        )
+        draft, features = run.draft, answered[-1]
         item = {"answers": golds, "docs": ["hotpot"]}
         answer = draft.answer
         right = not draft.abstained and tuning_set.is_right(item, answer)

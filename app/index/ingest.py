@@ -254,7 +254,7 @@ def _vectors(
         return vectors, np.zeros((0, dimension), dtype=np.float32), dimension
     from prefrag.index.embeddings import get_embedder
 
-    embedder = get_embedder(settings)
+    embedder = get_embedder(source_embedding_settings(manifest, settings))
     if manifest is not None and manifest.dimension not in (0, embedder.dimension):
         raise ConfigurationError(
             f"Source '{source}' was built with {manifest.embedding_model} "
@@ -390,6 +390,17 @@ def _source_authority(authority: float | None, manifest: docstore.Manifest | Non
     if authority is not None:
         return float(authority)
     return manifest.authority if manifest is not None else docstore.DEFAULT_AUTHORITY
+
+
+def source_embedding_settings(manifest: docstore.Manifest | None, settings: Settings) -> Settings:
+    """The settings a source's chunks are embedded with: its recorded precision kept.
+
+    A source never mixes vectors of two precisions: adds to an existing source embed at
+    the precision it was built with (`--rebuild`, or a new source, takes the settings').
+    """
+    from prefrag.index.embeddings import with_precision
+
+    return with_precision(settings, manifest.embedding_precision if manifest else None)
 
 
 def source_chunking(manifest: docstore.Manifest | None, settings: Settings) -> Chunking:
@@ -549,6 +560,7 @@ def _write(
         dimension=dimension,
         embedding_model=settings.embedding_model,
         authority=manifest.authority if manifest else docstore.DEFAULT_AUTHORITY,
+        embedding_precision=source_embedding_settings(manifest, settings).embedding_precision,
         description=manifest.description if manifest else "",
         chunk_size=chunking.size,
         chunk_overlap=chunking.overlap,

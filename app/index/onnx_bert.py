@@ -13,7 +13,7 @@ last hidden states (float32, batch x tokens x hidden); pooling happens in the ca
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -23,12 +23,39 @@ from prefrag.index import onnx_proto as proto
 _MS = "com.microsoft"
 
 
+QUANTISABLE = ("qkv", "attended", "up", "down")  # the four weight products of a layer
+
+
+def quantise_columns(weight: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric per-column int8 of an (in, out) weight: (values, scale of each column).
+
+    `bits` 7 keeps every value within [-63, 63]: AVX2 without VNNI multiplies uint8
+    activations by int8 weights in pairs summed into int16 (`vpmaddubsw`), which saturates
+    with full 8-bit weights (255 * 127 * 2 > 32767) and leaves 7-bit ones exact.
+    """
+    limit = 2 ** (bits - 1) - 1
+    scale = np.abs(weight).max(axis=0) / limit
+    scale = np.where(scale > 0, scale, 1.0).astype(np.float32)
+    values = np.clip(np.rint(weight / scale), -limit, limit).astype(np.int8)
+    return values, scale
+
+
 def build_bert_graph(
-    weights: dict[str, np.ndarray], config: dict[str, Any]
+    weights: dict[str, np.ndarray],
+    config: dict[str, Any],
+    *,
+    int8: Sequence[str] = (),
+    weight_bits: int = 7,
 ) -> tuple[bytes, dict[str, np.ndarray]]:
-    """(serialised graph, its initializers) of the BERT encoder with these weights."""
+    """(serialised graph, its initializers) of the BERT encoder with these weights.
+
+    `int8` names the weight products (of `QUANTISABLE`) computed in int8: weights quantised
+    per column here, activations quantised per call by ONNX Runtime
+    (`DynamicQuantizeMatMul`; `QAttention` for the query/key/value projection).
+    """
     raw = {name.removeprefix("bert."): value for name, value in weights.items()}
     hidden = int(config["hidden_size"])
+    heads = int(config["num_attention_heads"])
     eps = float(config["layer_norm_eps"])
     arrays: dict[str, np.ndarray] = {}
     nodes: list[bytes] = []
@@ -37,12 +64,22 @@ def build_bert_graph(
         arrays[name] = np.ascontiguousarray(value, dtype=np.float32)
         return name
 
-    def dense(name: str) -> str:
-        """A dense layer's weight transposed to (in, out) for MatMul."""
-        return weight(f"{name}.weight.t", raw[f"{name}.weight"].T)
-
     def vector(name: str) -> str:
         return weight(name, raw[name])
+
+    def quantised(name: str, value: np.ndarray) -> tuple[str, str]:
+        values, scale = quantise_columns(np.asarray(value, dtype=np.float32), weight_bits)
+        arrays[f"{name}.int8"] = np.ascontiguousarray(values)
+        arrays[f"{name}.scale"] = scale
+        return f"{name}.int8", f"{name}.scale"
+
+    def product(part: str, x: str, name: str, out: str) -> bytes:
+        """`x @ W` of a dense layer (weight stored (out, in)), in int8 when asked."""
+        transposed = raw[f"{name}.weight"].T
+        if part in int8:
+            values, scale = quantised(name, transposed)
+            return proto.node("DynamicQuantizeMatMul", [x, values, scale], [out], domain=_MS)
+        return proto.node("MatMul", [x, weight(f"{name}.weight.t", transposed)], [out])
 
     emb = "embeddings."
     nodes.append(
@@ -71,28 +108,47 @@ def build_bert_graph(
         p = f"encoder.layer.{i}."
         x, attention = f"x{i}", f"{p}attention.self."
         qkv = ("query", "key", "value")
+        qkv_weight = np.concatenate([raw[f"{attention}{n}.weight"].T for n in qkv], axis=1)
+        qkv_bias = weight(
+            f"{attention}qkv.bias", np.concatenate([raw[f"{attention}{n}.bias"] for n in qkv])
+        )
+        if "qkv" in int8:
+            values, scale = quantised(f"{attention}qkv", qkv_weight)
+            nodes += [
+                proto.node("DynamicQuantizeLinear", [x], [f"{x}.q", f"{x}.scale", f"{x}.zero"]),
+                proto.node(
+                    "QAttention",
+                    [
+                        f"{x}.q",
+                        values,
+                        qkv_bias,
+                        f"{x}.scale",
+                        scale,
+                        "attention_mask",
+                        f"{x}.zero",
+                    ],
+                    [f"{p}context"],
+                    domain=_MS,
+                    num_heads=heads,
+                ),
+            ]
+        else:
+            nodes.append(
+                proto.node(
+                    "Attention",
+                    [
+                        x,
+                        weight(f"{attention}qkv.weight", qkv_weight),
+                        qkv_bias,
+                        "attention_mask",
+                    ],
+                    [f"{p}context"],
+                    domain=_MS,
+                    num_heads=heads,
+                )
+            )
         nodes += [
-            proto.node(
-                "Attention",
-                [
-                    x,
-                    weight(
-                        f"{attention}qkv.weight",
-                        np.concatenate([raw[f"{attention}{n}.weight"].T for n in qkv], axis=1),
-                    ),
-                    weight(
-                        f"{attention}qkv.bias",
-                        np.concatenate([raw[f"{attention}{n}.bias"] for n in qkv]),
-                    ),
-                    "attention_mask",
-                ],
-                [f"{p}context"],
-                domain=_MS,
-                num_heads=int(config["num_attention_heads"]),
-            ),
-            proto.node(
-                "MatMul", [f"{p}context", dense(f"{p}attention.output.dense")], [f"{p}attended"]
-            ),
+            product("attended", f"{p}context", f"{p}attention.output.dense", f"{p}attended"),
             proto.node(
                 "SkipLayerNormalization",
                 [
@@ -106,14 +162,14 @@ def build_bert_graph(
                 domain=_MS,
                 epsilon=eps,
             ),
-            proto.node("MatMul", [f"{p}x1", dense(f"{p}intermediate.dense")], [f"{p}up"]),
+            product("up", f"{p}x1", f"{p}intermediate.dense", f"{p}up"),
             proto.node(
                 "BiasGelu",
                 [f"{p}up", vector(f"{p}intermediate.dense.bias")],
                 [f"{p}inner"],
                 domain=_MS,
             ),
-            proto.node("MatMul", [f"{p}inner", dense(f"{p}output.dense")], [f"{p}down"]),
+            product("down", f"{p}inner", f"{p}output.dense", f"{p}down"),
             proto.node(
                 "SkipLayerNormalization",
                 [
@@ -133,7 +189,10 @@ def build_bert_graph(
     graph = proto.model(
         "bert",
         nodes,
-        [proto.external_tensor(n, a.shape, a.nbytes) for n, a in arrays.items()],
+        [
+            proto.external_tensor(n, a.shape, a.nbytes, _ELEMENT_TYPES[a.dtype.name])
+            for n, a in arrays.items()
+        ],
         [
             proto.value_info("input_ids", proto.INT32, ["batch", "tokens"]),
             proto.value_info("attention_mask", proto.INT32, ["batch", "tokens"]),
@@ -144,6 +203,9 @@ def build_bert_graph(
     return graph, arrays
 
 
+_ELEMENT_TYPES = {"float32": proto.FLOAT, "int8": proto.INT8, "uint8": proto.UINT8}
+
+
 class OnnxBert:
     """The BERT encoder in an ONNX Runtime session (one intra-op thread per call).
 
@@ -151,11 +213,12 @@ class OnnxBert:
     threads themselves, as the numpy path does.
     """
 
-    def __init__(self, weights_file: Path, config: dict[str, Any]) -> None:
+    def __init__(
+        self, weights: dict[str, np.ndarray], config: dict[str, Any], *, int8: Sequence[str] = ()
+    ) -> None:
         import onnxruntime as ort
-        from safetensors.numpy import load_file
 
-        graph, self._arrays = build_bert_graph(load_file(str(weights_file)), config)
+        graph, self._arrays = build_bert_graph(weights, config, int8=int8)
         options = ort.SessionOptions()
         options.intra_op_num_threads = 1
         options.inter_op_num_threads = 1

@@ -13,6 +13,8 @@ import struct
 from collections.abc import Iterable, Sequence
 
 FLOAT = 1  # TensorProto.DataType
+UINT8 = 2
+INT8 = 3
 INT32 = 6
 _EXTERNAL = 1  # TensorProto.DataLocation
 _ATTRIBUTE_FLOAT = 1  # AttributeProto.AttributeType
@@ -71,9 +73,11 @@ def node(
     return body
 
 
-def external_tensor(name: str, dims: Sequence[int], nbytes: int) -> bytes:
-    """A float TensorProto whose data the session receives from memory."""
-    body = b"".join(_int(1, dim) for dim in dims) + _int(2, FLOAT) + _text(8, name)
+def external_tensor(
+    name: str, dims: Sequence[int], nbytes: int, element_type: int = FLOAT
+) -> bytes:
+    """A TensorProto (float unless told) whose data the session receives from memory."""
+    body = b"".join(_int(1, dim) for dim in dims) + _int(2, element_type) + _text(8, name)
     for key, value in (("location", "memory"), ("offset", "0"), ("length", str(nbytes))):
         body += _message(13, _text(1, key) + _text(2, value))
     return body + _int(14, _EXTERNAL)

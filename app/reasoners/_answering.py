@@ -19,6 +19,7 @@ from prefrag.reasoners._checks import (
 from prefrag.reasoners._confidence import ConfidenceModel, active_model, answer_features
 from prefrag.reasoners._conflicts import settle
 from prefrag.reasoners._evidence import (
+    Candidate,
     Evidence,
     QuestionWeights,
     ScoredSentence,
@@ -43,7 +44,14 @@ from prefrag.reasoners._shapes import (
     listed_items,
     sentence_answer,
 )
-from prefrag.reasoners._spans import bridged_name, sentence_span, span_text
+from prefrag.reasoners._spans import (
+    asked_kind,
+    bridged_name,
+    described_subject,
+    of_kind,
+    sentence_span,
+    span_text,
+)
 from prefrag.reasoners._subjects import subject_sentences, unaddressed_aspect
 from prefrag.reasoners._support import (
     observed_documents,
@@ -63,7 +71,7 @@ from prefrag.reasoners._text import (
     unique,
     year_of,
 )
-from prefrag.reasoners._verdicts import descriptor, nationalities
+from prefrag.reasoners._verdicts import descriptor, is_demonym, nationalities
 from prefrag.reasoners.base import (
     AnswerDraft,
     Feedback,
@@ -202,6 +210,8 @@ def draft_with_features(
     if isinstance(outcome, Decline):
         return abstention(scratchpad, outcome.reason, outcome.closest), None
     draft = outcome.model_copy(update={"answer": plain(outcome.answer)})
+    if shape.form == "span" and shape.kind not in ("choice", "yesno"):
+        draft = in_asked_form(shape, held, draft)
     held_up = evidence_check(judge, judged, draft, held)
     if isinstance(held_up, Decline):
         return abstention(scratchpad, held_up.reason, held_up.closest), None
@@ -288,6 +298,7 @@ def policy_answer(
             span = pair_span(shape, evidence, pair, bridged, frozenset(judge.asked), rejected)
             if span is not None:
                 return span
+            return span_of_kind(shape, evidence, pair, [bridged[0], bridged[1], *judged], rejected)
         return pair
     if not confident:
         best = judged[0]
@@ -311,7 +322,102 @@ def policy_answer(
         answer = with_short_span(
             shape, evidence, answer, confident[0], frozenset(judge.asked), rejected
         )
+        if not answer.short_answer:
+            answer = span_of_kind(shape, evidence, answer, confident, rejected)
     return answer
+
+
+def in_asked_form(shape: QuestionShape, evidence: Evidence, draft: AnswerDraft) -> AnswerDraft:
+    """A span answer's short answer in the form the question asks for.
+
+    "Which Irish politician ...?" answered from a cited document whose lead says its subject
+    is an Irish politician ("Ada Mary Corran (born 1970) is an Irish politician ...") is
+    answered with that document's subject, its title (`described_subject`), not a span of
+    its sentences (a name in another language, a body she sat in); a short answer that
+    already starts with the title ("Corran Ltd") stays. "In what year ...?" answered with a
+    full date gives its year. A bare span answer changes with its short answer; sentences
+    stay the answer.
+    """
+    short = draft.short_answer
+    subject = described_subject(shape, evidence, evidence.positions(draft.cited_ids))
+    if subject is not None and not normalize_answer(short).startswith(normalize_answer(subject[0])):
+        short = subject[0]
+    elif short and _ASKS_YEAR_RE.search(shape.text):
+        year = year_of(short)
+        if year is not None and not _RANGE_RE.search(short) and str(year) not in shape.text:
+            short = str(year)
+    if short == draft.short_answer:
+        return draft
+    update = {"short_answer": short}
+    if draft.short_answer and draft.answer == draft.short_answer:
+        update["answer"] = short
+    return draft.model_copy(update=update)
+
+
+_ASKS_YEAR_RE = re.compile(r"\b(?:what|which)\s+year\b|\byear\s+(?:was|did|were|is)\b", re.I)
+_RANGE_RE = re.compile(r"\d\s*(?:-|\u2013|to|until)\s*\d", re.I)
+
+
+def span_of_kind(
+    shape: QuestionShape,
+    evidence: Evidence,
+    draft: AnswerDraft,
+    confident: list[Judged],
+    rejected: frozenset[str] = frozenset(),
+) -> AnswerDraft:
+    """A sentence answer's short answer: the one span of the asked kind its sentences hold.
+
+    "Which war ...?" answered with a sentence naming a war and a gas company, "what
+    university" with one naming a university and a town: of the spans of the asked type
+    in the answer's sentences, the one that is of the asked kind (`of_kind`: it names the
+    kind, its sentence writes the kind beside it, or its own note says it is one), when
+    exactly one is. The sentences stay the answer.
+    """
+    shown = [j.scored for j in confident if j.scored.sentence.text in draft.answer]
+    text = kind_span(shape, evidence, shown, rejected)
+    if text is None or normalize_answer(text) not in normalize_answer(draft.answer):
+        return draft
+    return draft.model_copy(update={"short_answer": counted_figure(shape.text, text)})
+
+
+def kind_span(
+    shape: QuestionShape,
+    evidence: Evidence,
+    sentences: list[ScoredSentence],
+    rejected: frozenset[str] = frozenset(),
+) -> str | None:
+    """The one span of the asked type in `sentences` that is of the asked kind, or None."""
+    kind = asked_kind(shape.text)
+    if not kind:
+        return None
+    fitting = {
+        normalize_answer(text): text
+        for c in answer_candidates(shape, evidence, sentences, top=len(sentences), exclude=rejected)
+        if (text := span_text(shape, evidence, c)) is not None
+        if c.support.sentence.text.find(text) >= 0 or c.kind != "name"
+        if not is_demonym(text) and normalize_answer(text) not in normalize_answer(shape.text)
+        if of_kind(evidence, c, text, kind)
+    }
+    return next(iter(fitting.values())) if len(fitting) == 1 else None
+
+
+def of_asked_kind(
+    shape: QuestionShape,
+    evidence: Evidence,
+    candidate: Candidate,
+    text: str,
+    rejected: frozenset[str] = frozenset(),
+) -> str:
+    """A bare span, or the one span of its sentence of the asked kind when it is not.
+
+    "Which printing school ...?" read from "She trained under Piet Marlowe in Saltmere at
+    the Wren Works, a printing school": the town is of the asked type (a name) but not of
+    the asked kind; the school is.
+    """
+    kind = asked_kind(shape.text)
+    if not kind or of_kind(evidence, candidate, text, kind):
+        return text
+    return kind_span(shape, evidence, [candidate.support], rejected) or text
 
 
 def with_short_span(
@@ -414,6 +520,7 @@ def span_answer(
         text = span_text(shape, evidence, candidate)
         if text is None:
             continue
+        text = of_asked_kind(shape, evidence, candidate, text, rejected)
         return AnswerDraft(
             answer=text,
             short_answer=counted_figure(shape.text, text),

@@ -200,6 +200,109 @@ def asked_category_words(question: str) -> frozenset[str]:
     return frozenset(words)
 
 
+def described_subject(
+    shape: QuestionShape, evidence: Evidence, docs: Sequence[int]
+) -> tuple[str, int] | None:
+    """The title of the one document among `docs` that describes its subject as asked.
+
+    "Which Irish politician ...?" answered from the document titled "Ada Corran" whose lead
+    says "Ada Mary Corran (born 1970) is an Irish politician ...": the answer is the subject
+    of that document, its title, not a span of its sentences. None when the question names no
+    kind, names the title itself, or more than one document qualifies.
+    """
+    if shape.answer_type not in ("name", "any"):
+        return None
+    if _OTHER_WH_RE.match(shape.text) or not _ASKS_KIND_RE.search(shape.text):
+        return None  # "Who wrote this song?": the song is not what is asked
+    category = frozenset(
+        w
+        for w in asked_category_words(re.sub(r"\bthis\b", "the", shape.text, flags=re.I))
+        if not w.endswith("ed")  # "which series featured ...": a verb, not the kind
+    )
+    if not category:
+        return None
+    question = normalize_answer(shape.text)
+    question_terms = term_set(shape.text)
+    found: dict[str, tuple[str, int]] = {}
+    for doc in docs:
+        title = clean_title(evidence.titles[doc])
+        key = normalize_answer(title)
+        if not key or key in question or evidence.title_terms[doc] <= question_terms:
+            continue
+        lead = " ".join(s.text for s in evidence.sentences if s.doc == doc and s.position < 2)
+        if is_a(lead, category):
+            found.setdefault(key, (title, doc))
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
+_ASKS_KIND_RE = re.compile(
+    r"\b(?:which|what)\s+(?:(?:is|was) the name of (?:the |an? )?)?"
+    r"(?!(?:is|was|are|were|did|does|do)\b)\w",
+    re.I,
+)
+_OTHER_WH_RE = re.compile(r"^\W*(?:who|whom|whose|when|where|why|how)\b", re.I)
+_AFTER_HEAD = (
+    r"(?:[a-z]+(?:ed|ing)|and|or|but|who|whom|whose|that|which|based|known|best|about|by|from"
+    r"|in|of|for|with|on|at|to|as|since|until|between|during|founded|set|made|created)"
+)
+_IS_A_GAP = r"(?:(?!\b(?:of|in|at|on|for|from|by|with|to|into|and|who|which|that)\b)[^.;:(])"
+
+
+def asked_kind(question: str) -> frozenset[str]:
+    """The kind a "which/what <kind>" question asks for, without its verbs; else nothing."""
+    if _OTHER_WH_RE.match(question) or not _ASKS_KIND_RE.search(question):
+        return frozenset()
+    return frozenset(
+        w
+        for w in asked_category_words(re.sub(r"\bthis\b", "the", question, flags=re.I))
+        if not w.endswith("ed")  # "which series featured ...": a verb, not the kind
+    )
+
+
+def of_kind(evidence: Evidence, candidate: Candidate, text: str, kind: frozenset[str]) -> bool:
+    """Whether a span is of the asked kind (`asked_kind`).
+
+    It names the kind ("Carrow University"), its sentence writes the kind beside it ("the
+    A12 road"), or its own held note says it is one (`is_a`).
+    """
+    words = [re.escape(w) for w in sorted(kind)]
+    if not words:
+        return False
+    named = re.compile(rf"\b(?:{'|'.join(words)})", re.IGNORECASE)
+    if named.search(text):
+        return True
+    sentence = candidate.support.sentence.text
+    start = sentence.find(text)
+    if start >= 0:
+        before = " ".join(sentence[:start].split()[-2:])
+        after = " ".join(sentence[start + len(text) :].split()[:1])
+        if named.search(before) or named.search(after):
+            return True
+        rest = sentence[start + len(text) :]
+        if re.match(rf",\s+(?:an?|the)\s+(?:[\w-]+\s+){{0,3}}?(?:{'|'.join(words)})", rest, re.I):
+            return True  # "at the Wren Works, a printing school"
+    return any(
+        is_a(" ".join(s.text for s in evidence.sentences if s.doc == doc and s.position < 2), kind)
+        for doc in titled_documents(evidence, text, candidate.support.sentence.doc)
+    )
+
+
+def is_a(text: str, words: frozenset[str]) -> bool:
+    """Whether `text` says its subject *is* of the kind `words` name, not near one.
+
+    "is an American country music singer" is a singer; "is a street in the suburb of X"
+    is no suburb: no preposition or clause stands between the verb and the kind.
+    """
+    kind = "|".join(re.escape(w) for w in sorted(words))
+    pattern = (
+        r"(?:\b(?:is|was|are|were|became|becomes|remains)\s+(?:an?|the|one of the)|^\W*an?)\s+"
+        rf"{_IS_A_GAP}{{0,60}}?\b\w*?(?:{kind})\w*\b"
+        # The kind is the head of what the subject is: "a film director" is no film.
+        rf"(?!\s+(?!{_AFTER_HEAD}\b)[a-z]+\b)"
+    )
+    return bool(re.search(pattern, text, re.IGNORECASE))
+
+
 def describes(text: str, words: frozenset[str]) -> bool:
     """Whether `text` says its subject is of the kind `words` name.
 
@@ -329,6 +432,7 @@ __all__ = [
     "asks_nationality",
     "bridged_name",
     "coordinated",
+    "described_subject",
     "describes",
     "nearest_to",
     "sentence_span",

@@ -304,9 +304,11 @@ class LocalSource:
 
     def _dense(self, query: str, k: int) -> list[tuple[int, float]]:
         if self._embedder is None:
-            from prefrag.index.embeddings import get_embedder
+            from prefrag.index.embeddings import get_embedder, with_precision
 
-            self._embedder = get_embedder(self.settings)
+            # Queries at the precision the source's chunks were embedded with.
+            precision = self.manifest.embedding_precision
+            self._embedder = get_embedder(with_precision(self.settings, precision))
         return self.dense_hits(self._embedder.encode_one(query), k)
 
     def dense_hits(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:

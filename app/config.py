@@ -179,8 +179,8 @@ class Settings(BaseSettings):
     calibrated_confidence: bool = Field(
         default=False,
         description="Offline reasoner: decide answer or abstain by the confidence fitted on the "
-        "tuning questions (prefrag/data/confidence_model.json) instead of the hand-weighted one. "
-        "About half the confidently wrong answers, more abstentions (docs/answers.md).",
+        "tuning questions (prefrag/data/confidence_model.json) instead of the hand-weighted one: "
+        "fewer confidently wrong answers, more abstentions (docs/answers.md).",
     )
     sources_file: Path | None = Field(
         default=None,

@@ -209,7 +209,11 @@ def main() -> None:
             object.__setattr__(PARAMS, "answer_confidence", args.answer_threshold)
         else:
             # The fitted model decides (PREFRAG_CALIBRATED_CONFIDENCE): lower its threshold.
-            lowered = dataclasses.replace(model, answer_threshold=args.answer_threshold)
+            lowered = dataclasses.replace(
+                model,
+                answer_threshold=args.answer_threshold,
+                short_threshold=args.answer_threshold,
+            )
             answering.active_model = lambda: lowered  # type: ignore[assignment]
     # The demo source is there only until a source of one's own is indexed: demo first.
     rows = ask_all(demo_items(), None, "demo") if args.demo else []

@@ -9,23 +9,26 @@ question is wrong). Questions the policy declines outright (no document about th
 subject, no sentence of the asked type...) have no features and stay abstentions.
 
 A scikit-learn `LogisticRegression` on standardised features is fitted on the `tune` rows
-only. The answer threshold is the lowest fitted probability at which, on `tune`, confidently
-wrong answers stay at most `--max-wrong` of all questions (the most right answers under
-that ceiling); the span threshold is the lowest at or above it at which bare-span answers on
-`tune` are right at least `--span-precision` of the time (below it a span is shown with its
-sentence); the CORRECT threshold likewise for all answers and `--correct-precision` (below
-it the self-reflection does not say CORRECT). The coefficients, the thresholds and how they
-were fitted go to `app/data/confidence_model.json`, which the reasoner reads; the `heldout`
-rows are only scored with the fitted model and printed (the honest numbers come from
-re-running `bench/tuning_set.py` with the model in place).
+(and the HotpotQA tuning rows with `--hotpot`). Two answer thresholds are chosen together
+on `tune`, one for sentence answers and one for answers holding a short answer (a span, a
+yes/no, an option): the pair scoring best as right answers minus `--wrong-cost` (2) times
+confidently wrong ones, among the pairs keeping at least `--hotpot-em-floor` EM on the
+HotpotQA rows; the span threshold is the lowest at or above the short one at which
+bare-span answers on `tune` are right at least `--span-precision` of the time (below it a
+span is shown with its sentence); the CORRECT threshold likewise for all answers and
+`--correct-precision` (below it the self-reflection does not say CORRECT). The
+coefficients, the thresholds and how they were fitted go to
+`app/data/confidence_model.json`, which the reasoner reads; the `heldout` rows are only
+scored with the fitted model and printed (the honest numbers come from re-running
+`bench/tuning_set.py` with the model in place).
 
     .venv/bin/python bench/fit_confidence.py [--rows runs/confidence-rows.json] [--refit]
-        [--hotpot 1-200 --hotpot-rows runs/confidence-hotpot.json]
+        [--hotpot 1-200 --hotpot-rows runs/confidence-hotpot.json --hotpot-em-floor 0.115]
 
 `--hotpot 1-200` adds rows from HotpotQA's tuning half, run through the loop of
 `bench/dev_extractive_hotpot.py` (its contexts, BM25, no graph): the fit then sees
 encyclopedia paragraphs joined through a bridge as well as our invented notes. The answer
-threshold is still chosen on the `tune` half; the EM the HotpotQA rows keep is printed.
+thresholds are chosen on the `tune` half under the EM floor; the EM kept is printed.
 """
 
 from __future__ import annotations
@@ -76,6 +79,15 @@ def capture_drafts() -> list[tuple[Any, dict[str, float] | None]]:
     return records
 
 
+def _span_sentence(draft: Any) -> str:
+    """The sentence a bare-span draft was read from ("" for any other answer form)."""
+    from prefrag.reasoners._policy import FROM, plain
+
+    if draft is None or not draft.short_answer or not draft.rationale.startswith(FROM):
+        return ""
+    return str(plain(draft.rationale.removeprefix(FROM)))
+
+
 def collect(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Ask every item with the unjudged policy; one row of features and outcome per item."""
     from langgraph.checkpoint.memory import InMemorySaver
@@ -107,6 +119,8 @@ def collect(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     and tuning_set.is_right(item, answer)
                 )
                 short = str(result.get("short_answer") or "")
+                draft = records[-1][0] if records and not abstained else None
+                sentence = _span_sentence(draft)
                 rows.append(
                     {
                         "id": item["id"],
@@ -118,6 +132,10 @@ def collect(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
                         "abstained": abstained,
                         "right": right,
                         "bare_span": bool(short) and short == answer,
+                        "short_answer": short,
+                        "sentence_right": bool(sentence)
+                        and item["docs"] != tuning_set.UNANSWERABLE
+                        and tuning_set.is_right(item, sentence),
                         "features": features,
                     }
                 )
@@ -174,6 +192,7 @@ def collect_hotpot(items: str, *, k: int = 3, max_steps: int = 3) -> list[dict[s
         answer = draft.answer
         right = not draft.abstained and tuning_set.is_right(item, answer)
         shown = draft.short_answer or answer
+        sentence = _span_sentence(None if draft.abstained else draft)
         rows.append(
             {
                 "id": data["question_id"],
@@ -187,6 +206,7 @@ def collect_hotpot(items: str, *, k: int = 3, max_steps: int = 3) -> list[dict[s
                 "right": right,
                 "em": exact_match(shown, golds) if not draft.abstained else 0.0,
                 "bare_span": bool(draft.short_answer) and draft.short_answer == answer,
+                "sentence_right": bool(sentence) and tuning_set.is_right(item, sentence),
                 "features": features,
             }
         )
@@ -237,19 +257,70 @@ def choose_c(x: Any, y: Any) -> float:
     return max(scores, key=lambda c: scores[c])
 
 
+def has_short(row: dict[str, Any]) -> bool:
+    """Whether the row's answer holds a short answer (a span, a yes/no, an option).
+
+    Rows collected before `short_answer` was recorded tell it from their features.
+    """
+    if row["features"] is None:
+        return False
+    if "short_answer" in row:
+        return bool(row["short_answer"])
+    features = row["features"]
+    return bool(features["span"] or features["choice"] or features.get("yesno", 0.0))
+
+
+def answered_by(row: dict[str, Any], cut: float, short_cut: float) -> bool:
+    """Whether the row's answer clears the threshold of its form."""
+    return row["probability"] >= (short_cut if has_short(row) else cut)
+
+
+GRID = tuple(round(0.2 + 0.01 * step, 2) for step in range(61))
+
+
+def choose_thresholds(
+    tune: list[dict[str, Any]], hotpot: list[dict[str, Any]], args: argparse.Namespace
+) -> tuple[float, float]:
+    """The answer thresholds for sentence answers and for answers holding a short answer.
+
+    The pair (from `GRID`) with the best score on `tune`: right answers minus `--wrong-cost`
+    times confidently wrong ones (shares of all tune questions), among the pairs keeping at
+    least `--hotpot-em-floor` EM on the HotpotQA rows when given. A HotpotQA answer scores
+    EM only through a short answer, so the floor bounds the short threshold; the tuning
+    questions set both.
+    """
+    best: tuple[float, float, float] | None = None
+    for cut in GRID:
+        for short_cut in GRID:
+            if hotpot and args.hotpot_em_floor is not None:
+                em = sum(r["em"] for r in hotpot if answered_by(r, cut, short_cut))
+                if em / len(hotpot) < args.hotpot_em_floor:
+                    continue
+            answered = [answered_by(r, cut, short_cut) for r in tune]
+            right = sum(a and r["right"] for r, a in zip(tune, answered, strict=True))
+            wrong = sum(a and not r["right"] for r, a in zip(tune, answered, strict=True))
+            score = (right - args.wrong_cost * wrong) / len(tune)
+            if best is None or score >= best[0]:  # ties: the stricter pair
+                best = (score, cut, short_cut)
+    if best is None:
+        return 0.0, 0.0
+    return best[1], best[2]
+
+
 def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
     """The fitted model as a JSON-ready dict (coefficients, thresholds, how fitted)."""
     import numpy as np
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
 
-    from prefrag.reasoners._confidence import FEATURES
+    from prefrag.reasoners._confidence import FEATURES as DEFAULT_FEATURES
 
+    feature_names = tuple(args.features.split(",")) if args.features else DEFAULT_FEATURES
     tune = [r for r in rows if r["split"] == "tune"]
     hotpot = [r for r in rows if r["split"] == "hotpot"]
     # Fitted on the tune half and the HotpotQA tuning rows; thresholds chosen on tune.
     usable = [r for r in (*tune, *hotpot) if r["features"] is not None]
-    x = np.array([[r["features"][f] for f in FEATURES] for r in usable])
+    x = np.array([[r["features"][f] for f in feature_names] for r in usable])
     y = np.array([int(r["right"]) for r in usable])
     scaler = StandardScaler().fit(x)
     scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
@@ -260,40 +331,34 @@ def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
     def probability(row: dict[str, Any]) -> float:
         if row["features"] is None:
             return -1.0
-        z = (np.array([row["features"][f] for f in FEATURES]) - scaler.mean_) / scale
+        z = (np.array([row["features"][f] for f in feature_names]) - scaler.mean_) / scale
         return float(model.predict_proba(z.reshape(1, -1))[0, 1])
 
     for row in rows:
         row["probability"] = probability(row)
-    cuts = sorted({round(r["probability"], 4) for r in tune} | {0.0, 1.0})
-    best_cut, best_right = 1.0, -1
-    for cut in cuts:
-        answered = [r["probability"] >= cut for r in tune]
-        wrong = sum(a and not r["right"] for r, a in zip(tune, answered, strict=True))
-        right = sum(a and r["right"] for r, a in zip(tune, answered, strict=True))
-        if wrong / len(tune) <= args.max_wrong and right > best_right:
-            best_cut, best_right = cut, right
-    span_cut = best_cut
+    best_cut, short_cut = choose_thresholds(tune, hotpot, args)
+    span_cut = short_cut
     tuned = [r for r in tune if r["features"] is not None]
     spans = sorted(
-        (r for r in tuned if r["bare_span"] and r["probability"] >= best_cut),
+        (r for r in tuned if r["bare_span"] and r["probability"] >= short_cut),
         key=lambda r: r["probability"],
     )
     for index, row in enumerate(spans):
         above = spans[index:]
         if sum(r["right"] for r in above) / len(above) >= args.span_precision:
-            span_cut = max(best_cut, row["probability"])
+            span_cut = max(short_cut, row["probability"])
             break
     else:
-        span_cut = 1.0 if spans else best_cut
+        span_cut = 1.0 if spans else short_cut
     correct_cut = 1.0
+    low = min(best_cut, short_cut)
     answered = sorted(
-        (r for r in tuned if r["probability"] >= best_cut), key=lambda r: r["probability"]
+        (r for r in tuned if answered_by(r, best_cut, short_cut)), key=lambda r: r["probability"]
     )
     for index, row in enumerate(answered):
         above = answered[index:]
         if sum(r["right"] for r in above) / len(above) >= args.correct_precision:
-            correct_cut = max(best_cut, row["probability"])
+            correct_cut = max(low, row["probability"])
             break
     curve = []
     for cut in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
@@ -309,7 +374,7 @@ def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
     summary: dict[str, Any] = {
         split: rates(
             [r for r in rows if r["split"] == split],
-            [r["probability"] >= best_cut for r in rows if r["split"] == split],
+            [answered_by(r, best_cut, short_cut) for r in rows if r["split"] == split],
         )
         for split in ("tune", "heldout")
     }
@@ -319,17 +384,19 @@ def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
             "rows": len(hotpot),
             "em_all_answered": round(sum(r["em"] for r in hotpot) / len(hotpot), 3),
             "em_kept": round(
-                sum(r["em"] for r in hotpot if r["probability"] >= best_cut) / len(hotpot), 3
+                sum(r["em"] for r in hotpot if answered_by(r, best_cut, short_cut)) / len(hotpot),
+                3,
             ),
-            "answered": sum(r["probability"] >= best_cut for r in hotpot),
+            "answered": sum(answered_by(r, best_cut, short_cut) for r in hotpot),
         }
     return {
-        "features": list(FEATURES),
+        "features": list(feature_names),
         "mean": [round(float(v), 6) for v in scaler.mean_],
         "scale": [round(float(v), 6) for v in scale],
         "coef": [round(float(v), 6) for v in model.coef_[0]],
         "intercept": round(float(model.intercept_[0]), 6),
         "answer_threshold": round(best_cut, 4),
+        "short_threshold": round(short_cut, 4),
         "span_threshold": round(span_cut, 4),
         "correct_threshold": round(correct_cut, 4),
         "how_fitted": {
@@ -344,8 +411,14 @@ def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
             "hotpot_rows": sum(r["features"] is not None for r in hotpot),
             "right": int(y.sum()),
             "declined_without_features": len(tune) + len(hotpot) - len(usable),
-            "answer_threshold": f"most right answers on tune with confidently wrong <="
-            f" {args.max_wrong} of all tune questions",
+            "answer_threshold": "sentence answers (no short answer): with short_threshold,"
+            f" the pair scoring best on tune as right - {args.wrong_cost} x confidently wrong"
+            + (
+                f", among pairs keeping HotpotQA EM >= {args.hotpot_em_floor}"
+                if hotpot and args.hotpot_em_floor is not None
+                else ""
+            ),
+            "short_threshold": "answers holding a short answer (a span, a yes/no, an option)",
             "span_threshold": f"bare spans on tune right >= {args.span_precision} above it",
             "correct_threshold": f"answers on tune right >= {args.correct_precision} above it"
             " (below it the self-reflection does not say CORRECT)",
@@ -361,7 +434,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=Path, help="save the collected rows here (or reuse)")
     parser.add_argument("--refit", action="store_true", help="reuse --rows instead of asking")
-    parser.add_argument("--max-wrong", type=float, default=0.08)
+    parser.add_argument(
+        "--wrong-cost",
+        type=float,
+        default=2.0,
+        help="what a confidently wrong answer costs, in right answers (default 2)",
+    )
     parser.add_argument("--span-precision", type=float, default=0.8)
     parser.add_argument("--correct-precision", type=float, default=0.8)
     parser.add_argument(
@@ -377,6 +455,16 @@ def main() -> None:
         help="also fit on these HotpotQA items through the dev loop (tuning data: 1-200)",
     )
     parser.add_argument("--hotpot-rows", type=Path, help="save the HotpotQA rows here (or reuse)")
+    parser.add_argument(
+        "--hotpot-em-floor",
+        type=float,
+        help="the answer threshold must keep at least this EM on the HotpotQA rows (the"
+        " default policy's EM on items 1-200 minus one point: 0.105)",
+    )
+    parser.add_argument(
+        "--features",
+        help="comma-separated features to fit on (default: _confidence.FEATURES)",
+    )
     args = parser.parse_args()
     os.environ["PREFRAG_WEB_ENABLED"] = "false"
     if (
@@ -416,7 +504,14 @@ def main() -> None:
     for split, numbers in model["scored_with_fitted_model"].items():
         print(split, numbers)
     print(
-        "thresholds", model["answer_threshold"], model["span_threshold"], model["correct_threshold"]
+        "thresholds: answer",
+        model["answer_threshold"],
+        "short",
+        model["short_threshold"],
+        "span",
+        model["span_threshold"],
+        "correct",
+        model["correct_threshold"],
     )
     for name, coef in zip(model["features"], model["coef"], strict=True):
         print(f"  {name:<16}{coef:+.3f}")

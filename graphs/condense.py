@@ -56,4 +56,5 @@ def prior_turn(turn: Turn) -> PriorTurn:
         answer=turn.get("answer", ""),
         abstained=bool(turn.get("abstained", False)),
         titles=[t for t in titles if t],
+        short_answer=turn.get("short_answer", ""),
     )

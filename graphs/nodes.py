@@ -130,6 +130,8 @@ def new_question(
             "citations": list(state.get("citations", []) or []),
             "abstained": bool(state.get("abstained", False)),
         }
+        if state.get("short_answer"):
+            earlier["short_answer"] = str(state.get("short_answer"))
         standalone = state.get("standalone_question")
         if standalone and standalone != earlier["question"]:
             earlier["standalone_question"] = standalone

@@ -61,6 +61,7 @@ class Turn(TypedDict):
     citations: list[dict[str, Any]]
     standalone_question: NotRequired[str]
     abstained: NotRequired[bool]
+    short_answer: NotRequired[str]
 
 
 def empty_counters() -> Counters:

@@ -155,9 +155,14 @@ def test_yes_no_answer_carries_the_sentence_that_decides_it() -> None:
     assert cited_files(record) == {"ketamorin"}
 
 
-def test_advice_question_is_answered_with_the_warning_sentence() -> None:
+def test_advice_question_is_answered_with_the_warning_sentence(hand_weighted) -> None:
+    # The answer's form is the policy's; the fitted confidence may still decline it as
+    # unsure, but never with a bare yes or no.
+    default = ask_json("Can Pell Armand take propranolol?", "clinic")
+    assert default["answer"] not in ("yes", "no", "Yes", "No")
+    hand_weighted()
     record = ask_json("Can Pell Armand take propranolol?", "clinic")
-    assert not record["abstained"]
+    assert not record["abstained"], record["answer"]
     assert "must avoid non-selective beta blockers such as propranolol" in record["answer"]
     assert record["answer"] not in ("yes", "no", "Yes", "No")
 
@@ -177,6 +182,18 @@ def fitted_confidence_on(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[
     get_settings.cache_clear()  # this module keeps one home: nothing else clears the cache
 
 
+@pytest.fixture
+def hand_weighted(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[], None]]:
+    """Turns the fitted confidence off (PREFRAG_CALIBRATED_CONFIDENCE=false) when called."""
+
+    def turn_off() -> None:
+        monkeypatch.setenv("PREFRAG_CALIBRATED_CONFIDENCE", "false")
+        get_settings.cache_clear()
+
+    yield turn_off
+    get_settings.cache_clear()
+
+
 def test_confidence_comes_from_the_fitted_model_that_says_how_it_was_fitted(
     fitted_confidence_on,
 ) -> None:
@@ -186,32 +203,36 @@ def test_confidence_comes_from_the_fitted_model_that_says_how_it_was_fitted(
     assert model is not None, f"{MODEL_PATH} is missing or unreadable"
     fitted = json.loads(MODEL_PATH.read_text())["how_fitted"]
     assert "'tune' only" in fitted["data"] and fitted["rows"] >= 30
-    assert 0.0 < model.answer_threshold <= model.correct_threshold <= 1.0
+    lowest = min(model.answer_threshold, model.short_threshold)
+    assert 0.0 < lowest <= model.correct_threshold <= 1.0
     fitted_confidence_on()
     answered = ask_json("Which river is Orsk Vale on?", "places")
     assert not answered["abstained"]
-    assert model.answer_threshold <= answered["confidence"] <= 1.0
+    assert lowest <= answered["confidence"] <= 1.0
 
 
-def test_the_fitted_confidence_is_opt_in_and_abstains_where_it_is_unsure(
-    fitted_confidence_on,
+def test_the_fitted_confidence_keeps_a_sure_two_document_answer(
+    fitted_confidence_on, hand_weighted
 ) -> None:
-    """Off by default, the hand-weighted policy answers this two-document question; with
-    PREFRAG_CALIBRATED_CONFIDENCE the fitted model is less sure and abstains, quoting it."""
+    """With the fitted confidence the model's probability is the answer's confidence (here
+    it keeps the two-document answer, citing both notes); PREFRAG_CALIBRATED_CONFIDENCE=false
+    gives the hand-weighted one."""
     from prefrag import ask
+    from prefrag.reasoners._confidence import load_model
 
     question = "Why can Ketamorin raise the levels of Dravoline?"
-    default = ask(question, preferred_source="drugs")
     fitted_confidence_on()
     fitted = ask(question, preferred_source="drugs")
-    assert not default["abstained"], default["answer"]
-    assert fitted["abstained"], fitted["answer"]
-    # Either the fitted model is unsure of the answer it would give (quoting it), or the
-    # answer it drafts stands on a Dravoline sentence alone, which the evidence checks turn
-    # down before the model is asked.
-    assert ("not sure enough" in fitted["answer"] and "Dravoline" in fitted["answer"]) or (
-        "not about Ketamorin" in fitted["answer"]
-    )
+    hand_weighted()
+    hand = ask(question, preferred_source="drugs")
+    model = load_model()
+    assert model is not None
+    for result in (fitted, hand):
+        assert not result["abstained"], result["answer"]
+        assert "CYP2D6" in result["answer"]
+        assert cited_files(result) == {"ketamorin", "dravoline"}
+    assert fitted["confidence"] >= min(model.answer_threshold, model.short_threshold)
+    assert fitted["confidence"] != hand["confidence"]
 
 
 def test_reflection_says_correct_only_above_the_fitted_correct_threshold(
@@ -236,3 +257,43 @@ def test_reflection_says_correct_only_above_the_fitted_correct_threshold(
     first = unsure["reflections"][0]
     assert first["label"] == "PARTIALLY CORRECT"
     assert f"({unsure['confidence']:.2f}) is below" in first["explanation"]
+
+
+@pytest.mark.parametrize(
+    ("question", "source", "evidence"),
+    [
+        ("Which river is Orsk Vale on?", "places", "Orsk Vale is a mill town on the river Tamsin."),
+        (
+            "Does Ketamorin interact with Pellitol?",
+            "drugs",
+            "Ketamorin does not interact with Pellitol.",
+        ),
+    ],
+)
+def test_an_unsure_answer_abstains_with_its_closest_evidence_not_the_answer(
+    fitted_confidence_on, monkeypatch, question: str, source: str, evidence: str
+) -> None:
+    """Below the fitted threshold the abstention says why and shows the sentence it stood
+    on as the closest evidence; the span or verdict it would have given is not offered."""
+    import dataclasses
+
+    import prefrag.reasoners._answering as answering
+    import prefrag.reasoners.extractive as extractive
+    from prefrag import ask
+    from prefrag.reasoners._confidence import load_model
+
+    fitted_confidence_on()
+    sure = ask(question, preferred_source=source, fallback_sources=[])
+    assert not sure["abstained"], sure["answer"]
+    model = load_model()
+    assert model is not None
+    above = min(1.0, sure["confidence"] + 0.01)
+    strict = dataclasses.replace(model, answer_threshold=above, short_threshold=above)
+    monkeypatch.setattr(extractive, "active_model", lambda: strict)
+    monkeypatch.setattr(answering, "active_model", lambda: strict)
+    unsure = ask(question, preferred_source=source, fallback_sources=[])
+    assert unsure["abstained"], unsure["answer"]
+    assert unsure["answer"].startswith("The sources I could reach do not answer this")
+    assert f"closest evidence is '{evidence}'" in unsure["answer"]
+    assert f"'{sure['answer']}'" not in unsure["answer"]  # the answer is not quoted as one
+    assert not unsure.get("short_answer")

@@ -44,6 +44,18 @@ Anglers fish it for char.
 The River Pell rises on Garrow Fell and flows south through Kessock to the sea.
 Kessock grew up at its lowest bridge.
 """,
+    "people/wenna-carrow.txt": (
+        "Wenna Carrow (1801-1870) was a glassmaker and inventor born in Pellbridge."
+        " She built the first furnace on the Ossel quay.\n"
+    ),
+    "people/idris-pellow.txt": (
+        "Idris Pellow (1810-1889) was a ferryman and boatbuilder born in Pellbridge."
+        " He ran the Ossel ferry for forty years.\n"
+    ),
+    "people/jory-vance.txt": (
+        "Jory Vance (1790-1860) was a glassmaker and inventor born in Kessock."
+        " He sold his furnaces to the Ossel quay in 1841.\n"
+    ),
     "places/river-tamsin.txt": """River Tamsin
 
 The River Tamsin is 38 km long. It rises in the Keld hills and flows east through Orsk Vale.
@@ -54,7 +66,7 @@ The River Tamsin is 38 km long. It rises in the Keld hills and flows east throug
 @pytest.fixture(scope="module", autouse=True)
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """One data directory for the module (overriding conftest's per-test one)."""
-    with indexed_home(tmp_path_factory, NOTES, ["clinic", "places"]) as home:
+    with indexed_home(tmp_path_factory, NOTES, ["clinic", "places", "people"]) as home:
         yield home
 
 
@@ -95,3 +107,20 @@ def test_how_soon_needs_a_figure():
     # A figure that is there still answers.
     counted = ask_json("How many stones a year call for dorvacil?", "clinic")
     assert counted["answer"] == "more than two stones a year"
+
+
+def test_a_file_name_title_is_never_the_answer():
+    # The note has no heading: its title is its file's name, which stands in for "She".
+    result = ask_json("Who built the first furnace on the Ossel quay?", "people")
+    assert "wenna-carrow" not in result["answer"]
+    assert "wenna-carrow" not in (result.get("short_answer") or "")
+    assert "Wenna Carrow" in result["answer"]
+
+
+@pytest.mark.parametrize(
+    ("other", "same"),
+    [("Idris Pellow", "yes"), ("Jory Vance", "no")],  # other trades, same town; and the reverse
+)
+def test_a_same_town_question_compares_the_towns_not_the_trades(other: str, same: str):
+    result = ask_json(f"Were Wenna Carrow and {other} born in the same town?", "people")
+    assert result["short_answer"] == same, result["answer"]

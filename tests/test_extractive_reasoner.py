@@ -266,7 +266,8 @@ def test_answers_hotpotqa_from_gold_paragraphs(reasoner):
         ]
         draft = reasoner.answer(row["question_text"], [], docs)
         golds = [g.lower().strip() for g in row["answers_objects"][0]["spans"]]
-        correct += draft.answer.lower().strip() in golds
+        # What is scored: the short answer when the answer holds one, as `prefrag eval` does.
+        correct += (draft.short_answer or draft.answer).lower().strip() in golds
         assert set(draft.cited_ids) <= {doc_id(d) for d in docs}
     # Measured 0.27 EM over all 350 questions; a broken rule set drops far below this floor.
     assert correct / len(rows) >= 0.15
@@ -338,7 +339,7 @@ def test_bridge_answer_comes_from_the_document_holding_the_constraints(reasoner)
     scratchpad = [step(MENTOR_Q, PUPIL), step("Odran Fell Harwick Salon 1987", MENTOR)]
     draft = reasoner.answer(MENTOR_Q, scratchpad, [PUPIL, MENTOR])
     # Precision first: the span from the constraining document, or an abstention.
-    assert draft.abstained or draft.answer == "Harwick Salon Gold Shuttle"
+    assert draft.abstained or (draft.short_answer or draft.answer) == "Harwick Salon Gold Shuttle"
     assert draft.abstained or doc_id(MENTOR) in draft.cited_ids
 
 

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 
 import prefrag
 from prefrag.cli import app
+from prefrag.config import get_settings
 from prefrag.graphs.graph import build_graph
 from prefrag.reasoners.base import PriorTurn
 from prefrag.reasoners.extractive import ExtractiveReasoner
@@ -61,7 +62,12 @@ FOLLOW_UP = "What should I take for pain instead?"
 
 
 @pytest.fixture
-def clinic(tmp_path: Path) -> None:
+def clinic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # These tests check the rewrite and the answer it leads to. The answer is read with the
+    # hand-weighted confidence: the fitted one declines the paracetamol sentence as unsure
+    # (docs/answers.md says which right answers it gives up).
+    monkeypatch.setenv("PREFRAG_CALIBRATED_CONFIDENCE", "false")
+    get_settings.cache_clear()
     corpus = tmp_path / "clinic.jsonl"
     corpus.write_text("\n".join(json.dumps(note) for note in NOTES) + "\n")
     result = CliRunner().invoke(app, ["index", str(corpus), "--source", "clinic"])
@@ -322,3 +328,45 @@ def test_what_about_x_on_a_thread_is_answered_for_x_alone(dosing):
     assert "2.5 mg" in result["answer"]
     assert "lisinopril" not in result["answer"].lower()
     assert _cited(result)[0] == "ramipril-dose"
+
+
+# Invented notes: the first answer is sentences naming their span apart (`short_answer`).
+NOVELS = [
+    {
+        "id": "hollow-mere",
+        "title": "The Hollow Mere",
+        "text": "The Hollow Mere is a novel of 1894 about a drowned village on the Keld fells. "
+        "It was written by Ada Corran after a winter spent in a shepherd's hut.",
+    },
+    {
+        "id": "ada-corran",
+        "title": "Ada Corran",
+        "text": "Ada Corran (1841-1911) was an English novelist and diarist. "
+        "She died in Kessock, at the age of seventy.",
+    },
+    {
+        "id": "tom-vell",
+        "title": "Tom Vell",
+        "text": "Tom Vell (1852-1920) was an English poet and printer. "
+        "He died in Ossel, where he had kept a press for forty years.",
+    },
+]
+
+
+@pytest.fixture
+def novels(tmp_path: Path) -> None:
+    corpus = tmp_path / "novels.jsonl"
+    corpus.write_text("\n".join(json.dumps(note) for note in NOVELS) + "\n")
+    result = CliRunner().invoke(app, ["index", str(corpus), "--source", "clinic"])
+    assert result.exit_code == 0, result.output
+
+
+def test_she_after_a_sentence_answer_is_the_name_it_gave(novels):
+    graph = _graph(InMemorySaver())
+    question = "Who was born first, Ada Corran or Tom Vell?"
+    first = prefrag.ask(question, graph=graph, thread_id="n1", **RUN)
+    assert first["short_answer"] == "Ada Corran"
+    assert first["answer"] != "Ada Corran"  # the option comes with both sides' sentences
+    result = prefrag.ask("Where did she die?", graph=graph, thread_id="n1", **RUN)
+    assert result["standalone_question"] == "Where did Ada Corran die?"
+    assert "Kessock" in result["answer"]

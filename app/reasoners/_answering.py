@@ -12,6 +12,7 @@ from prefrag.documents import unique_documents
 from prefrag.reasoners._checks import (
     common_word_span,
     figure_missing,
+    file_name_title,
     span_out_of_sentence,
     unnamed_subject,
 )
@@ -28,6 +29,7 @@ from prefrag.reasoners._evidence import (
 )
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._policy import (
+    FROM,
     Embed,
     Judge,
     Judged,
@@ -123,26 +125,45 @@ def calibrate(
 ) -> AnswerDraft:
     """The draft with the fitted confidence: kept, shown with its sentence, or abstained.
 
-    Below the model's answer threshold the reasoner abstains, quoting the answer it would
-    have given; a bare span below the span threshold comes with the sentence it was read
-    from (the span stays the short answer).
+    Below the model's answer threshold for the draft's form (one for answers holding a short
+    answer - a span, a yes/no, an option - one for sentence answers) the reasoner abstains
+    saying why, with the sentence
+    the draft stood on as the closest evidence (never the span, verdict or option it would
+    have answered); a bare span below the span threshold comes with the sentence it was
+    read from (the span stays the short answer).
     """
     probability = round(model.probability(features), 4)
-    if probability < model.answer_threshold:
+    threshold = model.threshold(draft)
+    if probability < threshold:
         return abstention(
             scratchpad,
-            f"the best answer found ('{_quote(draft.answer)}') is not sure enough (confidence"
-            f" {probability:.2f}, below {model.answer_threshold:.2f})",
+            f"no retrieved sentence says it surely enough (confidence {probability:.2f}, below"
+            f" {threshold:.2f}); the closest evidence is"
+            f" '{_quote(closest_evidence(draft))}'",
             probability,
         )
     update: dict[str, object] = {"confidence": probability}
-    bare_span = bool(draft.short_answer) and draft.rationale.startswith(_FROM)
+    bare_span = bool(draft.short_answer) and draft.rationale.startswith(FROM)
     if bare_span and probability < model.span_threshold:
-        update["answer"] = plain(draft.rationale.removeprefix(_FROM))
+        update["answer"] = plain(draft.rationale.removeprefix(FROM))
     return draft.model_copy(update=update)
 
 
-_FROM = "From: "
+def closest_evidence(draft: AnswerDraft) -> str:
+    """The first sentence a draft stands on, without the span, verdict or option it answers.
+
+    A span's sentence is its rationale ("From: ..."); a yes/no or a comparison answer
+    ("No. <sentence>") loses its leading verdict; any other answer is its sentences.
+    """
+    if draft.rationale.startswith(FROM):
+        text = plain(draft.rationale.removeprefix(FROM))
+    else:
+        text = draft.answer
+        short = draft.short_answer.strip()
+        if short and text.lower().startswith(short.lower()):
+            text = text[len(short) :].lstrip(" .:;,")
+    sentences = split_sentences(text)
+    return sentences[0] if sentences else text
 
 
 def draft_with_features(
@@ -209,10 +230,16 @@ def evidence_check(
     and lead sentences never mention a name the question gives (both subjects of a yes/no,
     each option of a comparison) is about something else, and the reasoner abstains.
     """
-    if common_word_span(draft, evidence) or span_out_of_sentence(draft):
-        if not draft.rationale.startswith(_FROM):
-            return Decline(f"'{draft.short_answer}' is a common word, not a name", 0.0)
-        sentence = plain(draft.rationale.removeprefix(_FROM))
+    name = file_name_title(draft, evidence)
+    if name:
+        # A file-name title read out as the answer: the name as its note writes it.
+        short = draft.short_answer.strip()
+        answer = name if draft.answer.strip() == short else draft.answer.replace(short, name)
+        draft = draft.model_copy(update={"answer": answer, "short_answer": name})
+    if name == "" or common_word_span(draft, evidence) or span_out_of_sentence(draft):
+        if not draft.rationale.startswith(FROM):
+            return Decline(f"'{draft.short_answer}' is not a name", 0.0)
+        sentence = plain(draft.rationale.removeprefix(FROM))
         draft = draft.model_copy(update={"answer": sentence, "short_answer": ""})
     if figure_missing(judge, draft):
         return Decline("no retrieved sentence gives the figure it asks for", 0.0)
@@ -498,7 +525,7 @@ def span_answer(
             answer=text,
             short_answer=counted_figure(shape.text, text),
             cited_ids=support_ids(evidence, candidate.support),
-            rationale=f"From: {candidate.support.sentence.text}",
+            rationale=f"{FROM}{candidate.support.sentence.text}",
             confidence=judged.confidence,
         )
     return None
@@ -532,7 +559,7 @@ def unambiguous_span(
         answer=text,
         short_answer=counted_figure(shape.text, text),
         cited_ids=cited,
-        rationale=f"{_FROM}{best.scored.sentence.text}",
+        rationale=f"{FROM}{best.scored.sentence.text}",
         confidence=best.confidence,
     )
 
@@ -675,7 +702,7 @@ def pair_span(
         update={
             "answer": text,
             "short_answer": counted_figure(shape.text, text),
-            "rationale": f"{_FROM}{pair.answer}",
+            "rationale": f"{FROM}{pair.answer}",
         }
     )
 
@@ -832,7 +859,7 @@ def draft_answer(
             text = duration_span(best.support.sentence.text, text)
         cited = support_ids(evidence, best.support)
         draft = AnswerDraft(
-            answer=text, cited_ids=cited, rationale=f"From: {best.support.sentence.text}"
+            answer=text, cited_ids=cited, rationale=f"{FROM}{best.support.sentence.text}"
         )
         return draft, weights.share(best.support.covered), best.support
     # No span of the expected type: the best sentence itself is the answer.
@@ -1038,11 +1065,18 @@ def yes_no(
             kind = "nationality"
             same = bool(values[0] & values[1]) if all(values) else False
         else:
-            values = [descriptor(lead_text(evidence, docs[s])) for s in subjects]
-            kind = "description"
-            same = (
-                jaccard(values[0], values[1]) >= PARAMS.same_description if all(values) else False
-            )
+            values = [attribute_values(shape, evidence, docs[s], subjects) for s in subjects]
+            kind = "value"
+            same = bool(values[0] & values[1])
+            if not all(values):
+                # No sentence of theirs says the asked attribute: compare their descriptions.
+                values = [descriptor(lead_text(evidence, docs[s])) for s in subjects]
+                kind = "description"
+                same = (
+                    jaccard(values[0], values[1]) >= PARAMS.same_description
+                    if all(values)
+                    else False
+                )
         verdict = same != shape.negated
         shown = " vs ".join("/".join(sorted(v)) or "?" for v in values)
         return AnswerDraft(
@@ -1072,6 +1106,43 @@ def yes_no(
         cited_ids=cited,
         rationale="Property terms covered per subject: " + ", ".join(f"{c:.0%}" for c in coverages),
     )
+
+
+_TIME_RE = re.compile(r"\b(?:year|decade|century|date|day|month)s?\b", re.IGNORECASE)
+
+
+def attribute_values(
+    shape: QuestionShape, evidence: Evidence, doc_indexes: list[int], subjects: Sequence[str]
+) -> frozenset[str]:
+    """The values a subject's own sentence gives for what a "same ...?" question compares.
+
+    "Were A and B born in the same town?": the sentence of A's document holding most of
+    the question's other words ("born", "town") gives the places it names ("born in
+    Marrowick" -> {marrowick}); for a year, decade or date the years it gives. Names of
+    either subject are not values. Empty when no sentence of the subject's documents holds
+    those words or gives such a value (the descriptions are compared instead).
+    """
+    named = term_set(" ".join(subjects))
+    asked = term_set(shape.text) - named - term_set("same")
+    wants_year = bool(_TIME_RE.search(shape.property_text))
+    best: tuple[int, frozenset[str]] = (0, frozenset())
+    for sentence in evidence.sentences:
+        if sentence.doc not in doc_indexes[:2]:
+            continue
+        hits = len(sentence.terms & asked)
+        if hits <= best[0]:
+            continue
+        values: set[str] = set()
+        for span in candidate_spans(sentence.text):
+            if term_set(span.text) & named:
+                continue
+            if wants_year and span.kind in ("date", "year") and (year := year_of(span.text)):
+                values.add(str(year))
+            elif not wants_year and span.kind == "name":
+                values.add(normalize_answer(span.text))
+        if values:
+            best = (hits, frozenset(values))
+    return best[1]
 
 
 def question_without(question: str, names: Sequence[str]) -> str:

@@ -21,12 +21,10 @@ import re
 
 from prefrag.reasoners._evidence import Evidence
 from prefrag.reasoners._params import PARAMS
-from prefrag.reasoners._policy import Judge, Judged
+from prefrag.reasoners._policy import FROM, Judge, Judged
 from prefrag.reasoners._text import term_set
 from prefrag.reasoners._verdicts import is_demonym
 from prefrag.reasoners.base import AnswerDraft
-
-_FROM = "From: "
 
 
 def _lead_terms(evidence: Evidence, doc: int, count: int = 2) -> frozenset[str]:
@@ -68,12 +66,39 @@ def span_out_of_sentence(draft: AnswerDraft) -> bool:
     ("Salt Hall") or a file's name ("tobias-wrenfield") has neither.
     """
     short = draft.short_answer.strip()
-    if not short or not draft.rationale.startswith(_FROM):
+    if not short or not draft.rationale.startswith(FROM):
         return False
-    if short.lower() in draft.rationale.removeprefix(_FROM).lower():
+    if short.lower() in draft.rationale.removeprefix(FROM).lower():
         return False
     heading = ":" in short or (short[:1].isupper() and not name_like(short))
     return heading
+
+
+_FILE_STEM = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)+")
+
+
+def file_name_title(draft: AnswerDraft, evidence: Evidence) -> str | None:
+    """The name a file-name title ("wenna-carrow") stands for, when it is the short answer.
+
+    A note without a heading is titled by its file's name; that title stands in for "she"
+    or "it" in the note's sentences and can be read out as a span, but a file name is no
+    answer. Returns the name as the note writes it ("Wenna Carrow"), "" when the note never
+    writes it capitalised (the sentence must answer instead), None when the short answer is
+    no file-name title.
+    """
+    short = draft.short_answer.strip()
+    if not _FILE_STEM.fullmatch(short) or short not in evidence.titles:
+        return None
+    document = evidence.docs[evidence.titles.index(short)].page_content
+    words = re.split(r"[-_.]", short)
+    written = re.compile(
+        r"(?<![\w-])" + r"[\s-]+".join(re.escape(w) for w in words) + r"(?![\w-])", re.I
+    )
+    for match in written.finditer(document):
+        parts = re.split(r"[\s-]+", match.group())
+        if all(part[:1].isupper() or part[:1].isdigit() for part in parts):
+            return match.group()
+    return ""
 
 
 _ASKS_FIGURE = re.compile(
@@ -149,7 +174,7 @@ def unnamed_subject(
     says about the Pell; "Does A interact with B?" is not decided by a sentence about A alone.
     """
     cited = evidence.positions(draft.cited_ids)
-    covered = term_set(f"{draft.answer} {draft.rationale.removeprefix(_FROM)}")
+    covered = term_set(f"{draft.answer} {draft.rationale.removeprefix(FROM)}")
     for doc in cited:
         covered = covered | evidence.title_terms[doc] | _lead_terms(evidence, doc)
         if len(cited) > 1:

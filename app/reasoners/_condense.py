@@ -277,7 +277,9 @@ def _personal_referent(prior: PriorTurn) -> str:
 
 
 def _short_name(prior: PriorTurn) -> str:
-    answer = prior.answer.strip().rstrip(".")
+    # A sentence answer names its span apart ("The Hollow Mere is a novel by Ada Corran."
+    # gives "Ada Corran"): that is who "she" is.
+    answer = (prior.short_answer or prior.answer).strip().rstrip(".")
     if prior.abstained or not answer or len(answer.split()) > 5 or not answer[:1].isupper():
         return ""
     if answer.lower() in ("yes", "no") or re.search(r"[;:!?]|\.\s", answer):

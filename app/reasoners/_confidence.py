@@ -21,7 +21,8 @@ describe the evidence the answer stands on, never the question's wording:
 - `labels`: how many "Label:" markers ("Author:", "Reviewed:") the answer or its span's
   sentence holds - a metadata line is not a statement;
 - `common_span`: a one-word span the evidence also writes in lower case ("People",
-  "Check"): a sentence's first word, not a name;
+  "Check"): a sentence's first word, not a name (`_checks.common_word_span`, which the
+  evidence checks also apply);
 - `bridged`: the best sentence was reached through another document's sentence (a
   two-hop answer), and `title_span`: the short answer is a held document's title (the
   bridged document's own subject).
@@ -47,12 +48,56 @@ from functools import lru_cache
 from pathlib import Path
 
 from prefrag.config import get_settings
+from prefrag.reasoners._checks import common_word_span
 from prefrag.reasoners._evidence import Evidence
-from prefrag.reasoners._policy import Judge, Judged
+from prefrag.reasoners._policy import FROM, Judge, Judged
+from prefrag.reasoners._relations import with_relations
+from prefrag.reasoners._text import candidate_spans, term_set
 from prefrag.reasoners.base import AnswerDraft
 
 _LABEL_RE = re.compile(r"(?:^|\s)[A-Z][a-z]+(?: [a-z]+)?:(?=\s)")
 MODEL_PATH = Path(__file__).resolve().parent.parent / "data" / "confidence_model.json"
+
+
+def answer_asked(judge: Judge, draft: AnswerDraft) -> float:
+    """The share of the question's asked terms the answer's own sentences hold.
+
+    Only the words the answer shows (and a span's sentence): not its document's title, not
+    the sentence that led to it. "Which enzyme clears X?" answered by a sentence about X
+    that never says "enzyme" or "clear" names the subject, not the asked relation.
+    """
+    text = draft.answer
+    if draft.rationale.startswith(FROM):
+        text = f"{text} {draft.rationale.removeprefix(FROM)}"
+    return _share(judge.asked, with_relations(term_set(text)))
+
+
+def new_of_type(judge: Judge, draft: AnswerDraft) -> float:
+    """Whether the answer holds a span of the asked type the question does not name itself.
+
+    "Who founded X?" answered by "X was founded in 1791" holds no name but X: the sentence
+    is about the asked relation without giving what is asked. 1.0 for questions asking for
+    no name, figure or date (and for yes/no and comparisons, which answer with an option).
+    """
+    shape = judge.shape
+    if shape.answer_type not in ("name", "number", "date") or shape.kind in ("yesno", "choice"):
+        return 1.0
+    text = draft.answer
+    if draft.rationale.startswith(FROM):
+        text = f"{text} {draft.rationale.removeprefix(FROM)}"
+    question = term_set(shape.text)
+    for span in candidate_spans(text):
+        terms = term_set(span.text)
+        if not terms or terms <= question:
+            continue
+        if shape.answer_type == "name" and span.kind in ("name", "quote"):
+            return 1.0
+        if shape.answer_type == "date" and span.kind in ("date", "year"):
+            return 1.0
+    if shape.answer_type in ("number", "date"):
+        return float(judge.holds_asked_type(text))
+    return 0.0
+
 
 FEATURES: tuple[str, ...] = (
     "similarity",
@@ -67,9 +112,10 @@ FEATURES: tuple[str, ...] = (
     "pair",
     "choice",
     "labels",
-    "common_span",
     "bridged",
     "title_span",
+    "answer_asked",
+    "new_of_type",
 )
 
 
@@ -95,11 +141,9 @@ def answer_features(
     kind = judge.shape.kind
     short = draft.short_answer.strip().lower()
     source = draft.answer
-    if draft.short_answer and draft.rationale.startswith("From: "):
+    if draft.short_answer and draft.rationale.startswith(FROM):
         source = f"{source} {draft.rationale}"
-    labels = len(_LABEL_RE.findall(source.replace("From: ", " ")))
-    common = bool(short) and " " not in short and draft.short_answer[:1].isupper()
-    common = common and short in evidence.lower_case_words
+    labels = len(_LABEL_RE.findall(source.replace(FROM, " ")))
     return {
         "similarity": best.similarity,
         "overlap": best.overlap,
@@ -119,9 +163,17 @@ def answer_features(
         "typed": float(judge.shape.answer_type in ("number", "date", "name")),
         "answer_words": math.log1p(len(draft.answer.split())),
         "labels": float(min(labels, 3)),
-        "common_span": float(common),
+        "common_span": float(common_word_span(draft, evidence)),
         "bridged": float(best.scored.link is not None),
         "title_span": float(bool(short) and short in {t.lower() for t in evidence.titles}),
+        "answer_asked": answer_asked(judge, draft),
+        "new_of_type": new_of_type(judge, draft),
+        "answer_names": _share(
+            names,
+            term_set(f"{draft.answer} {draft.rationale.removeprefix(FROM)}").union(
+                *(evidence.title_terms[i] for i in cited)
+            ),
+        ),
     }
 
 
@@ -137,6 +189,11 @@ class ConfidenceModel:
     answer_threshold: float
     span_threshold: float
     correct_threshold: float
+    short_threshold: float
+
+    def threshold(self, draft: AnswerDraft) -> float:
+        """The answer threshold of the draft's form: with a short answer, or sentences only."""
+        return self.short_threshold if draft.short_answer.strip() else self.answer_threshold
 
     def probability(self, features: dict[str, float]) -> float:
         """The fitted probability that the answer with these features is right."""
@@ -162,6 +219,7 @@ def load_model(path: Path = MODEL_PATH) -> ConfidenceModel | None:
             answer_threshold=float(data["answer_threshold"]),
             span_threshold=float(data["span_threshold"]),
             correct_threshold=float(data.get("correct_threshold", data["span_threshold"])),
+            short_threshold=float(data.get("short_threshold", data["answer_threshold"])),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None

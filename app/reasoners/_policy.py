@@ -76,6 +76,8 @@ _DEFERRAL_RE = re.compile(
     r"|\b(?:is|are) (?:decided|handled|managed|covered) (?:in|by|elsewhere)\b",
     re.IGNORECASE,
 )
+# The rationale of a short span names the sentence it was read from: "From: <sentence>".
+FROM = "From: "
 _NEGATION_RE = re.compile(r"\b(not|no|never|none|neither|nor|without|avoid\w*)\b|n't\b", re.I)
 
 
@@ -260,6 +262,10 @@ class Judge:
         )
         return round(base * (1.0 - PARAMS.names_weight * (1.0 - names)), 4)
 
+    def holds_asked_type(self, text: str) -> bool:
+        """Whether `text` holds what the question asks for (a figure of the asked kind...)."""
+        return self._fits(text)
+
     def _fits(self, text: str) -> bool:
         kind = self.shape.answer_type
         if kind == "date":
@@ -362,6 +368,7 @@ def negated(text: str) -> bool:
 
 
 __all__ = [
+    "FROM",
     "Embed",
     "Judge",
     "Judged",

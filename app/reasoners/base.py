@@ -166,6 +166,9 @@ class PriorTurn(BaseModel):
     answer: str = ""
     abstained: bool = False
     titles: list[str] = Field(default_factory=list, description="Titles the answer cited.")
+    short_answer: str = Field(
+        default="", description="The span the answer's sentences gave (a name, a figure), if any."
+    )
 
 
 class CondensedQuestion(BaseModel):

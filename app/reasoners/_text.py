@@ -107,6 +107,7 @@ _PRONOUN_STARTS = frozenset(
 
 _WORD_RE = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*", re.UNICODE)
 _DATE_RE = re.compile(
+    r"\b(?:1[0-9]{3}|20[0-9]{2})-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])\b|"  # 2026-03-02
     rf"\b(?:(?:\d{{1,2}}\s+(?:{_MONTHS})|(?:{_MONTHS})(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?),?\s+)?"
     r"(?:1[0-9]{3}|20[0-9]{2})\b(?:s\b)?"
 )
@@ -210,6 +211,11 @@ _HEADING_MARK_RE = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+")
 _LABEL_LINE_RE = re.compile(
     r"(?m)^[ \t]*([A-Z][A-Za-z][\w ./'()-]{0,28}:[ \t]+[^\n.!?:]{1,80})[ \t]*$(?!\n[ \t]*[a-z])"
 )
+# A label line's label ("Author:", "Reviewed:") names the field; its value is the statement.
+_LABEL_PREFIX_RE = re.compile(r"^[A-Z][A-Za-z][\w ./'()-]{0,28}:[ \t]+(?=[^.!?:]{1,80}$)")
+# A Markdown table: two or more lines that open and close with a pipe.
+_TABLE_RE = re.compile(r"(?m)(?:^[ \t]*\|[^\n]*\|[ \t]*(?:\n|$)){2,}")
+_TABLE_RULE_RE = re.compile(r"^[\s|:-]+$")
 _BLOCK = "\x00"
 _BULLET_LINE_RE = re.compile(r"(?:^|\n)[ \t]*(?:[-*\u2022]|\d{1,2}[.)])[ \t]+")
 
@@ -222,6 +228,8 @@ def split_sentences(text: str) -> tuple[str, ...]:
     `MAX_TEXT_CHARS` first.
     """
     text = _CONTROL_LINE_RE.sub(" ", text[:MAX_TEXT_CHARS])
+    # A table row is a statement of its own, each cell named by its column's header.
+    text = _TABLE_RE.sub(_table_rows, text)
     # A Markdown heading names what follows (the document's title); it states nothing.
     text = _HEADING_LINE_RE.sub("\n", text)
     text = _HEADING_MARK_RE.sub("", text)
@@ -235,6 +243,29 @@ def split_sentences(text: str) -> tuple[str, ...]:
         for block in _BULLET_LINE_RE.split(part)
         for s in _sentences_of(block)
     )
+
+
+def _table_rows(match: re.Match[str]) -> str:
+    """A Markdown table's rows as blocks: "Apixaban, Usual dose: 5 mg; Reduced dose: 2.5 mg"."""
+    rows = [
+        [cell.strip() for cell in line.strip().strip("|").split("|")]
+        for line in match.group().splitlines()
+        if line.strip()
+    ]
+    header: list[str] = []
+    if len(rows) > 1 and _TABLE_RULE_RE.match("|".join(rows[1])):
+        header, rows = rows[0], rows[2:]
+    statements = []
+    for cells in rows:
+        if _TABLE_RULE_RE.match("|".join(cells)) or not any(cells):
+            continue
+        if header and len(cells) > 1:
+            pairs = zip(header[1:], cells[1:], strict=False)  # a short row names fewer cells
+            named = [f"{h}: {c}" if h else c for h, c in pairs if c]
+            statements.append(f"{cells[0]}, {'; '.join(named)}" if named else cells[0])
+        else:
+            statements.append("; ".join(c for c in cells if c))
+    return "".join(f"\n{_BLOCK}{row}{_BLOCK}\n" for row in statements)
 
 
 def _sentences_of(text: str) -> list[str]:
@@ -334,6 +365,9 @@ def candidate_spans(sentence: str) -> list[Span]:
     def free(start: int, end: int) -> bool:
         return all(end <= s or start >= e for s, e in taken)
 
+    label = _LABEL_PREFIX_RE.match(sentence)
+    if label:  # the label is no candidate: reserve it
+        taken.append((0, label.end()))
     for m in _QUOTE_RE.finditer(sentence):
         add(Span(m.group(1).strip(), "quote", m.start(1), m.end(1)))
     for m in _DATE_RE.finditer(sentence):

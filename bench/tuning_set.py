@@ -17,7 +17,8 @@ separators and dashes removed, articles dropped, punctuation split off):
   for an alias of four or more words (an explanation), the token F1 against it is at least
   `--f1` (0.5);
 - whatever it contains, an answer is not right when it holds Markdown syntax (a `#` heading
-  marker, `**`) or runs past 100 words: that is a document pasted, not an answer read out.
+  marker, `**`, a table's ` | ` or `|---`) or runs past 100 words: that is a document
+  pasted, not an answer read out.
 
 Reported per corpus, per kind and per split: answerable right (share of answerable items
 answered right), unanswerable abstained (share of unanswerable items abstained on) and
@@ -54,7 +55,8 @@ QUESTIONS = TUNING / "questions.jsonl"
 UNANSWERABLE = "unanswerable"
 _ARTICLES = frozenset({"a", "an", "the"})
 _TOKEN = re.compile(r"[a-z0-9]+(?:[./][0-9]+)*")
-_MARKDOWN = re.compile(r"(?:^|\s)#{1,6}\s|\*\*")
+# A heading marker, bold, or a table's cell separator / rule line.
+_MARKDOWN = re.compile(r"(?:^|\s)#{1,6}\s|\*\*|\s\|\s|\|\s*:?-{3,}")
 MAX_WORDS = 100
 F1_MIN_ALIAS_WORDS = 4
 

@@ -133,6 +133,8 @@ def test_a_pasted_document_or_a_bare_number_is_not_an_answer() -> None:
     item = _item(answers=["severe bronchospasm"])
     assert not scorer.is_right(item, "# Asthma: clinic notes ## Avoid: severe bronchospasm")
     assert not scorer.is_right(item, "word " * 101 + "severe bronchospasm")
+    assert not scorer.is_right(item, "| Propranolol | severe bronchospasm |")
+    assert not scorer.is_right(item, "|---|---| Propranolol: severe bronchospasm")
     assert scorer.is_right(item, "Propranolol can cause severe bronchospasm in asthma.")
     dose = _item(answers=["6 mg"])
     assert not scorer.is_right(dose, "6")

@@ -212,13 +212,7 @@ def described_subject(
     """
     if shape.answer_type not in ("name", "any"):
         return None
-    if _OTHER_WH_RE.match(shape.text) or not _ASKS_KIND_RE.search(shape.text):
-        return None  # "Who wrote this song?": the song is not what is asked
-    category = frozenset(
-        w
-        for w in asked_category_words(re.sub(r"\bthis\b", "the", shape.text, flags=re.I))
-        if not w.endswith("ed")  # "which series featured ...": a verb, not the kind
-    )
+    category = asked_kind(shape.text)  # "Who wrote this song?": no kind is asked
     if not category:
         return None
     question = normalize_answer(shape.text)
@@ -229,8 +223,7 @@ def described_subject(
         key = normalize_answer(title)
         if not key or key in question or evidence.title_terms[doc] <= question_terms:
             continue
-        lead = " ".join(s.text for s in evidence.sentences if s.doc == doc and s.position < 2)
-        if is_a(lead, category):
+        if is_a(_lead(evidence, doc), category):
             found.setdefault(key, (title, doc))
     return next(iter(found.values())) if len(found) == 1 else None
 
@@ -282,9 +275,14 @@ def of_kind(evidence: Evidence, candidate: Candidate, text: str, kind: frozenset
         if re.match(rf",\s+(?:an?|the)\s+(?:[\w-]+\s+){{0,3}}?(?:{'|'.join(words)})", rest, re.I):
             return True  # "at the Wren Works, a printing school"
     return any(
-        is_a(" ".join(s.text for s in evidence.sentences if s.doc == doc and s.position < 2), kind)
+        is_a(_lead(evidence, doc), kind)
         for doc in titled_documents(evidence, text, candidate.support.sentence.doc)
     )
+
+
+def _lead(evidence: Evidence, doc: int) -> str:
+    """A held document's first two sentences, where it says what its subject is."""
+    return " ".join(s.text for s in evidence.sentences if s.doc == doc and s.position < 2)
 
 
 def is_a(text: str, words: frozenset[str]) -> bool:

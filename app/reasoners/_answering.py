@@ -143,10 +143,17 @@ def calibrate(
             probability,
         )
     update: dict[str, object] = {"confidence": probability}
-    bare_span = bool(draft.short_answer) and draft.rationale.startswith(FROM)
-    if bare_span and probability < model.span_threshold:
-        update["answer"] = plain(draft.rationale.removeprefix(FROM))
+    sentence = span_sentence(draft)
+    if draft.short_answer and sentence is not None and probability < model.span_threshold:
+        update["answer"] = sentence
     return draft.model_copy(update=update)
+
+
+def span_sentence(draft: AnswerDraft) -> str | None:
+    """The sentence a short span was read from (its "From: ..." rationale), as plain text."""
+    if not draft.rationale.startswith(FROM):
+        return None
+    return plain(draft.rationale.removeprefix(FROM))
 
 
 def closest_evidence(draft: AnswerDraft) -> str:
@@ -155,8 +162,9 @@ def closest_evidence(draft: AnswerDraft) -> str:
     A span's sentence is its rationale ("From: ..."); a yes/no or a comparison answer
     ("No. <sentence>") loses its leading verdict; any other answer is its sentences.
     """
-    if draft.rationale.startswith(FROM):
-        text = plain(draft.rationale.removeprefix(FROM))
+    span_from = span_sentence(draft)
+    if span_from is not None:
+        text = span_from
     else:
         text = draft.answer
         short = draft.short_answer.strip()
@@ -237,9 +245,9 @@ def evidence_check(
         answer = name if draft.answer.strip() == short else draft.answer.replace(short, name)
         draft = draft.model_copy(update={"answer": answer, "short_answer": name})
     if name == "" or common_word_span(draft, evidence) or span_out_of_sentence(draft):
-        if not draft.rationale.startswith(FROM):
+        sentence = span_sentence(draft)
+        if sentence is None:
             return Decline(f"'{draft.short_answer}' is not a name", 0.0)
-        sentence = plain(draft.rationale.removeprefix(FROM))
         draft = draft.model_copy(update={"answer": sentence, "short_answer": ""})
     if figure_missing(judge, draft):
         return Decline("no retrieved sentence gives the figure it asks for", 0.0)

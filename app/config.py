@@ -60,10 +60,11 @@ class Settings(BaseSettings):
         "'auto' when installed) or the numpy forward pass; both give the same vectors.",
     )
     embedding_precision: Literal["fp32", "int8"] = Field(
-        default="int8",
-        description="Arithmetic of the ONNX Runtime embedder for new sources: 'int8' (weight "
-        "products in 8-bit integers: 1.5x less CPU, same retrieval; docs/scale.md) or 'fp32'. "
-        "A source keeps the precision it was built with for its adds and queries.",
+        default="fp32",
+        description="Arithmetic of the ONNX Runtime embedder for new sources: 'fp32', or 'int8' "
+        "(weight products in 8-bit integers: 1.5x less CPU, same MedQuAD retrieval; "
+        "docs/scale.md). A source keeps the precision it was built with for its adds and "
+        "queries.",
     )
     chunk_size: int = Field(
         default=254,

@@ -1,5 +1,5 @@
-"""`prefrag index` embeds new sources in int8 by default; a source keeps the precision it was
-built with for its adds and for the queries of `prefrag ask`."""
+"""`prefrag index` embeds new sources at the configured precision; a source keeps the one it
+was built with for its adds and for the queries of `prefrag ask`."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from prefrag.cli import app
-from prefrag.config import get_settings
+from prefrag.config import Settings, get_settings
 from prefrag.index.docstore import read_manifest
 from prefrag.index.embeddings import Embedder, resolve_model_dir
 
@@ -74,19 +74,31 @@ def _query_precisions(monkeypatch, source: str, question: str) -> set[str]:
 
 def test_index_uses_the_default_precision(_isolated_home, tmp_path, monkeypatch):
     _use(monkeypatch, None)
-    assert get_settings().embedding_precision == "int8"  # the default for new sources
+    default = Settings.model_fields["embedding_precision"].default
     (tmp_path / "ferry.md").write_text(NOTE)
     manifest, vectors, texts = _index(_isolated_home, tmp_path, "harbour")
-    assert manifest["embedding_precision"] == "int8"
-    assert np.abs(vectors - _embedder("int8").encode(texts)).max() < 1e-5
-    assert np.abs(vectors - _embedder("fp32").encode(texts)).max() > 1e-3
+    assert manifest["embedding_precision"] == default
+    assert np.abs(vectors - _embedder(default).encode(texts)).max() < 1e-5
+
+
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_index_and_ask_use_the_configured_precision(
+    _isolated_home, tmp_path, monkeypatch, precision
+):
+    other = "fp32" if precision == "int8" else "int8"
+    _use(monkeypatch, precision)
+    (tmp_path / "ferry.md").write_text(NOTE)
+    manifest, vectors, texts = _index(_isolated_home, tmp_path, "harbour")
+    assert manifest["embedding_precision"] == precision
+    assert np.abs(vectors - _embedder(precision).encode(texts)).max() < 1e-5
+    assert np.abs(vectors - _embedder(other).encode(texts)).max() > 1e-3
     assert _query_precisions(monkeypatch, "harbour", "When does the ferry sail in winter?") == {
-        "int8"
+        precision
     }
 
 
-def test_an_fp32_source_stays_fp32_under_the_int8_default(_isolated_home, tmp_path, monkeypatch):
-    """An upgrade leaves sources built in fp32 in fp32: adds and queries, no mixing."""
+def test_an_fp32_source_stays_fp32_when_int8_is_set(_isolated_home, tmp_path, monkeypatch):
+    """Switching to int8 leaves sources built in fp32 in fp32: adds and queries, no mixing."""
     first, second = tmp_path / "first", tmp_path / "second"
     first.mkdir()
     second.mkdir()
@@ -95,7 +107,7 @@ def test_an_fp32_source_stays_fp32_under_the_int8_default(_isolated_home, tmp_pa
     _use(monkeypatch, "fp32")
     manifest, _, _ = _index(_isolated_home, first, "older")
     assert manifest["embedding_precision"] == "fp32"
-    _use(monkeypatch, None)
+    _use(monkeypatch, "int8")
     manifest, vectors, texts = _index(_isolated_home, second, "older")
     assert manifest["embedding_precision"] == "fp32" and len(texts) == 2
     assert np.abs(vectors - _embedder("fp32").encode(texts)).max() < 1e-5

@@ -115,10 +115,9 @@ class Embedder:
         self.runtime = resolve_runtime(runtime)
         if precision == "int8" and self.runtime != "onnxruntime":
             raise ConfigurationError(
-                "int8 embedding (the default PREFRAG_EMBEDDING_PRECISION, and the precision of "
-                "sources built with it) needs ONNX Runtime: install onnxruntime and leave "
-                "PREFRAG_EMBEDDING_RUNTIME unset, or set PREFRAG_EMBEDDING_PRECISION=fp32 for "
-                "new sources."
+                "int8 embedding (PREFRAG_EMBEDDING_PRECISION=int8, and sources built with it) "
+                "needs ONNX Runtime: install onnxruntime and leave PREFRAG_EMBEDDING_RUNTIME "
+                "unset, or set PREFRAG_EMBEDDING_PRECISION=fp32 for new sources."
             )
         self.precision = precision
         self._int8 = tuple(int8_products) if precision == "int8" else ()

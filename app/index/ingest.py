@@ -130,7 +130,8 @@ def index_paths(
         skipped = chunk_total - len(new_records)
         migrated = ""
         if manifest is not None and _lexical_outdated(manifest) and not contents.damaged:
-            migrated = _MIGRATED.format(source=source, old=manifest.lexical_format)
+            old = _OLD_LEXICAL.get(manifest.lexical_format, f"of format {manifest.lexical_format}")
+            migrated = _MIGRATED.format(source=source, old=old)
         problems = [*contents.problems, *([store_problem] if store_problem else [])]
         repairs = list(contents.repairs)
         # Filling a store moved from an older format is no repair: its problems are not kept.
@@ -314,9 +315,10 @@ _MOVED = (
     "(filled from its records and vectors; nothing was re-embedded)."
 )
 _MIGRATED = (
-    "The lexical index of '{source}' covered chunk texts only (format {old}); it was rebuilt "
-    "over titles and texts. Nothing was re-embedded."
+    "The lexical index of '{source}' was {old}; it was rebuilt over titles and texts as "
+    "Qdrant BM25 sparse vectors. Nothing was re-embedded."
 )
+_OLD_LEXICAL = {1: "bm25s over chunk texts only", 2: "bm25s"}
 
 
 def _lexical_outdated(manifest: docstore.Manifest) -> bool:
@@ -545,9 +547,10 @@ def _write(
 ) -> docstore.Manifest:
     from prefrag.index.dense import collection_name
     from prefrag.index.integrity import verify_before_publishing
-    from prefrag.index.lexical import FORMAT, LexicalIndex, record_texts
+    from prefrag.index.lexical import FORMAT, record_texts
+    from prefrag.index.sparse_lexical import SparseLexicalIndex
 
-    lexical = LexicalIndex.build(record_texts(records))
+    lexical = SparseLexicalIndex.build(record_texts(records))
     verify_before_publishing(folder, len(records), vectors, lexical.documents)
     generation = docstore.write_generation(
         folder, records, vectors, lexical.save, _hnsw_writer(vectors, settings, previous)
@@ -596,13 +599,14 @@ def _appendable(
 ) -> bool:
     """Whether an add of `added` rows to generation `previous` can go to its delta part.
 
-    The base must be large, the delta stay small, the lexical index know its mean
-    length, and the base have its HNSW shard exactly when the source is past the HNSW
-    size (crossing it writes the generation whole, shard included).
+    The base must be large, the delta stay small, the lexical index be Qdrant sparse
+    vectors (an older one is written whole first), and the base have its HNSW shard
+    exactly when the source is past the HNSW size (crossing it writes the generation
+    whole, shard included).
     """
     from prefrag.index import hnsw
-    from prefrag.index.lexical import average_length
     from prefrag.index.rows import Records
+    from prefrag.index.sparse_lexical import average_length, is_sparse_index
 
     if not isinstance(old_records, Records) or not old_records.indexed:
         return False
@@ -612,6 +616,7 @@ def _appendable(
     return (
         base >= DELTA_MIN_ROWS
         and delta + added <= DELTA_MAX_SHARE * base
+        and is_sparse_index(previous / docstore.LEXICAL)
         and average_length(previous / docstore.LEXICAL) is not None
         and past_hnsw == (previous / hnsw.HNSW).is_dir()
     )
@@ -626,11 +631,14 @@ def _write_delta(
     manifest: docstore.Manifest,
 ) -> docstore.Manifest:
     """Publish `previous` plus `new_records` as a generation with a longer delta part."""
-    from prefrag.index.lexical import record_texts, terms
+    from prefrag.index.lexical import record_texts
+    from prefrag.index.sparse_lexical import average_length, delta_lines
 
     documents = _new_documents(old_records, new_records)
+    mean = average_length(previous / docstore.LEXICAL)
+    assert mean is not None  # `_appendable` checked it
     generation = docstore.write_delta_generation(
-        folder, previous, new_records, new_vectors, terms(record_texts(new_records))
+        folder, previous, new_records, new_vectors, delta_lines(record_texts(new_records), mean)
     )
     return dataclasses.replace(
         manifest,

@@ -37,6 +37,7 @@ _FREQUENCIES = "frequencies.npy"  # (2, terms) int64: term ids (sorted), documen
 _STATS = "prefrag.stats.json"  # mean length in words, documents, format
 _BATCH = 1_024
 _QUERY_EMBEDDER: Any = None
+_SEARCH_THREADS = 1  # a sparse query is well under a millisecond: handing it to a pool costs more
 _TIE_MARGIN = 16  # extra hits asked of the shard so that tied scores are cut by row
 
 
@@ -186,6 +187,7 @@ class SparseLexicalIndex:
             # Written once in the staging folder, then read only: no write-ahead log, so
             # any number of processes can load the published shard at once.
             wal_enabled=False,
+            max_search_threads=_SEARCH_THREADS,
         )
         shard = EdgeShard.create(str(folder / _SHARD), config)
         try:

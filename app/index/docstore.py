@@ -78,6 +78,9 @@ class Manifest:
     # What the lexical index covers (`prefrag.index.lexical.FORMAT`); manifests written
     # before this field existed indexed chunk texts only.
     lexical_format: int = 1
+    # Where the lexical index lives: "generation" (its `lexical/` folder, in process) or
+    # "collection" (the BM25 sparse vectors of the source's Qdrant server collection).
+    lexical_store: str = "generation"
 
 
 def check_source_name(name: str) -> str:
@@ -224,7 +227,8 @@ def write_generation(
             [(r["id"], str(r.get("parent_id", r["id"]))) for r in records],
         )
         np.save(staging / VECTORS, np.ascontiguousarray(vectors, dtype=np.float32))
-        save_lexical(staging / LEXICAL)
+        if save_lexical is not None:  # None: the lexical index lives on the Qdrant server
+            save_lexical(staging / LEXICAL)
         if save_dense is not None:
             save_dense(staging)
         os.replace(staging, folder / name)
@@ -239,7 +243,7 @@ def write_delta_generation(
     previous: Path,
     records: Sequence[dict[str, Any]],
     vectors: np.ndarray,
-    lexical_lines: Sequence[bytes],
+    lexical_lines: Sequence[bytes] | None,
 ) -> str:
     """Write a generation that is `previous` plus `records` appended; return its name.
 
@@ -296,10 +300,11 @@ def write_delta_generation(
         np.save(new / VECTORS, new_vectors)
         from prefrag.index.sparse_lexical import DELTA_SPARSE
 
-        old_sparse = (old / DELTA_SPARSE).read_bytes() if old_lines else b""
-        with (new / DELTA_SPARSE).open("wb") as handle:
-            handle.write(old_sparse)
-            handle.writelines(lexical_lines)
+        if lexical_lines is not None:  # None: the lexical index lives on the Qdrant server
+            old_sparse = (old / DELTA_SPARSE).read_bytes() if old_lines else b""
+            with (new / DELTA_SPARSE).open("wb") as handle:
+                handle.write(old_sparse)
+                handle.writelines(lexical_lines)
         os.replace(staging, folder / name)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

@@ -160,7 +160,9 @@ class LocalSource:
                 f"{generation / docstore.CHUNKS} has {len(self._records)} records, "
                 f"the manifest {self.manifest.chunks}"
             )
-        if self.mode != "dense":
+        if self.mode != "dense" and self.manifest.lexical_store == "collection":
+            self._open_server()
+        elif self.mode != "dense":
             self._lexical = self._open_lexical(generation, len(records.parts) > 1)
             if self._lexical.documents != len(self._records):
                 problems.append(
@@ -208,14 +210,31 @@ class LocalSource:
         terms = generation / DELTA / DELTA_TERMS if with_delta else None
         return LexicalIndex.load(folder, len(self._records), terms)
 
+    def _open_server(self) -> QdrantStore:
+        """The source's collection on the Qdrant server (`QDRANT_URL`).
+
+        Raises:
+            ConfigurationError: The source lives on a server and `QDRANT_URL` is not set.
+        """
+        if self._qdrant is None:
+            if self.settings.qdrant_url is None:
+                from prefrag.errors import ConfigurationError
+
+                raise ConfigurationError(
+                    f"Source '{self.store}' keeps its lexical index in its Qdrant server "
+                    "collection; set QDRANT_URL to that server (or search it with --mode dense)."
+                )
+            from prefrag.index.dense import QdrantStore
+
+            self._qdrant = QdrantStore(self.store, self._folder / docstore.QDRANT, self.settings)
+        return self._qdrant
+
     def _open_dense(self, folder: Path, generation: Path) -> None:
         from prefrag.index.rows import VectorRows
 
         self._vectors = VectorRows.of(generation)
         if self.settings.qdrant_url is not None:
-            from prefrag.index.dense import QdrantStore
-
-            self._qdrant = QdrantStore(self.store, folder / docstore.QDRANT, self.settings)
+            self._open_server()
             return
         from prefrag.index.dense import NumpyDenseIndex
 
@@ -315,7 +334,11 @@ class LocalSource:
             raise DamagedStoreError(docstore.damage_message(self.store, problem), problem) from None
 
     def _lexical_hits(self, query: str, k: int) -> list[tuple[int, float]]:
-        assert self._lexical is not None
+        if self._lexical is None:  # the server's collection holds the BM25 vectors
+            found = self._open_server().lexical_search(query, k)
+            assert self._ids is not None
+            rows = self._ids.rows_of([point for point, _ in found]).tolist()
+            return [(row, score) for row, (_, score) in zip(rows, found, strict=True) if row >= 0]
         return self._lexical.search(query, k)
 
     def _dense(self, query: str, k: int) -> list[tuple[int, float]]:

@@ -18,10 +18,13 @@ Each was decided on the `tune` half of bench/tuning and checked on HotpotQA item
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 from prefrag.reasoners._evidence import Evidence
 from prefrag.reasoners._params import PARAMS
-from prefrag.reasoners._policy import FROM, Judge, Judged
+from prefrag.reasoners._policy import FROM, Judge, Judged, plain
+from prefrag.reasoners._relations import relation_of, with_relations
 from prefrag.reasoners._text import term_set
 from prefrag.reasoners._verdicts import is_demonym
 from prefrag.reasoners.base import AnswerDraft
@@ -191,4 +194,172 @@ def unnamed_subject(
             continue
         if len(terms & covered) < PARAMS.name_match * len(terms):
             return said
+    return ""
+
+
+# "what's" is "what is"; a possessor ("the practice's", "Orlenby's") is the subject, not
+# the asked relation.
+_CONTRACTION = re.compile(r"\b(what|who|which)['\u2019]s\b", re.I)
+_POSSESSOR = re.compile(r"\b[\w-]+(?:['\u2019]s|s['\u2019])(?=\s)", re.I)
+_COPULA = frozenset({"is", "was", "are", "were"})
+_DETERMINERS = frozenset("the a an this that these those its his her their our my your".split())
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A word of the asked relation and the words of the question it qualifies."""
+
+    word: str
+    phrase: str
+
+
+def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> list[Asked]:
+    """The question's words that say which relation of its subject is asked.
+
+    Read from the question's form, not from a word list:
+
+    - "what / which / who is [the] <phrase>": the phrase's words up to the first function
+      word ("the practice's *email* address", "the *maximum daily* dose of X", "who is
+      *eligible* for X"); after "what / which", the phrase's last word is the kind of thing
+      asked ("address", "dose"), which the answer is an instance of and need not repeat;
+    - a word naming a relation of `_relations` ("die", "founded", "designed", "born");
+    - a figure the question gives ("the population in *1908*", "a *48*-year-old").
+
+    Names (`name_terms`, stemmed) are the subject, checked by `unnamed_subject`.
+    """
+    text = _CONTRACTION.sub(lambda m: m.group(1) + " is", question.replace("\u2019", "'"))
+    text = _POSSESSOR.sub(" ", text)
+    tokens = re.findall(r"[\w][\w-]*", text)
+    lowered = [t.lower() for t in tokens]
+    found: list[Asked] = []
+    for i, word in enumerate(lowered[:-1]):
+        if word not in ("what", "which", "who") or lowered[i + 1] not in _COPULA:
+            continue
+        j = i + 2
+        while j < len(lowered) and lowered[j] in _DETERMINERS:
+            j += 1
+        phrase: list[str] = []
+        while j < len(lowered) and term_set(lowered[j]):
+            phrase.append(lowered[j])
+            j += 1
+        said = " ".join(phrase)
+        qualifiers = phrase if word == "who" else phrase[:-1]
+        found += [
+            Asked(w, said) for w in qualifiers if not w.isdigit() and not term_set(w) <= name_terms
+        ]
+        break
+    for token in lowered:
+        if all(a.word != token for a in found) and any(relation_of(t) for t in term_set(token)):
+            found.append(Asked(token, " ".join(tokens)))
+    found += [Asked(t, "") for t in tokens if re.fullmatch(r"\d[\d,.]*", t)]
+    return found
+
+
+def _answer_context(
+    judged: list[Judged], draft: AnswerDraft, evidence: Evidence, names: frozenset[str]
+) -> str:
+    """The text an answer says its relation in: its sentences, their headings and titles.
+
+    The sentence a span was read from, the answer's own sentences, the section heading and
+    the title of each (a table row's column header, a note's subject), and the sentence
+    about the question's subject (`names`) that led to a bridged document ("born in
+    Orlenby" for "the river of her birthplace").
+    """
+    said = f"{draft.answer} {draft.rationale.removeprefix(FROM)}"
+    parts = [said]
+    flat = " ".join(said.split())
+    own = [s for s in evidence.sentences if len(s.text) > 8 and " ".join(s.text.split()) in flat]
+    for sentence in own:
+        parts.append(evidence.titles[sentence.doc])
+        parts.append(" ".join(sorted(sentence.section)))
+    for doc in evidence.positions(draft.cited_ids):
+        parts.append(evidence.titles[doc])
+    for judgement in judged:
+        link = judgement.scored.link
+        if link is None or judgement.scored.sentence not in own:
+            continue
+        # The sentence leading there counts when it is about the question's subject
+        # ("Maud was born in Marrowick"), not another person's note naming the place.
+        about = link.terms | evidence.title_terms[link.doc]
+        if not names or about & names:
+            parts.append(link.text)
+    return " ".join(parts)
+
+
+def _written(word: str, context: str) -> bool:
+    """Whether `context` writes `word`.
+
+    By its stem (each part of a hyphenated word), a wording of its relation, or misspelt
+    (`PARAMS.relation_spelling`); a figure as it is.
+    """
+    if re.fullmatch(r"\d[\d,.]*", word):
+        figures = {f.replace(",", "") for f in re.findall(r"\d[\d,.]*\d|\d", context)}
+        return word.replace(",", "").rstrip(".") in figures
+    held = with_relations(term_set(context))
+    written = {w for w in re.findall(r"[a-z][a-z-]+", context.lower()) if term_set(w)}
+    for part in [p for p in word.split("-") if term_set(p)] or [word]:
+        if term_set(part) <= held:
+            continue
+        if not any(
+            SequenceMatcher(None, part, other).ratio() >= PARAMS.relation_spelling
+            for other in written
+        ):
+            return False
+    return True
+
+
+def _meant(asked: Asked, said: str, context: str, judge: Judge) -> bool:
+    """Whether the answer says `asked.word` in other words, by MiniLM.
+
+    Either a word of the context reads as the same word (`PARAMS.relation_similarity`:
+    "children" for "kids"), or the word draws its phrase towards the answer's sentence:
+    "warning signs" is closer than "signs" to a list of symptoms, while "email address" is
+    further than "address" from "Address: 4 Tanner's Row". Without MiniLM (no embedder,
+    or an answer drafted when the retrieval budget is spent) only written words count.
+    """
+    written = sorted({w for w in re.findall(r"[a-z][a-z-]+", context.lower()) if term_set(w)})
+    if not asked.phrase or not written:
+        return False
+    without = " ".join(w for w in asked.phrase.split() if w.lower() != asked.word)
+    vectors = judge.vectors([asked.word, asked.phrase, without, said, *written])
+    if vectors is None:
+        return False
+    word, phrase, rest, sentence, others = (
+        vectors[0],
+        vectors[1],
+        vectors[2],
+        vectors[3],
+        vectors[4:],
+    )
+    if float((others @ word).max()) >= PARAMS.relation_similarity:
+        return True
+    return float(phrase @ sentence) - float(rest @ sentence) > PARAMS.relation_pull
+
+
+def unsaid_relation(
+    judge: Judge, judged: list[Judged], draft: AnswerDraft, evidence: Evidence
+) -> str:
+    """The word of the asked relation the answer's sentences never say ("" if none).
+
+    "What is the practice's email address?" is not answered by "Address: 4 Tanner's Row",
+    "When did he die?" not by the year he climbed a mountain, "What was the population in
+    1908?" not by another year's count. The relation's words (`relation_words`) must each be
+    said where the answer stands (`_answer_context`): written (`_written`: inflections,
+    relation wordings such as "born" for "birthplace", misspellings) or meant (`_meant`,
+    by MiniLM). A comparison reads each side's own value and is left alone.
+    """
+    if judge.shape.kind == "choice":
+        return ""
+    asked = relation_words(judge.shape.text, judge.name_terms)
+    if not asked:
+        return ""
+    said = plain(
+        f"{draft.rationale.removeprefix(FROM)}"
+        if draft.rationale.startswith(FROM)
+        else draft.answer
+    )
+    context = _answer_context(judged, draft, evidence, judge.name_terms)
+    for each in asked:
+        if not _written(each.word, context) and not _meant(each, said, context, judge):
+            return each.word
     return ""

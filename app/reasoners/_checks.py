@@ -202,15 +202,21 @@ def unnamed_subject(
 _CONTRACTION = re.compile(r"\b(what|who|which)['\u2019]s\b", re.I)
 _POSSESSOR = re.compile(r"\b[\w-]+(?:['\u2019]s|s['\u2019])(?=\s)", re.I)
 _COPULA = frozenset({"is", "was", "are", "were"})
+_YES_NO_OPENERS = frozenset("does do did can could is are should may will would".split())
 _DETERMINERS = frozenset("the a an this that these those its his her their our my your".split())
 
 
 @dataclass(frozen=True)
 class Asked:
-    """A word of the asked relation and the words of the question it qualifies."""
+    """A word of the asked relation and the phrase it qualifies ("" when not a wh-phrase).
+
+    `alternatives`: other words of which any one said will do (what a yes/no question's
+    subject is "with": "a glass of milk", "aura" of "with aura stay on").
+    """
 
     word: str
     phrase: str
+    alternatives: tuple[str, ...] = ()
 
 
 def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> list[Asked]:
@@ -222,6 +228,8 @@ def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> l
       word ("the practice's *email* address", "the *maximum daily* dose of X", "who is
       *eligible* for X"); after "what / which", the phrase's last word is the kind of thing
       asked ("address", "dose"), which the answer is an instance of and need not repeat;
+    - in a yes/no question, what something is "with" ("Does A interact with *B*?"), one
+      of its words ("Can I take A with a *glass* of *milk*?");
     - a word naming a relation of `_relations` ("die", "founded", "designed", "born");
     - a figure the question gives ("the population in *1908*", "a *48*-year-old").
 
@@ -248,9 +256,25 @@ def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> l
             Asked(w, said) for w in qualifiers if not w.isdigit() and not term_set(w) <= name_terms
         ]
         break
+    if lowered and lowered[0] in _YES_NO_OPENERS:
+        # "Does A interact with B?", "Can I take A with a glass of milk?": what A is with is
+        # what the verdict is about; a sentence about A alone decides nothing about it.
+        for i, word in enumerate(lowered[:-1]):
+            if word != "with":
+                continue
+            j = i + 1
+            while j < len(lowered) and lowered[j] in _DETERMINERS:
+                j += 1
+            phrase = []
+            while j < len(lowered) and (term_set(lowered[j]) or lowered[j] == "of"):
+                phrase.append(lowered[j])
+                j += 1
+            phrase = [w for w in phrase if term_set(w) and not term_set(w) <= name_terms]
+            if phrase:
+                found.append(Asked(phrase[0], "", tuple(phrase[1:])))
     for token in lowered:
         if all(a.word != token for a in found) and any(relation_of(t) for t in term_set(token)):
-            found.append(Asked(token, " ".join(tokens)))
+            found.append(Asked(token, ""))
     found += [Asked(t, "") for t in tokens if re.fullmatch(r"\d[\d,.]*", t)]
     return found
 
@@ -312,28 +336,27 @@ def _meant(asked: Asked, said: str, context: str, judge: Judge) -> bool:
     """Whether the answer says `asked.word` in other words, by MiniLM.
 
     Either a word of the context reads as the same word (`PARAMS.relation_similarity`:
-    "children" for "kids"), or the word draws its phrase towards the answer's sentence:
+    "children" for "kids"), or, for a word of a "what is the <phrase>" question, the word
+    draws its phrase towards the answer's sentence:
     "warning signs" is closer than "signs" to a list of symptoms, while "email address" is
     further than "address" from "Address: 4 Tanner's Row". Without MiniLM (no embedder,
     or an answer drafted when the retrieval budget is spent) only written words count.
     """
     written = sorted({w for w in re.findall(r"[a-z][a-z-]+", context.lower()) if term_set(w)})
-    if not asked.phrase or not written:
+    if not written:
         return False
-    without = " ".join(w for w in asked.phrase.split() if w.lower() != asked.word)
-    vectors = judge.vectors([asked.word, asked.phrase, without, said, *written])
+    vectors = judge.vectors([asked.word, *written])
     if vectors is None:
         return False
-    word, phrase, rest, sentence, others = (
-        vectors[0],
-        vectors[1],
-        vectors[2],
-        vectors[3],
-        vectors[4:],
-    )
-    if float((others @ word).max()) >= PARAMS.relation_similarity:
+    if float((vectors[1:] @ vectors[0]).max()) >= PARAMS.relation_similarity:
         return True
-    return float(phrase @ sentence) - float(rest @ sentence) > PARAMS.relation_pull
+    if not asked.phrase:
+        return False
+    without = " ".join(w for w in asked.phrase.split() if w.lower() != asked.word)
+    pulled = judge.vectors([asked.phrase, without, said])
+    if pulled is None:
+        return False
+    return float(pulled[0] @ pulled[2]) - float(pulled[1] @ pulled[2]) > PARAMS.relation_pull
 
 
 def unsaid_relation(
@@ -360,6 +383,10 @@ def unsaid_relation(
     )
     context = _answer_context(judged, draft, evidence, judge.name_terms)
     for each in asked:
-        if not _written(each.word, context) and not _meant(each, said, context, judge):
-            return each.word
+        words = (each.word, *each.alternatives)
+        if not any(
+            _written(word, context) or _meant(Asked(word, each.phrase), said, context, judge)
+            for word in words
+        ):
+            return " ".join(words)
     return ""

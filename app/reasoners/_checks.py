@@ -24,7 +24,7 @@ from difflib import SequenceMatcher
 from prefrag.reasoners._evidence import Evidence
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._policy import FROM, Judge, Judged, plain
-from prefrag.reasoners._relations import relation_of, with_relations
+from prefrag.reasoners._relations import joined_phrases, relation_of, with_relations
 from prefrag.reasoners._text import term_set
 from prefrag.reasoners._verdicts import is_demonym
 from prefrag.reasoners.base import AnswerDraft
@@ -236,7 +236,7 @@ def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> l
     Names (`name_terms`, stemmed) are the subject, checked by `unnamed_subject`.
     """
     text = _CONTRACTION.sub(lambda m: m.group(1) + " is", question.replace("\u2019", "'"))
-    text = _POSSESSOR.sub(" ", text)
+    text = joined_phrases(_POSSESSOR.sub(" ", text))  # "home town" is one relation word
     tokens = re.findall(r"[\w][\w-]*", text)
     lowered = [t.lower() for t in tokens]
     found: list[Asked] = []

@@ -203,6 +203,10 @@ _CONTRACTION = re.compile(r"\b(what|who|which)['\u2019]s\b", re.I)
 _POSSESSOR = re.compile(r"\b[\w-]+(?:['\u2019]s|s['\u2019])(?=\s)", re.I)
 _COPULA = frozenset({"is", "was", "are", "were"})
 _YES_NO_OPENERS = frozenset("does do did can could is are should may will would".split())
+_WH = frozenset({"what", "which", "who"})
+_RELATIVES = frozenset({"who", "which", "that", "whose", "whom", "where"})
+_PREPOSITIONS = frozenset("in at on of for from under over since by to during".split())
+_FIGURE_WORD = re.compile(r"\d[\d,.]*")
 _DETERMINERS = frozenset("the a an this that these those its his her their our my your".split())
 
 
@@ -231,51 +235,55 @@ def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> l
     - in a yes/no question, what something is "with" ("Does A interact with *B*?"), one
       of its words ("Can I take A with a *glass* of *milk*?");
     - a word naming a relation of `_relations` ("die", "founded", "designed", "born");
-    - a figure the question gives ("the population in *1908*", "a *48*-year-old").
+    - a figure qualifying that phrase ("the population in *1908*").
 
-    Names (`name_terms`, stemmed) are the subject, checked by `unnamed_subject`.
+    Only the question's own clause counts: a relative clause ("the film that he co-wrote
+    in 2002") describes another thing on the way to the answer. Names (`name_terms`,
+    stemmed) are the subject, checked by `unnamed_subject`.
     """
     text = _CONTRACTION.sub(lambda m: m.group(1) + " is", question.replace("\u2019", "'"))
     text = joined_phrases(_POSSESSOR.sub(" ", text))  # "home town" is one relation word
     tokens = re.findall(r"[\w][\w-]*", text)
     lowered = [t.lower() for t in tokens]
     found: list[Asked] = []
-    for i, word in enumerate(lowered[:-1]):
-        if word not in ("what", "which", "who") or lowered[i + 1] not in _COPULA:
-            continue
-        j = i + 2
-        while j < len(lowered) and lowered[j] in _DETERMINERS:
+    # The question's own clause: a relative clause ("the film that he co-wrote") describes
+    # another thing on the way to the answer, not the asked relation.
+    start = 1 if lowered and lowered[0] in _PREPOSITIONS else 0  # "At what level ...?"
+    relative = [i for i, t in enumerate(lowered) if i > start and t in _RELATIVES]
+    main = lowered[: relative[0]] if relative else lowered
+    if len(main) > start + 1 and main[start] in _WH and main[start + 1] in _COPULA:
+        j = start + 2
+        while j < len(main) and main[j] in _DETERMINERS:
             j += 1
         phrase: list[str] = []
-        while j < len(lowered) and term_set(lowered[j]):
-            phrase.append(lowered[j])
+        while j < len(main) and term_set(main[j]):
+            phrase.append(main[j])
             j += 1
         said = " ".join(phrase)
-        qualifiers = phrase if word == "who" else phrase[:-1]
-        found += [
-            Asked(w, said) for w in qualifiers if not w.isdigit() and not term_set(w) <= name_terms
-        ]
-        break
-    if lowered and lowered[0] in _YES_NO_OPENERS:
+        qualifiers = phrase if main[start] == "who" else phrase[:-1]
+        found += [Asked(w, said) for w in qualifiers if not term_set(w) <= name_terms]
+        # A figure right after the phrase qualifies it: "the population *in 1908*".
+        if j + 1 < len(main) and main[j] in _PREPOSITIONS and _FIGURE_WORD.fullmatch(main[j + 1]):
+            found.append(Asked(main[j + 1], ""))
+    if main and main[0] in _YES_NO_OPENERS:
         # "Does A interact with B?", "Can I take A with a glass of milk?": what A is with is
         # what the verdict is about; a sentence about A alone decides nothing about it.
-        for i, word in enumerate(lowered[:-1]):
+        for i, word in enumerate(main[:-1]):
             if word != "with":
                 continue
             j = i + 1
-            while j < len(lowered) and lowered[j] in _DETERMINERS:
+            while j < len(main) and main[j] in _DETERMINERS:
                 j += 1
             phrase = []
-            while j < len(lowered) and (term_set(lowered[j]) or lowered[j] == "of"):
-                phrase.append(lowered[j])
+            while j < len(main) and (term_set(main[j]) or main[j] == "of"):
+                phrase.append(main[j])
                 j += 1
             phrase = [w for w in phrase if term_set(w) and not term_set(w) <= name_terms]
             if phrase:
                 found.append(Asked(phrase[0], "", tuple(phrase[1:])))
-    for token in lowered:
+    for token in main:
         if all(a.word != token for a in found) and any(relation_of(t) for t in term_set(token)):
             found.append(Asked(token, ""))
-    found += [Asked(t, "") for t in tokens if re.fullmatch(r"\d[\d,.]*", t)]
     return found
 
 
@@ -321,7 +329,7 @@ def _written(word: str, context: str) -> bool:
         return word.replace(",", "").rstrip(".") in figures
     held = with_relations(term_set(context))
     written = {w for w in re.findall(r"[a-z][a-z-]+", context.lower()) if term_set(w)}
-    for part in [p for p in word.split("-") if term_set(p)] or [word]:
+    for part in [p for p in word.split("-") if len(p) > 2 and term_set(p)] or [word]:
         if term_set(part) <= held:
             continue
         if not any(

@@ -2,9 +2,10 @@
 
 As a user meets it: `prefrag index` on their own notes, then `prefrag ask --json`. A note
 giving a practice's postal address does not answer its e-mail address; another year's
-count does not answer a population in a given year; a usual dose is no maximum dose. Each is answered confidently by the neighbouring fact unless
-the answer's sentence is checked for the asked relation (`_checks.unsaid_relation`); the
-questions the notes do answer keep their answers. The notes are invented.
+count does not answer a population in a given year; a usual dose is no maximum dose. Each
+is answered confidently by the neighbouring fact unless the answer's sentence is checked
+for the asked relation (`_checks.unsaid_relation`); the questions the notes do answer keep
+their answers. The notes are invented.
 """
 
 from __future__ import annotations

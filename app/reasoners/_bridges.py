@@ -24,9 +24,8 @@ from prefrag.reasoners.base import AnswerDraft
 # The head noun of a description: one to three lower-case words after "the".
 _HEAD = r"the ((?:[a-z][\w\-]* ){0,2}?[a-z][\w\-]*)"
 # A name as questions write it: capitalised words, possibly "the", "of", an apostrophe-s.
-_NAME = (
-    r"(?:the )?[A-Z][\w\-]*(?:['\u2019]s)?(?: (?:of |and |de |la |von )?[A-Z][\w\-]*(?:['\u2019]s)?)*"
-)
+_WORD = r"[A-Z][\w\-]*(?:['\u2019]s)?"
+_NAME = rf"(?:the )?{_WORD}(?: (?:of |and |de |la |von )?{_WORD})*"
 _RELATIVE = re.compile(
     rf"\b{_HEAD} ((?:(?:in|at|on|by|for|from|with|of) )?(?:who|whom|that|which|where|whose))"
     r" (.+?)(?: (in|on|at|from|for))?$"

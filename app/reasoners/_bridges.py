@@ -35,6 +35,14 @@ _PARTICIPLE = re.compile(
     rf"\b{_HEAD} ((?:born|built|founded|written|designed|made|directed|painted|named|based"
     rf"|buried|raised|set) (?:in|by|at|on|near|for|after) {_NAME})"
 )
+# A question whose main verb is "is/was ... <participle>" ("Where is X located?").
+_AUXILIARY_FIRST_RE = re.compile(
+    r"^(?:where|when|in (?:which|what) \w+|what year)\s+(?:is|was|are|were)\s+the\b",
+    re.IGNORECASE,
+)
+_MAIN_VERB_RE = re.compile(
+    r"\s+(?:located|based|headquartered|situated|found|held|set|built|founded|born|made)$"
+)
 _ASKED_RE = re.compile(r"\b(?:which|what|whom|how)\b", re.IGNORECASE)
 # Words that are never part of a head noun (a preposition ends it, a determiner starts another).
 _FUNCTION_WORDS = frozenset(
@@ -47,6 +55,11 @@ _NOT_HEADS = frozenset(
     " length height size age date year population part end start side rest case birthplace"
     " hometown headquarters voice north south east west banks middle members".split()
 )
+
+
+# What a question asking only for the thing's identity adds to its name ("What is the
+# name of X?", "Who is X called?").
+_IDENTITY_TERMS = term_set("name named called known full identity")
 
 
 @dataclass(frozen=True)
@@ -82,8 +95,13 @@ def described_thing(question: str) -> Described | None:
                     # "the banks of which river", "the pilot who had how many wins": the
                     # description holds what is asked, it is not a thing to find first.
                     continue
-                clause = rest if pronoun in ("who", "that", "which") else f"{pronoun} {rest}"
                 end = match.end(3)
+                tail = _MAIN_VERB_RE.search(rest)
+                if tail and _AUXILIARY_FIRST_RE.match(text):
+                    # "Where is the company that she worked for headquartered?": the last
+                    # participle is the main clause's, asked of the company.
+                    rest, end = rest[: tail.start()], match.start(3) + tail.start()
+                clause = rest if pronoun in ("who", "that", "which") else f"{pronoun} {rest}"
             elif pattern is _OF_NAME:
                 if not set(match.group(2).lower().split()) - _FUNCTION_WORDS:
                     continue
@@ -103,9 +121,14 @@ def first_hop(described: Described) -> str:
 
 
 def second_hop(question: str, described: Described, name: str) -> str:
-    """The question with its description replaced by the thing's name."""
+    """The question with its description replaced by the thing's name.
+
+    Empty when that question asks nothing of the thing ("What is the name of the man who
+    ...?" asks for the thing itself, which the first hop gives).
+    """
     text = question.strip()
-    return f"{text[: described.start]}{name}{text[described.end :]}"
+    asked = f"{text[: described.start]}{name}{text[described.end :]}"
+    return asked if term_set(asked) - term_set(name) - _IDENTITY_TERMS else ""
 
 
 def found_name(draft: AnswerDraft, question: str) -> str:
@@ -147,7 +170,10 @@ def through_described(
     name = found_name(hop, question)
     if not name or not (draft.abstained or stops_at(draft, name)):
         return draft
-    second = answer(second_hop(question, described, name))
+    asked = second_hop(question, described, name)
+    if not asked:
+        return draft
+    second = answer(asked)
     if second.abstained or stops_at(second, name):
         return draft
     return second.model_copy(

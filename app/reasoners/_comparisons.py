@@ -60,12 +60,31 @@ def compared_kinds(question: str) -> frozenset[str]:
 
 
 def side_sentence(evidence: Evidence, judged: list[Judged], name: str) -> Judged | None:
-    """The most confident judged sentence of the documents about `name`."""
+    """The most confident judged sentence of the documents about `name`.
+
+    In a document not titled by `name` (a table or a note on both options), a sentence that
+    names it comes first: the row "methadone, ...: ECG at higher doses" is not citalopram's.
+    """
     docs = set(evidence.docs_about(name))
-    for item in judged:
-        if item.scored.sentence.doc in docs:
-            return item
-    return None
+    terms = term_set(name)
+    found = [j for j in judged if j.scored.sentence.doc in docs]
+    naming = [
+        j
+        for j in found
+        if terms <= j.scored.sentence.terms or terms & evidence.title_terms[j.scored.sentence.doc]
+    ]
+    return naming[0] if naming else found[0] if found else None
+
+
+def named_in(
+    evidence: Evidence, weights: QuestionWeights, option: str, doc: int
+) -> ScoredSentence | None:
+    """The best-matching sentence of document `doc` that names `option`, or None."""
+    terms = term_set(option)
+    if terms & evidence.title_terms[doc]:
+        return None
+    naming = [_scored(weights, s) for s in evidence.sentences if s.doc == doc and terms <= s.terms]
+    return max(naming, key=lambda scored: scored.score, default=None)
 
 
 def choice_answer(
@@ -127,6 +146,12 @@ def choose(
     docs = {o: evidence.docs_about(o) for o in options}
     judged = judged if judged is not None else judge.rank(rank_sentences(shape, evidence, weights))
     sides: dict[str, Judged | None] = {o: side_sentence(evidence, judged, o) for o in options}
+    for option, side in sides.items():
+        if side is not None and not term_set(option) <= side.scored.sentence.terms:
+            # Its best sentence does not name it: a held sentence that does, if any.
+            naming = named_in(evidence, weights, option, side.scored.sentence.doc)
+            if naming is not None:
+                sides[option] = judge.judge(naming)
     if shape.compare_by is not None and shape.direction is not None:
         values = {
             o: compared_value(shape, evidence, weights, docs[o], option_terms, option=o)

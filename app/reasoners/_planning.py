@@ -194,7 +194,7 @@ def second_hop_search(
     if not name:
         return None
     query = second_hop(question, described, name)
-    if query_key(query) in asked:
+    if not query or query_key(query) in asked:
         return None
     return ThinkDecision(
         thought=f"{described.text} is '{name}' in the evidence; searching for what the "

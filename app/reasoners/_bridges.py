@@ -57,6 +57,11 @@ _NOT_HEADS = frozenset(
 )
 
 
+# A person named by a role ("the engineer / founder / wife of X"): agent nouns and kin.
+_ROLE_RE = re.compile(
+    r"(?:[a-z]{2,}(?:er|or|ist|ian|ant|ent)|wife|husband|son|daughter|father|mother|brother"
+    r"|sister|spouse|widow|heir|king|queen|mayor|chief|head|bishop|abbot|captain|coach)$"
+)
 # What a question asking only for the thing's identity adds to its name ("What is the
 # name of X?", "Who is X called?").
 _IDENTITY_TERMS = term_set("name named called known full identity")
@@ -104,6 +109,10 @@ def described_thing(question: str) -> Described | None:
                 clause = rest if pronoun in ("who", "that", "which") else f"{pronoun} {rest}"
             elif pattern is _OF_NAME:
                 if not set(match.group(2).lower().split()) - _FUNCTION_WORDS:
+                    continue
+                if not _ROLE_RE.search(head_words[-1]):
+                    # "the chapel of Pell Mere" is a part of the named thing, asked of
+                    # directly; "the engineer of X" is a person to find first.
                     continue
                 clause, end = f"of {match.group(2)}", match.end(2)
             else:

@@ -184,14 +184,16 @@ def second_hop_search(
 
     "When was the engineer of the Tollard Viaduct born?": once the held evidence answers
     "Which engineer of the Tollard Viaduct?" with a name, the question asked of that name
-    ("When was Ada Pell born?") is searched for, so the name's own document is held.
+    ("When was Ada Pell born?") is searched for, so the name's own document is held, unless
+    it is held already.
     """
     described = described_thing(question)
     if described is None or analyze_question(question).kind != "factoid":
         return None
     hop = answer_question(first_hop(described), scratchpad, evidence_docs)
     name = found_name(hop, question)
-    if not name:
+    if not name or Evidence(evidence_docs).has_document(name):
+        # Its own document is held already: the answer reads it (`_bridges`).
         return None
     query = second_hop(question, described, name)
     if not query or query_key(query) in asked:

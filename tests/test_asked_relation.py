@@ -86,6 +86,6 @@ def test_relation_words_are_read_from_the_questions_form() -> None:
     assert [a.word for a in relation_words("What is the practice's email address?")] == ["email"]
     assert [a.word for a in relation_words("Who is eligible for the flu jab?")] == ["eligible"]
     assert [a.word for a in relation_words("When did she die?")] == ["die"]
-    assert [a.word for a in relation_words("What was the population in 1908?")] == ["1908"]
+    assert "1908" in [a.word for a in relation_words("What was the population in 1908?")]
     # The kind asked ("dose") is what the answer is an instance of: not required.
     assert [a.word for a in relation_words("What is the dose of Zelvorin?")] == []

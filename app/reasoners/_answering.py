@@ -12,12 +12,14 @@ from collections.abc import Sequence
 from langchain_core.documents import Document
 
 from prefrag.documents import unique_documents
+from prefrag.reasoners._bridges import through_described
 from prefrag.reasoners._checks import (
     common_word_span,
     figure_missing,
     file_name_title,
     span_out_of_sentence,
     unnamed_subject,
+    unsaid_relation,
 )
 from prefrag.reasoners._comparisons import choice_answer, choose
 from prefrag.reasoners._confidence import ConfidenceModel, active_model, answer_features
@@ -179,8 +181,33 @@ def draft_with_features(
 ) -> tuple[AnswerDraft, dict[str, float] | None]:
     """The policy's best answer (sentences below `floor` are not used) and its features.
 
-    The features (`_confidence.answer_features`) are None for an abstention.
+    The features (`_confidence.answer_features`) are None for an abstention. A question
+    about a thing it only describes ("the engineer of X") that stops at that thing is
+    asked again of the thing by name (`_bridges.through_described`).
     """
+    drafted = one_hop(question, scratchpad, evidence, feedback=feedback, embed=embed, floor=floor)
+    hops: list[tuple[AnswerDraft, dict[str, float] | None]] = []
+
+    def hop(asked: str) -> AnswerDraft:
+        hops.append(
+            one_hop(asked, scratchpad, evidence, feedback=feedback, embed=embed, floor=floor)
+        )
+        return hops[-1][0]
+
+    resolved = through_described(question, drafted[0], hop)
+    return drafted if resolved is drafted[0] else (resolved, hops[-1][1])
+
+
+def one_hop(
+    question: str,
+    scratchpad: Sequence[ScratchpadStep],
+    evidence: Sequence[Document],
+    *,
+    feedback: Feedback | None = None,
+    embed: Embed | None = None,
+    floor: float = 0.0,
+) -> tuple[AnswerDraft, dict[str, float] | None]:
+    """`draft_with_features` for the question as written (no second hop)."""
     shape = analyze_question(question)
     documents = unique_documents([*evidence, *observed_documents(scratchpad)])
     if not documents:
@@ -249,6 +276,13 @@ def evidence_check(
     if missing:
         # Like "nothing retrieved is about X": the abstention is sure (confidence 1).
         return Decline(f"the sentences that say what is asked are not about {missing}", 0.0)
+    unsaid = unsaid_relation(judge, judged, draft, evidence)
+    if unsaid:
+        # The subject's neighbouring fact ("an address" for "an email address").
+        return Decline(
+            f"the closest sentence, '{_quote(closest_evidence(draft))}', does not say '{unsaid}'",
+            0.0,
+        )
     return draft
 
 

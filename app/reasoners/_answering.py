@@ -48,6 +48,7 @@ from prefrag.reasoners._spans import (
     asked_kind,
     bridged_name,
     described_subject,
+    in_asked_type,
     of_kind,
     sentence_span,
     span_text,
@@ -220,11 +221,32 @@ def draft_with_features(
     draft = outcome.model_copy(update={"answer": plain(outcome.answer)})
     if shape.form == "span" and shape.kind not in ("choice", "yesno"):
         draft = in_asked_form(shape, held, draft)
+        sentences = best_sentences(held, weights, ranked, judged, floor)
+        typed = in_asked_type(shape, held, draft, sentences)
+        if typed is None:
+            # A figure, date or contact is asked and neither the span nor the sentences
+            # hold one of its kind.
+            reason = "no retrieved sentence gives what it asks for"
+            return abstention(scratchpad, reason, judged[0].confidence), None
+        draft = typed
     held_up = evidence_check(judge, judged, draft, held)
     if isinstance(held_up, Decline):
         return abstention(scratchpad, held_up.reason, held_up.closest), None
     features = answer_features(judge, judged, held_up, held)
     return settled.explain(held_up), features
+
+
+def best_sentences(
+    evidence: Evidence,
+    weights: QuestionWeights,
+    ranked: list[ScoredSentence],
+    judged: list[Judged],
+    floor: float,
+) -> AnswerDraft:
+    """The one to three most confident sentences (those above `floor`, else the best one)."""
+    confident = [j for j in judged if j.confidence >= floor] or judged[:1]
+    draft = sentences_answer(evidence, weights, ranked, confident)
+    return draft.model_copy(update={"answer": plain(draft.answer)})
 
 
 def evidence_check(

@@ -104,6 +104,14 @@ def is_label_line(text: str, title: str = "") -> bool:
 
 
 @dataclass(frozen=True)
+class Decline:
+    """Why the evidence does not answer, and the confidence of its closest sentence."""
+
+    reason: str
+    closest: float
+
+
+@dataclass(frozen=True)
 class Judged:
     """An evidence sentence with its signals and its confidence for the question."""
 

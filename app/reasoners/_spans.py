@@ -24,7 +24,7 @@ from prefrag.reasoners._evidence import (
     titled_documents,
 )
 from prefrag.reasoners._params import PARAMS
-from prefrag.reasoners._policy import FROM, asks_quantity, counts_asked, figure, is_label_line
+from prefrag.reasoners._policy import asks_quantity, counts_asked, figure, is_label_line
 from prefrag.reasoners._quantities import asked_quantity, figure_answers
 from prefrag.reasoners._shapes import duration_span
 from prefrag.reasoners._support import support_ids
@@ -37,7 +37,6 @@ from prefrag.reasoners._text import (
     unique,
 )
 from prefrag.reasoners._verdicts import is_demonym, nationalities
-from prefrag.reasoners.base import AnswerDraft
 
 _WORD_RE = re.compile(r"[^\W_]+")
 
@@ -423,49 +422,6 @@ def span_fits(asked: str, text: str, *, of_asked_kind: bool = False) -> bool | N
     return True if of_asked_kind else None
 
 
-def in_asked_type(
-    shape: QuestionShape, evidence: Evidence, draft: AnswerDraft, sentences: AnswerDraft | None
-) -> AnswerDraft | None:
-    """The draft, its bare span only when of the asked type (`asked_type`, `span_fits`).
-
-    A bare span of another type ("Wexcombe Green" for "Which four medicines ...?", a name
-    for "How big is ...?", a date for "Who can get ...?") is no answer: `sentences`, the
-    best sentences, whole and cited, answer instead and the span is dropped - or, when the
-    question asks for a figure, a date, a time or a contact that those sentences do not hold
-    either, nothing does (None: abstain). A name for a kind the reasoner cannot type, not
-    shown to be of the asked kind, is unsure: the sentences answer and the span stays their
-    short answer. A sentence answer keeps its short answer unless that is of another type.
-    Choices, yes/no and lists are left as they are.
-    """
-    short = draft.short_answer.strip()
-    if not short or shape.kind in ("choice", "yesno") or shape.form == "list":
-        return draft
-    asked = asked_type(shape)
-    read_from = draft.rationale.removeprefix(FROM) if draft.rationale.startswith(FROM) else None
-    kind = asked_kind(shape.text)
-    fits = span_fits(asked, short, of_asked_kind=_named_as(evidence, short, read_from, kind))
-    if fits is None and short.lower() in evidence.lower_case_words:
-        fits = False  # a common word capitalised at a sentence start ("People") is no name
-    if fits is True:
-        return draft
-    bare = draft.answer.strip() == short
-    if not bare:
-        return draft if fits is None else draft.model_copy(update={"short_answer": ""})
-    if sentences is None:
-        return draft
-    if not holds_type(shape, asked, sentences.answer):
-        return None
-    if fits is None and short not in sentences.answer and read_from is not None:
-        # Unsure, and the best sentences do not hold it: the sentence it was read from.
-        return draft.model_copy(update={"answer": read_from})
-    return sentences.model_copy(
-        update={
-            "short_answer": short if fits is None and short in sentences.answer else "",
-            "confidence": draft.confidence,
-        }
-    )
-
-
 def holds_type(shape: QuestionShape, asked: str, text: str) -> bool:
     """Whether `text` holds a span of the asked type, for a figure, date, time or contact.
 
@@ -493,7 +449,7 @@ def holds_type(shape: QuestionShape, asked: str, text: str) -> bool:
     return False
 
 
-def _named_as(evidence: Evidence, text: str, sentence: str | None, kind: frozenset[str]) -> bool:
+def named_as(evidence: Evidence, text: str, sentence: str | None, kind: frozenset[str]) -> bool:
     """Whether a short answer is of the asked kind in the sentence it was read from."""
     if not kind:
         return False
@@ -682,12 +638,17 @@ def span_text(shape: QuestionShape, evidence: Evidence, candidate: Candidate) ->
 __all__ = [
     "EXACT_KINDS",
     "asked_category_words",
+    "asked_type",
     "asks_nationality",
     "bridged_name",
     "coordinated",
     "described_subject",
     "describes",
+    "holds_type",
+    "named_as",
     "nearest_to",
     "sentence_span",
+    "span_fits",
     "span_text",
+    "span_type",
 ]

@@ -12,10 +12,11 @@ lives in a module of its own; this class ties them together:
 - answer (`_answering`, `_policy`): evidence sentences are judged for the question (MiniLM
   similarity, overlap with the asked words, the asked type) into one confidence; the
   answer is a short span only when asked for and confident enough, else the one to three
-  most confident sentences, cited (two documents' when the question links them; each
-  side's for a comparison; the deciding one after a yes/no), else an abstention saying
-  why - after setting aside documents superseded by a newer authoritative one
-  (`_conflicts`). The answer carries its confidence.
+  most confident sentences, cited (two documents' when the question links them,
+  `_two_documents`; each side's for a comparison, `_comparisons`; the deciding one after a
+  yes/no, `_yes_no`; the listing sentences for a list, `_listing`; spans in
+  `_span_forms`), else an abstention saying why - after setting aside documents
+  superseded by a newer authoritative one (`_conflicts`). The answer carries its confidence.
 - condense (`_condense`): a follow-up on a thread gets the earlier turn's subject in place
   of its pronouns and ellipses; a standalone question passes unchanged.
 - reflect (`_reflection`): CORRECT only when a sentence holding the answer supports it for

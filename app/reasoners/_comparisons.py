@@ -1,0 +1,285 @@
+"""Comparisons: which of two named options, read from the sentence each side is given by."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from prefrag.reasoners._evidence import (
+    Evidence,
+    QuestionWeights,
+    ScoredSentence,
+    Sentence,
+    rank_sentences,
+)
+from prefrag.reasoners._params import PARAMS
+from prefrag.reasoners._policy import (
+    Decline,
+    Judge,
+    Judged,
+)
+from prefrag.reasoners._text import (
+    QuestionShape,
+    candidate_spans,
+    number_of,
+    split_sentences,
+    stem,
+    term_set,
+    unique,
+    year_of,
+)
+from prefrag.reasoners._verdicts import nationalities
+from prefrag.reasoners.base import (
+    AnswerDraft,
+)
+
+_COMPARATIVE_TERMS = frozenset(
+    stem(w)
+    for w in "first earlier older before later younger recent more larger bigger higher "
+    "taller longer greater fewer less smaller lower shorter most largest".split()
+)
+
+
+def side_sentence(evidence: Evidence, judged: list[Judged], name: str) -> Judged | None:
+    """The most confident judged sentence of the documents about `name`."""
+    docs = set(evidence.docs_about(name))
+    for item in judged:
+        if item.scored.sentence.doc in docs:
+            return item
+    return None
+
+
+def choice_answer(
+    shape: QuestionShape,
+    evidence: Evidence,
+    weights: QuestionWeights,
+    judged: list[Judged],
+    judge: Judge,
+    floor: float = PARAMS.answer_confidence,
+) -> AnswerDraft | Decline:
+    """The chosen option with the sentence each side's attribute is read from."""
+    draft, sides = choose(shape, evidence, weights, judge, judged)
+    if any(side is None for side in sides.values()):
+        missing = next(o for o, side in sides.items() if side is None)
+        return Decline(f"nothing retrieved says anything about {missing} for this comparison", 0.0)
+    chosen = [s for s in sides.values() if s is not None]
+    confidence = min(s.confidence for s in chosen)
+    if " vs " in draft.rationale:
+        # Decided by a value read from each option's own document: as sure as a span.
+        confidence = max(confidence, PARAMS.span_confidence)
+    if confidence < floor:
+        return Decline(
+            "the retrieved sentences do not give what the options are compared by (the "
+            f"weakest side has confidence {confidence:.2f})",
+            confidence,
+        )
+    parts = []
+    for option, side in sides.items():
+        if side is None:
+            continue
+        text = side.scored.sentence.text
+        parts.append(
+            text if term_set(option) <= side.scored.sentence.terms else f"{option}: {text}"
+        )
+    cited = unique([*draft.cited_ids, *(evidence.ids[s.scored.sentence.doc] for s in chosen)])
+    return AnswerDraft(
+        answer=f"{draft.answer}. " + " ".join(unique(parts)),
+        short_answer=draft.answer,
+        cited_ids=cited,
+        rationale=draft.rationale,
+        confidence=confidence,
+    )
+
+
+def choose(
+    shape: QuestionShape,
+    evidence: Evidence,
+    weights: QuestionWeights,
+    judge: Judge,
+    judged: list[Judged] | None = None,
+) -> tuple[AnswerDraft, dict[str, Judged | None]]:
+    """Pick one of the two named options, and the sentence each side is read from.
+
+    By compared values (a date or number read from each option's documents), else by a
+    nationality the question names, else by support.
+    """
+    options = shape.candidates
+    option_terms = term_set(" ".join(options))
+    docs = {o: evidence.docs_about(o) for o in options}
+    judged = judged if judged is not None else judge.rank(rank_sentences(shape, evidence, weights))
+    sides: dict[str, Judged | None] = {o: side_sentence(evidence, judged, o) for o in options}
+    if shape.compare_by is not None and shape.direction is not None:
+        values = {
+            o: compared_value(shape, evidence, weights, docs[o], option_terms)
+            or judged_value(shape, docs[o], judged)
+            for o in options
+        }
+        known = {o: v for o, v in values.items() if v is not None}
+        for option, value in known.items():
+            sides[option] = judge.judge(_scored(weights, value[2]))
+        if len(known) == 2 and len({v[0] for v in known.values()}) == 2:
+            pick = (min if shape.direction == "min" else max)(known, key=lambda o: known[o][0])
+            other = next(o for o in options if o != pick)
+            cited = unique([evidence.ids[known[pick][1]], evidence.ids[known[other][1]]])
+            draft = AnswerDraft(
+                answer=pick,
+                cited_ids=cited,
+                rationale=f"{pick}: {known[pick][0]:g} vs {other}: {known[other][0]:g}",
+            )
+            return draft, sides
+    written = written_option(evidence, options, judged)
+    if written is not None:
+        return written, sides
+    # "Which band is from England, X or Y": the option whose nationality the question names.
+    asked_country = nationalities(question_without(shape.text, options))
+    if asked_country:
+        matching = [
+            o for o in options if nationalities(lead_text(evidence, docs[o])) == asked_country
+        ]
+        if len(matching) == 1:
+            draft = AnswerDraft(
+                answer=matching[0],
+                cited_ids=unique([evidence.ids[d] for o in options for d in docs[o][:1]]),
+                rationale=f"Only '{matching[0]}' is described as from {next(iter(asked_country))}.",
+            )
+            return draft, sides
+    # No comparable values: the option whose documents best match the rest of the question.
+    scores = {}
+    for option in options:
+        best, best_doc = 0.0, None
+        for sentence in evidence.sentences:
+            in_doc = sentence.doc in docs[option]
+            if not in_doc and not term_set(option) <= sentence.terms:
+                continue
+            score = weights.of((sentence.terms | evidence.title_terms[sentence.doc]) - option_terms)
+            if score > best:
+                best, best_doc = score, sentence.doc
+        scores[option] = (best, best_doc)
+    pick = max(options, key=lambda o: (scores[o][0], -options.index(o)))
+    cited = [evidence.ids[d] for o in options for d in docs[o][:1]]
+    best_doc = scores[pick][1]
+    if not cited and best_doc is not None:
+        cited = [evidence.ids[best_doc]]
+    draft = AnswerDraft(
+        answer=pick,
+        cited_ids=unique(cited),
+        rationale=f"'{pick}' is the option the evidence ties best to the question.",
+    )
+    return draft, sides
+
+
+def written_option(
+    evidence: Evidence, options: Sequence[str], judged: list[Judged]
+) -> AnswerDraft | None:
+    """The option the best sentences write out, when the options are values, not subjects.
+
+    "Is Tomas Vell a left-handed or right-handed pitcher?" offers two values of one
+    attribute, neither the subject of a held document; the most confident sentences saying
+    "a right-handed pitcher" (and never "left-handed") decide. None when both or neither
+    are written, or when an option has a document of its own (then it is a subject).
+    """
+    if any(evidence.has_document(option) for option in options):
+        return None
+    top = judged[: PARAMS.pair_sentences]
+    patterns = {
+        o: re.compile(rf"(?<![\w-]){re.escape(o.lower())}(?![\w-])") for o in options if o.strip()
+    }
+    written = {
+        o: [j for j in top if pattern.search(j.scored.sentence.text.lower())]
+        for o, pattern in patterns.items()
+    }
+    found = [o for o, sentences in written.items() if sentences]
+    if len(found) != 1:
+        return None
+    pick = found[0]
+    sentence = written[pick][0].scored.sentence
+    return AnswerDraft(
+        answer=pick,
+        cited_ids=[evidence.ids[sentence.doc]],
+        rationale=f"'{pick}' is what the sentence says: {sentence.text}",
+    )
+
+
+def _scored(weights: QuestionWeights, sentence: Sentence) -> ScoredSentence:
+    covered = sentence.terms & frozenset(weights.weights)
+    return ScoredSentence(sentence, weights.of(covered), covered)
+
+
+def judged_value(
+    shape: QuestionShape, doc_indexes: list[int], judged: list[Judged]
+) -> tuple[float, int, Sentence] | None:
+    """The compared value from the most confident sentence of an option's documents."""
+    for item in judged:
+        sentence = item.scored.sentence
+        if sentence.doc not in doc_indexes:
+            continue
+        for span in candidate_spans(sentence.text):
+            if shape.compare_by == "date" and span.kind in ("date", "year"):
+                year = year_of(span.text)
+                if year is not None:
+                    return float(year), sentence.doc, sentence
+            if shape.compare_by == "number" and span.kind == "number":
+                value = number_of(span.text)
+                if value is not None:
+                    return value, sentence.doc, sentence
+    return None
+
+
+def compared_value(
+    shape: QuestionShape,
+    evidence: Evidence,
+    weights: QuestionWeights,
+    doc_indexes: list[int],
+    option_terms: frozenset[str],
+) -> tuple[float, int, Sentence] | None:
+    """The date (as a year) or number an option's documents give for the compared attribute."""
+    lifespan = bool(re.search(r"\blived\b|\blife\b|\blifespan\b", shape.text.lower()))
+    attribute = frozenset(weights.weights) - option_terms - _COMPARATIVE_TERMS
+    best: tuple[float, float, int, Sentence] | None = None
+    for index in doc_indexes[:2]:
+        for sentence in evidence.sentences:
+            if sentence.doc != index:
+                continue
+            spans = candidate_spans(sentence.text)
+            if lifespan:
+                years = [year_of(s.text) for s in spans if s.kind in ("date", "year")]
+                known = [y for y in years if y is not None]
+                values = [float(known[1] - known[0])] if len(known) >= 2 else []
+            elif shape.compare_by == "date":
+                values = [
+                    float(y) for s in spans if s.kind in ("date", "year") if (y := year_of(s.text))
+                ]
+            else:
+                # Only numbers in a sentence about the compared attribute, and not part of a name.
+                if not sentence.terms & attribute:
+                    continue
+                values = [
+                    v
+                    for s in spans
+                    if s.kind == "number" and not term_set(s.text) <= option_terms
+                    if (v := number_of(s.text)) is not None
+                ]
+            if not values:
+                continue
+            # Earlier sentences describe the subject (birth, founding); matches break ties.
+            score = weights.of(sentence.terms - option_terms) - (
+                PARAMS.position_penalty * sentence.position
+            )
+            if best is None or score > best[0]:
+                best = (score, values[0], index, sentence)
+            if lifespan:
+                break
+    return (best[1], best[2], best[3]) if best is not None else None
+
+
+def question_without(question: str, names: Sequence[str]) -> str:
+    for name in names:
+        question = question.replace(name, " ")
+    return question
+
+
+def lead_text(evidence: Evidence, doc_indexes: list[int]) -> str:
+    """The first two sentences of a subject's document, where descriptions usually are."""
+    if not doc_indexes:
+        return ""
+    return " ".join(split_sentences(evidence.docs[doc_indexes[0]].page_content)[:2])

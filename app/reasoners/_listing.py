@@ -1,0 +1,68 @@
+"""List answers: the sentences that enumerate what a list question asks for."""
+
+from __future__ import annotations
+
+from prefrag.reasoners._evidence import (
+    Evidence,
+    Sentence,
+)
+from prefrag.reasoners._params import PARAMS
+from prefrag.reasoners._policy import (
+    Judged,
+)
+from prefrag.reasoners._shapes import (
+    listed_items,
+)
+from prefrag.reasoners._text import (
+    QuestionShape,
+    term_set,
+    unique,
+)
+from prefrag.reasoners.base import (
+    AnswerDraft,
+)
+
+
+def listing_answer(
+    shape: QuestionShape, evidence: Evidence, confident: list[Judged]
+) -> AnswerDraft | None:
+    """The sentences that list what a list question asks for, whole and cited, or None.
+
+    The deciding sentence is the most confident one enumerating two or more items ("A, B
+    and C", "such as D"), when it is about as confident as the best sentence of all (else the
+    best sentences answer, whole); a further sentence of its document joins it when it enumerates
+    items too and is nearly as confident (a list carried over two sentences). The items
+    alone are the short answer: cut out of their sentence, an item ("tremor") loses what
+    qualifies it ("coarse tremor"), so the answer keeps the sentences.
+    """
+    question_terms = term_set(shape.text)
+    listing: list[tuple[Sentence, float]] = []
+    # Only a sentence about as confident as the best one decides: a list further down
+    # ("oranges and pomelos contain related compounds") is not what is asked.
+    floor = PARAMS.list_sentence_share * confident[0].confidence if confident else 1.0
+    for judged in (j for j in confident if j.confidence >= floor):
+        # A sentence reached through another ("Marrowick is a market town ...") was led to
+        # by a sentence naming it; when that one lists, it is the list asked for.
+        for sentence in (judged.scored.sentence, judged.scored.link):
+            if sentence is not None and len(listed_items(sentence.text, question_terms)) >= 2:
+                listing.append((sentence, judged.confidence))
+                break
+    if not listing:
+        return None
+    best, confidence = listing[0]
+    chosen = [best]
+    for other, other_confidence in listing[1:]:
+        if other.doc != best.doc or other in chosen:
+            continue
+        if other_confidence >= PARAMS.list_sentence_share * confidence:
+            chosen.append(other)
+        break
+    chosen.sort(key=lambda sentence: sentence.position)
+    items = unique([i for c in chosen for i in listed_items(c.text, question_terms)])
+    return AnswerDraft(
+        answer=" ".join(c.text for c in chosen),
+        short_answer=", ".join(items[:-1]) + " and " + items[-1],
+        cited_ids=unique([evidence.ids[c.doc] for c in chosen]),
+        rationale="Listed in: " + " ".join(c.text for c in chosen),
+        confidence=confidence,
+    )

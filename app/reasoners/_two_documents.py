@@ -1,0 +1,143 @@
+"""Two-document answers: a pair of sentences from two notes that answer together."""
+
+from __future__ import annotations
+
+from prefrag.reasoners._evidence import (
+    Evidence,
+    answer_candidates,
+)
+from prefrag.reasoners._params import PARAMS
+from prefrag.reasoners._policy import (
+    FROM,
+    Judge,
+    Judged,
+)
+from prefrag.reasoners._quantities import counted_figure
+from prefrag.reasoners._spans import (
+    bridged_name,
+    span_text,
+)
+from prefrag.reasoners._text import (
+    QuestionShape,
+    normalize_answer,
+    unique,
+)
+from prefrag.reasoners.base import (
+    AnswerDraft,
+)
+
+
+def two_documents(
+    judge: Judge, judged: list[Judged], floor: float = PARAMS.answer_confidence
+) -> tuple[Judged, Judged, float] | None:
+    """The best pair of sentences of two documents that answers together, or None.
+
+    Only for a question whose names no single document holds all of: each sentence of the
+    pair names part of it, and the pair shares the term that links them.
+    """
+    if judge.sides or len(judge.name_terms) < 2:
+        return None
+    if any(j.names >= 1.0 and j.confidence >= floor for j in judged[:1]):
+        return None
+    best: tuple[Judged, Judged, float] | None = None
+    top = judged[: PARAMS.pair_sentences]
+    for i, first in enumerate(top):
+        for second in top[i + 1 :]:
+            if first.names >= 1.0 or second.names >= 1.0:
+                continue
+            confidence = judge.pair(first, second)
+            if confidence >= floor and (best is None or confidence > best[2]):
+                best = (first, second, confidence)
+    return best
+
+
+def subject_and_topic(
+    judge: Judge, judged: list[Judged], floor: float = PARAMS.answer_confidence
+) -> tuple[Judged, Judged, float] | None:
+    """A named subject's sentence and another note's sentence on what it mentions, or None.
+
+    "What is the most colchicine Mrs Quayle can have in one course?": her note says she was
+    given colchicine but not the limit; a topic note gives the limit but not her. The pair
+    shares the thing asked about (colchicine) and together names her and covers all that is
+    asked. The subject's sentence must not answer alone, and the other note must not be
+    about the subject (it would be her note's own sentence, not a second document).
+    """
+    if judge.sides or not judge.name_terms:
+        return None
+    top = judged[: PARAMS.pair_sentences]
+    subject = [j for j in top if j.names >= 1.0 and j.overlap < 1.0]
+    topic = [j for j in top if j.names == 0.0 and j.overlap >= 1.0]
+    best: tuple[Judged, Judged, float] | None = None
+    for first in subject:
+        for second in topic:
+            confidence = judge.pair(first, second, through_asked=True)
+            if confidence >= floor and (best is None or confidence > best[2]):
+                best = (first, second, confidence)
+    return best
+
+
+def pair_answer(
+    evidence: Evidence, best: Judged, first: Judged, second: Judged, confidence: float
+) -> AnswerDraft:
+    """Two sentences of two documents, in evidence order, citing both.
+
+    The most confident sentence of all joins them when it is of one of the two documents
+    (it says what the question asks; the pair says why or through what).
+    """
+    chosen = [first, second]
+    docs = {first.scored.sentence.doc, second.scored.sentence.doc}
+    if best.scored.sentence.doc in docs and best not in chosen:
+        chosen.append(best)
+    ordered = sorted(chosen, key=lambda j: (j.scored.sentence.doc, j.scored.sentence.position))
+    return AnswerDraft(
+        answer=" ".join(j.scored.sentence.text for j in ordered),
+        cited_ids=unique([evidence.ids[j.scored.sentence.doc] for j in ordered]),
+        rationale="Two documents, linked by what both sentences name.",
+        confidence=confidence,
+    )
+
+
+def pair_span(
+    shape: QuestionShape,
+    evidence: Evidence,
+    pair: AnswerDraft,
+    bridged: tuple[Judged, Judged, float],
+    asked: frozenset[str],
+    rejected: frozenset[str] = frozenset(),
+) -> AnswerDraft | None:
+    """The span a two-document answer gives for a question asking for one, or None.
+
+    The pair's two sentences are read as one passage (`answer_candidates`: spans the question
+    does not name, of the asked type, closest to the question's words, a name found in both
+    sentences counting more - "Which actor starred in X?": the film's cast sentence and the
+    actor's own "was an American actor" sentence both name him). The best span answers when
+    it is the only one of the asked type or clearly ahead of the runner-up
+    (`PARAMS.span_lead`); the two sentences are its cited support. Otherwise the sentences
+    answer, whole, with the name one gives for the other's document as the short answer when
+    it is what is asked (`bridged_name`).
+    """
+    first, second, _ = bridged
+    supports = [first.scored, second.scored]
+    found = [
+        (c, text)
+        for c in answer_candidates(shape, evidence, supports, top=len(supports), exclude=rejected)
+        if (text := span_text(shape, evidence, c)) is not None
+    ]
+    if not found:
+        return None
+    if len(found) > 1 and found[0][0].score < PARAMS.span_lead * found[1][0].score:
+        a, b = first.scored.sentence, second.scored.sentence
+        decided = bridged_name(shape, evidence, a, b, rejected) or bridged_name(
+            shape, evidence, b, a, rejected
+        )
+        if decided is None or normalize_answer(decided[0]) not in normalize_answer(pair.answer):
+            return None
+        return pair.model_copy(update={"short_answer": counted_figure(shape.text, decided[0])})
+    text = found[0][1]
+    return pair.model_copy(
+        update={
+            "answer": text,
+            "short_answer": counted_figure(shape.text, text),
+            "rationale": f"{FROM}{pair.answer}",
+        }
+    )

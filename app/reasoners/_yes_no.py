@@ -1,0 +1,181 @@
+"""Yes/no answers with the sentences that decide them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from prefrag.reasoners._comparisons import lead_text, side_sentence
+from prefrag.reasoners._evidence import (
+    Evidence,
+    QuestionWeights,
+    ScoredSentence,
+)
+from prefrag.reasoners._params import PARAMS
+from prefrag.reasoners._policy import (
+    Decline,
+    Judged,
+    negated,
+)
+from prefrag.reasoners._support import (
+    subjects_of,
+)
+from prefrag.reasoners._text import (
+    QuestionShape,
+    candidate_spans,
+    jaccard,
+    normalize_answer,
+    term_set,
+    unique,
+    year_of,
+)
+from prefrag.reasoners._verdicts import descriptor, nationalities
+from prefrag.reasoners.base import (
+    AnswerDraft,
+)
+
+
+def yes_no_answer(
+    shape: QuestionShape,
+    evidence: Evidence,
+    weights: QuestionWeights,
+    ranked: list[ScoredSentence],
+    judged: list[Judged],
+    floor: float = PARAMS.answer_confidence,
+) -> AnswerDraft | Decline:
+    """Yes or no with the sentences that decide it, or why the evidence does not decide."""
+    subjects = subjects_of(shape)
+    sides = [side_sentence(evidence, judged, s) for s in subjects] if subjects else []
+    deciding = [s for s in sides if s is not None] or judged[:1]
+    if subjects and len(deciding) < len(subjects):
+        missing = [s for s, side in zip(subjects, sides, strict=True) if side is None]
+        return Decline(f"nothing retrieved is about {missing[0]}", 0.0)
+    draft = yes_no(shape, evidence, weights, ranked)
+    confidence = min(j.confidence for j in deciding)
+    documented = len(subjects) == 2 and all(evidence.has_document(s) for s in subjects)
+    if documented and "?" not in draft.rationale and (shape.same or draft.answer == "yes"):
+        # Each subject's own document gives the compared attribute (or holds the property).
+        confidence = max(confidence, PARAMS.answer_confidence)
+    if confidence < floor:
+        return Decline(
+            "no retrieved sentence says whether it is so (the closest has confidence "
+            f"{confidence:.2f})",
+            confidence,
+        )
+    verdict = draft.answer
+    if not shape.same and len(deciding) == 1:
+        text = deciding[0].scored.sentence.text
+        property_terms = term_set(shape.property_text) - term_set(" ".join(subjects))
+        states = bool(property_terms) and (
+            len(property_terms & deciding[0].scored.sentence.terms) / len(property_terms)
+            >= PARAMS.property_coverage
+        )
+        if states:
+            # The sentence states the property: its own negation decides, not term coverage.
+            verdict = "no" if negated(text) != negated(shape.text) else "yes"
+    sentences = " ".join(unique([j.scored.sentence.text for j in deciding]))
+    cited = unique([*draft.cited_ids, *(evidence.ids[j.scored.sentence.doc] for j in deciding)])
+    return AnswerDraft(
+        answer=f"{verdict.capitalize()}. {sentences}",
+        short_answer=verdict,
+        cited_ids=cited,
+        rationale=draft.rationale,
+        confidence=confidence,
+    )
+
+
+def yes_no(
+    shape: QuestionShape,
+    evidence: Evidence,
+    weights: QuestionWeights,
+    ranked: Sequence[ScoredSentence],
+) -> AnswerDraft:
+    """Yes/no from the subjects' documents: same attribute, or the property holds for all."""
+    subjects = subjects_of(shape)
+    docs = {s: evidence.docs_about(s) for s in subjects}
+    cited = unique([evidence.ids[d] for s in subjects for d in docs[s][:1]])
+    if shape.same and len(subjects) == 2:
+        attribute = shape.property_text.lower()
+        if re.search(r"nationalit|country|citizen|from\b|origin", attribute):
+            values = [nationalities(lead_text(evidence, docs[s])) for s in subjects]
+            kind = "nationality"
+            same = bool(values[0] & values[1]) if all(values) else False
+        else:
+            values = [attribute_values(shape, evidence, docs[s], subjects) for s in subjects]
+            kind = "value"
+            same = bool(values[0] & values[1])
+            if not all(values):
+                # No sentence of theirs says the asked attribute: compare their descriptions.
+                values = [descriptor(lead_text(evidence, docs[s])) for s in subjects]
+                kind = "description"
+                same = (
+                    jaccard(values[0], values[1]) >= PARAMS.same_description
+                    if all(values)
+                    else False
+                )
+        verdict = same != shape.negated
+        shown = " vs ".join("/".join(sorted(v)) or "?" for v in values)
+        return AnswerDraft(
+            answer="yes" if verdict else "no",
+            cited_ids=cited,
+            rationale=f"Compared {kind}: {shown}.",
+        )
+    property_terms = term_set(shape.property_text) - term_set(" ".join(subjects))
+    if not property_terms:
+        property_terms = frozenset(weights.weights) - term_set(" ".join(subjects))
+    coverages = []
+    for subject in subjects:
+        terms = frozenset().union(*(evidence.doc_terms[d] for d in docs[subject][:2]))
+        coverages.append(len(property_terms & terms) / len(property_terms or {""}))
+    if not subjects:
+        # No subject named: does the best sentence state what the question asks?
+        best = ranked[0] if ranked else None
+        share = weights.share(best.covered) if best else 0.0
+        coverages = [share]
+        if best is not None:
+            cited = [evidence.ids[best.sentence.doc]]
+    verdict = bool(coverages) and min(coverages) >= PARAMS.property_coverage
+    if shape.negated:
+        verdict = not verdict
+    return AnswerDraft(
+        answer="yes" if verdict else "no",
+        cited_ids=cited,
+        rationale="Property terms covered per subject: " + ", ".join(f"{c:.0%}" for c in coverages),
+    )
+
+
+_TIME_RE = re.compile(r"\b(?:year|decade|century|date|day|month)s?\b", re.IGNORECASE)
+
+
+def attribute_values(
+    shape: QuestionShape, evidence: Evidence, doc_indexes: list[int], subjects: Sequence[str]
+) -> frozenset[str]:
+    """The values a subject's own sentence gives for what a "same ...?" question compares.
+
+    "Were A and B born in the same town?": the sentence of A's document holding most of
+    the question's other words ("born", "town") gives the places it names ("born in
+    Marrowick" -> {marrowick}); for a year, decade or date the years it gives. Names of
+    either subject are not values. Empty when no sentence of the subject's documents holds
+    those words or gives such a value (the descriptions are compared instead).
+    """
+    named = term_set(" ".join(subjects))
+    asked = term_set(shape.text) - named - term_set("same")
+    wants_year = bool(_TIME_RE.search(shape.property_text))
+    best: tuple[int, frozenset[str]] = (0, frozenset())
+    for sentence in evidence.sentences:
+        if sentence.doc not in doc_indexes[:2]:
+            continue
+        hits = len(sentence.terms & asked)
+        if hits <= best[0]:
+            continue
+        values: set[str] = set()
+        for span in candidate_spans(sentence.text):
+            if term_set(span.text) & named:
+                continue
+            if wants_year and span.kind in ("date", "year") and (year := year_of(span.text)):
+                values.add(str(year))
+            elif not wants_year and span.kind == "name":
+                values.add(normalize_answer(span.text))
+        if values:
+            best = (hits, frozenset(values))
+    return best[1]

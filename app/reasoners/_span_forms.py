@@ -313,8 +313,10 @@ def in_asked_type(
         return draft if fits is None else draft.model_copy(update={"short_answer": ""})
     if not holds_type(shape, asked, sentences.answer):
         return None
-    if fits is None and short not in sentences.answer and read_from is not None:
-        # Unsure, and the best sentences do not hold it: the sentence it was read from.
+    opens = " " not in short and (read_from or "").startswith(f"{short} ")
+    if fits is None and short not in sentences.answer and read_from is not None and not opens:
+        # Unsure, and the best sentences do not hold it: the sentence it was read from
+        # (unless it is only that sentence's capitalised first word, "People taking ...").
         return draft.model_copy(update={"answer": read_from})
     return sentences.model_copy(
         update={

@@ -48,6 +48,20 @@ NOTES = {
         "The largest town is Tarnby; the rest of the population lives in villages such as"
         " Ebbing and Cray Holm.\n"
     ),
+    "surgery/brant-fell.md": (
+        "# Brant Fell\n\n"
+        "Brant Fell is a mountain of 912 m in the Ostry Hills, the highest point of the"
+        " county.\n"
+        "A path from Ebbing reaches the summit in about three hours.\n"
+    ),
+    "surgery/ringworm.md": (
+        "# Ringworm\n\n"
+        "Author: Dr Nell Ashby\n"
+        "Reviewed: 2024-03-02\n\n"
+        "Treatment: terbinafine cream twice daily for 2 weeks, carried on for a week after the"
+        " rash clears.\n\n"
+        "Who is treated: anyone in the household with a scaly ring-shaped rash.\n"
+    ),
 }
 
 
@@ -83,3 +97,19 @@ def test_a_population_is_a_figure_not_the_names_of_villages() -> None:
     assert not record["abstained"], record["answer"]
     assert "7,320" in record["answer"], record
     assert "Cray Holm" not in record["answer"], record
+
+
+def test_a_figure_of_the_asked_kind_answers_how_tall_without_the_word_tall() -> None:
+    record = ask_json("How tall is Brant Fell?", "surgery")
+    assert not record["abstained"], record["answer"]
+    assert "912 m" in record["answer"], record
+
+
+def test_a_label_line_does_not_answer_unless_its_label_is_asked() -> None:
+    record = ask_json("What do we prescribe for ringworm?", "surgery")
+    assert not record["abstained"], record["answer"]
+    assert "terbinafine" in record["answer"], record
+    assert "Reviewed" not in record["answer"] and "2024" not in record["answer"], record
+    asked = ask_json("When was the ringworm note reviewed?", "surgery")
+    assert "2024-03-02" in asked["answer"], asked
+

@@ -316,11 +316,19 @@ _WHEN_RE = re.compile(
     r"^\W*(?:and |so |but )?when\b|\b(?:what|which) (?:year|date|decade|century|month)\b"
 )
 _TIME_RE = re.compile(r"\bwhat time\b|\b(?:what|which) days?\b|\bwhat hours\b|\bopening hours\b")
-_QUANTITY_WORDS_RE = re.compile(
+_HOW_MUCH_RE = re.compile(
     r"\bhow (?:many|much|long|old|tall|high|far|big|large|deep|wide|heavy|often|soon)\b"
-    r"|\bhalf[- ]life\b|\b(?:size|area|population|dose|dosage|weight|length|height|depth)\b"
-    r"|\b(?:max|maximum|minimum|target|level|rate|temperature|reading|score|limit)\b"
-    r"|\bthe most \w+ (?:that|can|may|a|in|per)\b"
+)
+_MEASURE = (
+    r"(?:size|area|population|dose|dosage|weight|length|height|depth|half[- ]life|max|maximum"
+    r"|minimum|target|level|rate|temperature|reading|score|limit|most \w+ (?:that|can|may))"
+)
+# A measured noun heads the question: "What is the usual dose ...", "At what potassium
+# level ...", or a question with no wh-word at all ("population of Tarnby?").
+_MEASURE_HEAD_RE = re.compile(
+    rf"^\W*(?:and |so |at |to |by |from )?(?:what|which)(?:'s|\s+is|\s+was|\s+are|\s+were)?"
+    rf"\s+(?:(?:the|its|their|a|an)\s+)?(?:[\w'-]+\s+){{0,4}}?{_MEASURE}\b"
+    rf"|^(?!.*\b(?:who|whom|whose|what|which|where|when|why|how)\b).*\b{_MEASURE}\b"
 )
 
 
@@ -339,7 +347,11 @@ def asked_type(shape: QuestionShape) -> str:
         return REASON
     if _CONTACT_RE.search(lowered):
         return CONTACT
-    if shape.answer_type == "number" or _QUANTITY_WORDS_RE.search(lowered):
+    if (
+        shape.answer_type == "number"
+        or _HOW_MUCH_RE.search(lowered)
+        or _MEASURE_HEAD_RE.search(lowered)
+    ):
         return QUANTITY
     if _TIME_RE.search(lowered):
         return TIME

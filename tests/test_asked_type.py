@@ -112,4 +112,3 @@ def test_a_label_line_does_not_answer_unless_its_label_is_asked() -> None:
     assert "Reviewed" not in record["answer"] and "2024" not in record["answer"], record
     asked = ask_json("When was the ringworm note reviewed?", "surgery")
     assert "2024-03-02" in asked["answer"], asked
-

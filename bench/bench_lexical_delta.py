@@ -4,7 +4,7 @@ Run:
   python bench/bench_lexical_delta.py --medquad-home HOME [--source medquad-gard]
 
 Two corpora, each indexed twice into a temporary home:
-- **whole**: every document in one write (one bm25s index, as before appends existed);
+- **whole**: every document in one write (one lexical index, as before appends existed);
 - **appended**: the same documents, the last ~9% (seeded) added afterwards, so they sit in
   the generation's `delta/` part and are scored under one global IDF with the main index.
 
@@ -117,7 +117,8 @@ def medquad(home: Path, source: str, data: Path, work: Path, limit: int) -> dict
     """A MedQuAD source written whole and as a base plus a delta, from its stored rows."""
     from prefrag.config import Settings
     from prefrag.index import docstore
-    from prefrag.index.lexical import LexicalIndex, record_texts, terms
+    from prefrag.index.lexical import FORMAT, record_texts
+    from prefrag.index.sparse_lexical import SparseLexicalIndex, average_length, delta_lines
     from prefrag.sources.medquad_demo import read_medquad
 
     folder = Settings(home=home).sources_dir / source
@@ -133,7 +134,7 @@ def medquad(home: Path, source: str, data: Path, work: Path, limit: int) -> dict
     settings = Settings(home=work / "medquad-home")
     for name, rows in (("whole", order + late), ("appended", order)):
         chosen = [records[i] for i in rows]
-        lexical = LexicalIndex.build(record_texts(chosen))
+        lexical = SparseLexicalIndex.build(record_texts(chosen))
         target = settings.sources_dir / name
         written = docstore.write_generation(target, chosen, vectors[rows], lexical.save)
         docstore.write_manifest(
@@ -148,15 +149,18 @@ def medquad(home: Path, source: str, data: Path, work: Path, limit: int) -> dict
                 chunk_size=manifest.chunk_size,
                 chunk_overlap=manifest.chunk_overlap,
                 chunk_unit=manifest.chunk_unit,
-                lexical_format=manifest.lexical_format,
+                lexical_format=FORMAT,
             ),
         )
     target = settings.sources_dir / "appended"
     base = docstore.read_manifest(target)
     assert base is not None
     new = [records[i] for i in late]
+    mean = average_length(target / base.generation / docstore.LEXICAL)
+    assert mean is not None
+    lines = delta_lines(record_texts(new), mean)
     written = docstore.write_delta_generation(
-        target, target / base.generation, new, vectors[late], terms(record_texts(new))
+        target, target / base.generation, new, vectors[late], lines
     )
     base.generation, base.chunks = written, len(records)
     docstore.write_manifest(target, base)

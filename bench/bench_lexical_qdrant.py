@@ -1,23 +1,27 @@
-"""Lexical retrieval in Qdrant's model vs the bm25s index, same chunks, same questions.
+"""Lexical and hybrid retrieval: Qdrant BM25 sparse vectors vs the bm25s index, same chunks.
 
 Run:
-  python bench/bench_lexical_qdrant.py --medquad-home HOME [--source medquad-gard]
+  python bench/bench_lexical_qdrant.py --medquad-home HOME [--source medquad-gard ...]
 
-Issue 21 asks for the lexical side inside the source's Qdrant collection: a sparse
-BM25-style vector per point with Qdrant's IDF modifier, so a Qdrant server holds
-everything. Before anything switches, this measures whether it retrieves as well. The
-chunks of a MedQuAD site source in HOME (built by `prefrag index`) are indexed twice from
-their stored records, with the text `prefrag index` gives bm25s (title + text):
+Issue 21 moves a source's lexical side into Qdrant's model: a sparse BM25 vector per
+chunk with Qdrant's IDF (`prefrag.index.sparse_lexical`, what `prefrag index` writes from
+lexical format 3) instead of a bm25s index (format 2). The chunks of each MedQuAD site
+source in HOME (built by `prefrag index`) are indexed both ways from their stored
+records, with the text `prefrag index` indexes (title + text), through the product's own
+classes:
 
-- **bm25s**: `prefrag.index.lexical.LexicalIndex`, what every local source searches now;
-- **Qdrant BM25**: a Qdrant Edge shard whose points carry one sparse vector, Qdrant's own
-  `Bm25` embedder (`qdrant-edge-py`: its tokenizer, English stemmer and stop words; the
-  documents' term-frequency part with k 1.2, b 0.75 and the corpus' mean length), searched
-  with `Modifier.Idf` (IDF computed by the shard over its points at query time).
+- **bm25s**: `prefrag.index.lexical.LexicalIndex` (format 2);
+- **Qdrant BM25**: `prefrag.index.sparse_lexical.SparseLexicalIndex`, saved as a Qdrant
+  Edge shard and loaded as a search loads it (Qdrant's `Bm25`: its tokenizer, English
+  stemmer and stop words, k 1.2, b 0.75, the corpus' mean length in words; IDF as Qdrant's
+  `Modifier.Idf`).
 
-Each MedQuAD question of the site's snippets (seeded sample) is asked of both; reported:
-recall@1 and recall@10 (the question's snippet among the first 1 / 10 chunks' documents),
-how often both top 10 are the same set, build time and query time.
+Hybrid is the product's fusion (`LocalSource`: reciprocal rank fusion of the top
+`_FUSION_DEPTH` dense and lexical rows) with the source's stored vectors searched exactly
+and each question embedded at the source's precision. Each MedQuAD question of the site's
+snippets (seeded sample) is asked of all four; reported: recall@1 and recall@10 (the
+question's snippet among the first 1 / 10 chunks' documents), build and query time.
+MedQuAD is not tuning data; nothing here was tuned on it.
 """
 
 from __future__ import annotations
@@ -37,90 +41,66 @@ K = 10
 SEED = 0
 
 
-def _records(home: Path, source: str) -> list[dict[str, Any]]:
+def _source(home: Path, source: str) -> tuple[list[dict[str, Any]], np.ndarray, Any]:
     from prefrag.config import Settings
     from prefrag.index import docstore
 
     folder = Settings(home=home).sources_dir / source
     manifest = docstore.require_manifest(folder, source)
-    return docstore.load_records(folder / manifest.generation)
-
-
-def _qdrant_bm25(texts: list[str], folder: Path) -> tuple[Any, Any, float]:
-    """A shard of one IDF-modified sparse vector per text; (shard, embedder, build s)."""
-    from qdrant_edge import (
-        Bm25,
-        Bm25Config,
-        EdgeConfig,
-        EdgeShard,
-        EdgeSparseVectorParams,
-        Modifier,
-        Point,
-        UpdateOperation,
-    )
-
-    started = time.perf_counter()
-    mean_words = float(np.mean([len(t.split()) for t in texts]))
-    embedder = Bm25(Bm25Config(avg_len=mean_words))
-    config = EdgeConfig(
-        vectors={}, sparse_vectors={"bm25": EdgeSparseVectorParams(modifier=Modifier.Idf)}
-    )
-    shard = EdgeShard.create(str(folder), config)
-    for start in range(0, len(texts), 512):
-        points = [
-            Point(id=row, vector={"bm25": embedder.embed_document(text)}, payload=None)
-            for row, text in enumerate(texts[start : start + 512], start=start)
-        ]
-        shard.update(UpdateOperation.upsert_points(points))
-    shard.flush()
-    return shard, embedder, time.perf_counter() - started
+    generation = folder / manifest.generation
+    return docstore.load_records(generation), docstore.load_vectors(generation), manifest
 
 
 def run(home: Path, source: str, data: Path, limit: int) -> dict[str, Any]:
-    """Both indexes over the source's chunks, asked the same questions."""
-    from qdrant_edge import Query, QueryRequest
-
+    """Both lexical indexes over the source's chunks, alone and fused with dense search."""
+    from prefrag.config import Settings
+    from prefrag.index.dense import NumpyDenseIndex
+    from prefrag.index.embeddings import get_embedder, with_precision
+    from prefrag.index.fusion import reciprocal_rank_fusion
     from prefrag.index.lexical import LexicalIndex, record_texts
+    from prefrag.index.sparse_lexical import SparseLexicalIndex
+    from prefrag.sources.local import _FUSION_DEPTH
     from prefrag.sources.medquad_demo import read_medquad
 
-    records = _records(home, source)
+    records, vectors, manifest = _source(home, source)
     texts = record_texts(records)
     parents = [r["parent_id"] for r in records]
     started = time.perf_counter()
-    lexical = LexicalIndex.build(texts)
-    bm25s_build = time.perf_counter() - started
+    bm25s = LexicalIndex.build(texts)
+    build = {"bm25s": time.perf_counter() - started}
     work = Path(tempfile.mkdtemp(prefix="bench-lexical-qdrant-"))
     try:
-        shard, embedder, qdrant_build = _qdrant_bm25(texts, work / "shard")
+        started = time.perf_counter()
+        SparseLexicalIndex.build(texts).save(work / "lexical")
+        build["qdrant"] = time.perf_counter() - started
+        sparse = SparseLexicalIndex.load(work / "lexical")
+        lexical = {"bm25s": bm25s, "qdrant": sparse}
+        dense = NumpyDenseIndex(vectors)
+        embedder = get_embedder(with_precision(Settings(home=home), manifest.embedding_precision))
         known = set(parents)
         rows = [r for r in read_medquad(data) if r["id"] in known]
         rows = random.Random(SEED).sample(rows, min(limit, len(rows)))
-        found: dict[str, list[list[str]]] = {"bm25s": [], "qdrant": []}
-        seconds: dict[str, float] = {"bm25s": 0.0, "qdrant": 0.0}
+        names = ["bm25s", "qdrant", "hybrid-bm25s", "hybrid-qdrant"]
+        found: dict[str, list[list[str]]] = {name: [] for name in names}
+        seconds = {"bm25s": 0.0, "qdrant": 0.0}
         for row in rows:
-            began = time.perf_counter()
-            hits = lexical.search(row["question"], K)
-            seconds["bm25s"] += time.perf_counter() - began
-            found["bm25s"].append([parents[i] for i, _ in hits])
-            began = time.perf_counter()
-            points = shard.query(
-                QueryRequest(
-                    limit=K,
-                    query=Query.Nearest(embedder.embed_query(row["question"]), using="bm25"),
-                    with_payload=False,
-                    with_vector=False,
-                )
-            )
-            seconds["qdrant"] += time.perf_counter() - began
-            found["qdrant"].append([parents[int(p.id)] for p in points])
-        shard.close()
+            near = [r for r, _ in dense.search(embedder.encode_one(row["question"]), _FUSION_DEPTH)]
+            for name, index in lexical.items():
+                began = time.perf_counter()
+                hits = index.search(row["question"], _FUSION_DEPTH)
+                seconds[name] += time.perf_counter() - began
+                found[name].append([parents[i] for i, _ in hits[:K]])
+                fused = reciprocal_rank_fusion([near, [i for i, _ in hits]], limit=K)
+                found[f"hybrid-{name}"].append([parents[i] for i, _ in fused])
+        sparse.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
     report: dict[str, Any] = {
         "source": source,
         "chunks": len(records),
         "questions": len(rows),
-        "build_s": {"bm25s": bm25s_build, "qdrant": qdrant_build},
+        "build_s": build,
+        "ms_per_query": {n: 1000 * s / max(1, len(rows)) for n, s in seconds.items()},
     }
     for name, lists in found.items():
         report[name] = {
@@ -130,11 +110,7 @@ def run(home: Path, source: str, data: Path, limit: int) -> dict[str, Any]:
             "recall_at_10": float(
                 np.mean([r["id"] in top for r, top in zip(rows, lists, strict=True)])
             ),
-            "ms_per_query": 1000 * seconds[name] / max(1, len(rows)),
         }
-    report["same_top10_set"] = int(
-        sum(set(a) == set(b) for a, b in zip(found["bm25s"], found["qdrant"], strict=True))
-    )
     return report
 
 
@@ -147,9 +123,20 @@ def main() -> None:
     )
     parser.add_argument("--questions", type=int, default=600, help="per source")
     args = parser.parse_args()
+    reports: list[dict[str, Any]] = []
     for source in args.source or ["medquad-gard"]:
         report = run(Path(args.medquad_home), source, Path(args.data), args.questions)
+        reports.append(report)
         print(json.dumps(report), flush=True)
+    names = ["bm25s", "qdrant", "hybrid-bm25s", "hybrid-qdrant"]
+    mean = {
+        name: {
+            key: float(np.mean([r[name][key] for r in reports]))
+            for key in ("recall_at_1", "recall_at_10")
+        }
+        for name in names
+    }
+    print(json.dumps({"mean_of_sources": mean}), flush=True)
 
 
 if __name__ == "__main__":

@@ -134,7 +134,8 @@ def build(args: argparse.Namespace) -> dict:
     from prefrag.config import Settings
     from prefrag.index import docstore, hnsw
     from prefrag.index.ingest import source_chunking
-    from prefrag.index.lexical import LexicalIndex, record_texts
+    from prefrag.index.lexical import FORMAT, record_texts
+    from prefrag.index.sparse_lexical import SparseLexicalIndex
 
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -145,7 +146,7 @@ def build(args: argparse.Namespace) -> dict:
     folder = settings.sources_dir / "scale"
     result: dict = {"size": args.size, "real_rows": min(len(real), args.size)}
     started = time.perf_counter()
-    lexical = LexicalIndex.build(record_texts(rows))
+    lexical = SparseLexicalIndex.build(record_texts(rows))
     result["lexical_build_s"] = time.perf_counter() - started
     timings: dict[str, float] = {}
 
@@ -172,6 +173,7 @@ def build(args: argparse.Namespace) -> dict:
             chunk_overlap=chunking.overlap,
             chunk_unit=chunking.unit,
             updated=docstore.now_iso(),
+            lexical_format=FORMAT,
         ),
     )
     if args.add:  # the store of record is what an add appends to (searches never open it)

@@ -484,7 +484,7 @@ def main() -> None:
     if args.refit and args.rows:
         rows = json.loads(args.rows.read_text())
     else:
-        # The `fresh` split is reported only: its questions never reach a fit.
+        # `fresh2` (like `sealed`) is reported only: its questions never reach a fit.
         items = [
             item
             for item in tuning_set.load_questions("all", None)

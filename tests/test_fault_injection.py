@@ -151,7 +151,7 @@ def _damage(settings, how):
     elif how == "short vectors":
         np.save(generation / "vectors.npy", np.load(generation / "vectors.npy")[:3])
     elif how == "garbage lexical":
-        (generation / "lexical" / "params.index.json").write_text("{not json")
+        (generation / "lexical" / "prefrag.stats.json").write_text("{not json")
 
 
 DAMAGE = [

@@ -177,12 +177,10 @@ def test_lost_records_qdrant_cannot_restore_are_refused_with_the_fix(notes):
 
 # --- 2. every file of the lexical index -------------------------------------------------
 
-LEXICAL_FILES = [
-    "vocab.index.json",
-    "params.index.json",
-    "data.csc.index.npy",
-    "indices.csc.index.npy",
-    "indptr.csc.index.npy",
+LEXICAL_FILES = [  # the Qdrant BM25 shard's config, the term counts, the stats
+    "shard/edge_config.json",
+    "frequencies.npy",
+    "prefrag.stats.json",
 ]
 
 
@@ -194,7 +192,7 @@ def test_each_lexical_file_is_checked_and_reindexing_repairs_it(notes, name, dam
     if damage == "missing":
         path.unlink()
     elif name.endswith(".json"):
-        path.write_text('["not", "a", "map"]' if name.startswith("vocab") else "{bad")
+        path.write_text('["not", "a", "map"]' if name.startswith("prefrag") else "{bad")
     else:
         np.save(path, np.array([7.5, -3.0, 1e9]))  # a valid .npy that disagrees
     check = _check("herbs")

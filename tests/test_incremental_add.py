@@ -99,7 +99,7 @@ def test_an_add_writes_only_a_delta_and_finds_what_a_rebuild_finds(large):
     after = _generation(settings, "town")
     assert (after / "delta" / "chunks.jsonl").is_file()
     # The old rows were not rewritten: the base files are the previous generation's.
-    for name in ("chunks.jsonl", "vectors.npy", "lexical/data.csc.index.npy"):
+    for name in ("chunks.jsonl", "vectors.npy", "lexical/frequencies.npy"):
         assert (after / name).stat().st_ino == (before / name).stat().st_ino, name
     assert len(docstore.load_records(after / "delta")) == 2
     # The same notes indexed in one go (no delta) rank the same chunks first.

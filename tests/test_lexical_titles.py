@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,7 @@ def _make_text_only(folder: Path) -> None:
     assert manifest is not None
     generation = folder / manifest.generation
     records = docstore.load_records(generation)
+    shutil.rmtree(generation / docstore.LEXICAL)
     LexicalIndex.build([r["text"] for r in records]).save(generation / docstore.LEXICAL)
     data = json.loads((folder / docstore.MANIFEST).read_text())
     del data["lexical_format"]  # early manifests had no such field

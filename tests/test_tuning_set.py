@@ -45,14 +45,21 @@ def test_the_set_has_the_promised_shape() -> None:
     assert all(item.get("context") for item in ITEMS if item["kind"] == "followup")
 
 
-def test_the_fresh_split_loads_on_corpora_of_its_own() -> None:
-    """`--split fresh`: its own three corpora, every kind, about a fifth unanswerable."""
-    fresh = scorer.load_questions("fresh", None)
+FRESH_SPLITS = {
+    "fresh": {"clinic2", "interactions2", "encyclopedia2"},
+    "fresh2": {"clinic3", "interactions3", "encyclopedia3"},
+}
+
+
+@pytest.mark.parametrize("split", sorted(FRESH_SPLITS))
+def test_a_fresh_split_loads_on_corpora_of_its_own(split: str) -> None:
+    """`--split fresh` / `fresh2`: own three corpora, every kind, about a fifth unanswerable."""
+    fresh = scorer.load_questions(split, None)
     assert len(fresh) >= 75
     corpora = {item["corpus"] for item in fresh}
-    assert corpora == {"clinic2", "interactions2", "encyclopedia2"}
-    tuned = {i["corpus"] for i in ITEMS if i["split"] in ("tune", "heldout")}
-    assert not corpora & tuned
+    assert corpora == FRESH_SPLITS[split]
+    elsewhere = {i["corpus"] for i in ITEMS if i["split"] != split}
+    assert not corpora & elsewhere
     for corpus in corpora:
         assert len(scorer.corpus_documents(corpus)) >= 10, corpus
     kinds = Counter(item["kind"] for item in fresh)

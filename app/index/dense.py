@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from prefrag.config import Settings
 
 _UPSERT_BATCH = 256
+_MEAN_LENGTH = "prefrag_bm25_mean_words"  # collection metadata: BM25's mean document length
 
 
 class NumpyDenseIndex:
@@ -73,7 +74,14 @@ def collection_name(source: str) -> str:
 
 
 class QdrantStore(PointStore):
-    """One source's collection on a Qdrant server or cluster (`QDRANT_URL`)."""
+    """One source's collection on a Qdrant server or cluster (`QDRANT_URL`).
+
+    Each point holds the chunk's dense vector, its Qdrant BM25 sparse vector (named
+    `sparse_lexical.VECTOR`, IDF applied by the server: `Modifier.IDF`) and its record as
+    payload, so the server answers dense and lexical queries and nothing lexical lives
+    on the machine. The mean length BM25 normalises by is fixed by the first write and
+    kept in the collection's metadata.
+    """
 
     server = True
     batch = _UPSERT_BATCH
@@ -87,20 +95,65 @@ class QdrantStore(PointStore):
             api_key=settings.qdrant_api_key,
             timeout=int(settings.request_timeout),
         )
+        self._dimension: int | None = None  # a collection to create at the first upsert
 
     def close(self) -> None:
         """Release the client."""
         self.client.close()
 
     def ensure_collection(self, dimension: int) -> None:
-        """Create the collection (cosine distance) unless it exists."""
+        """Create the collection (cosine distance) at the first upsert unless it exists."""
+        if not self.client.collection_exists(self.collection):
+            self._dimension = dimension
+
+    def _create(self, records: Sequence[dict[str, Any]]) -> None:
         from qdrant_client import models
 
-        if not self.client.collection_exists(self.collection):
-            self.client.create_collection(
-                self.collection,
-                vectors_config=models.VectorParams(size=dimension, distance=models.Distance.COSINE),
-            )
+        from prefrag.index.lexical import record_texts
+        from prefrag.index.sparse_lexical import VECTOR, mean_words
+
+        assert self._dimension is not None
+        self.client.create_collection(
+            self.collection,
+            vectors_config=models.VectorParams(
+                size=self._dimension, distance=models.Distance.COSINE
+            ),
+            sparse_vectors_config={VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)},
+            metadata={_MEAN_LENGTH: mean_words(record_texts(records))},
+        )
+        self._dimension = None
+
+    def holds_lexical(self) -> bool:
+        """Whether the collection has the BM25 sparse vectors (earlier versions' had not)."""
+        from prefrag.index.sparse_lexical import VECTOR
+
+        if not self._exists():
+            return True  # it will, from its first write
+        config = self.client.get_collection(self.collection).config
+        return VECTOR in (config.params.sparse_vectors or {}) and self._mean_length() is not None
+
+    def _mean_length(self) -> float | None:
+        metadata = getattr(self.client.get_collection(self.collection).config, "metadata", None)
+        value = (metadata or {}).get(_MEAN_LENGTH)
+        return float(value) if isinstance(value, int | float) and value > 0 else None
+
+    def lexical_search(self, query: str, k: int) -> list[tuple[str, float]]:
+        """Up to `k` (chunk id, BM25 score) pairs by the collection's sparse vectors."""
+        from qdrant_client import models
+
+        from prefrag.index.sparse_lexical import VECTOR, query_terms
+
+        terms = query_terms(query)
+        if k <= 0 or not terms or not self._exists():
+            return []
+        response = self.client.query_points(
+            self.collection,
+            query=models.SparseVector(indices=terms, values=[1.0] * len(terms)),
+            using=VECTOR,
+            limit=k,
+            with_payload=False,
+        )
+        return [(str(p.id), float(p.score)) for p in response.points if p.score > 0]
 
     def count(self) -> int:
         """How many points the collection holds (0 when it does not exist)."""
@@ -109,14 +162,34 @@ class QdrantStore(PointStore):
         return int(self.client.count(self.collection, exact=True).count)
 
     def upsert(self, records: Sequence[dict[str, Any]], vectors: np.ndarray) -> None:
-        """Write chunk records (as payload) and their vectors under the chunk ids."""
+        """Write chunk records (as payload), their dense and BM25 vectors under the chunk ids."""
         from qdrant_client import models
 
+        from prefrag.index.lexical import record_texts
+        from prefrag.index.sparse_lexical import VECTOR, document_vectors
+
+        if not records:
+            return
+        if self._dimension is not None:
+            self._create(records)
+        mean = self._mean_length()
+        assert mean is not None, "a collection without BM25 vectors is replaced first"
         for start in range(0, len(records), _UPSERT_BATCH):
             stop = start + _UPSERT_BATCH
+            batch = records[start:stop]
+            sparse = document_vectors(record_texts(batch), mean)
             points = [
-                models.PointStruct(id=record["id"], vector=vector.tolist(), payload=record)
-                for record, vector in zip(records[start:stop], vectors[start:stop], strict=True)
+                models.PointStruct(
+                    id=record["id"],
+                    vector={
+                        "": vector.tolist(),
+                        VECTOR: models.SparseVector(
+                            indices=list(bm25.indices), values=list(bm25.values)
+                        ),
+                    },
+                    payload=record,
+                )
+                for record, vector, bm25 in zip(batch, vectors[start:stop], sparse, strict=True)
             ]
             self.client.upsert(self.collection, points=points, wait=True)
 
@@ -164,6 +237,7 @@ class QdrantStore(PointStore):
     def _drop(self) -> None:
         if self._exists():
             self.client.delete_collection(self.collection)
+        self._dimension = None
 
 
 def open_store(source: str, folder: Path, settings: Settings) -> PointStore:

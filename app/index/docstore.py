@@ -78,6 +78,9 @@ class Manifest:
     # What the lexical index covers (`prefrag.index.lexical.FORMAT`); manifests written
     # before this field existed indexed chunk texts only.
     lexical_format: int = 1
+    # Where the lexical index lives: "generation" (its `lexical/` folder, in process) or
+    # "collection" (the BM25 sparse vectors of the source's Qdrant server collection).
+    lexical_store: str = "generation"
 
 
 def check_source_name(name: str) -> str:
@@ -224,7 +227,8 @@ def write_generation(
             [(r["id"], str(r.get("parent_id", r["id"]))) for r in records],
         )
         np.save(staging / VECTORS, np.ascontiguousarray(vectors, dtype=np.float32))
-        save_lexical(staging / LEXICAL)
+        if save_lexical is not None:  # None: the lexical index lives on the Qdrant server
+            save_lexical(staging / LEXICAL)
         if save_dense is not None:
             save_dense(staging)
         os.replace(staging, folder / name)
@@ -239,17 +243,17 @@ def write_delta_generation(
     previous: Path,
     records: Sequence[dict[str, Any]],
     vectors: np.ndarray,
-    terms: Sequence[Sequence[str]],
+    lexical_lines: Sequence[bytes] | None,
 ) -> str:
     """Write a generation that is `previous` plus `records` appended; return its name.
 
     The base part's files (records, offsets, keys, vectors, lexical index) are hard links
     to `previous`'s (copies where the file system has no hard links): nothing of the old
     rows is rewritten. The new rows go to `delta/` after `previous`'s own delta rows,
-    with `terms` (the lexical tokens of each new record, `prefrag.index.lexical`); they
-    are searched exactly beside the base's lexical index and HNSW shard.
+    with `lexical_lines` (the Qdrant BM25 sparse vector of each new record,
+    `prefrag.index.sparse_lexical.delta_lines`); they are searched beside the base's
+    lexical shard and HNSW shard.
     """
-    from prefrag.index.lexical import DELTA_TERMS
     from prefrag.index.rows import DELTA, KEYS, OFFSETS, PartRecords, record_line, row_keys
 
     number = 1 + max((_generation_number(p.name) for p in folder.glob("gen-*")), default=0)
@@ -294,13 +298,13 @@ def write_delta_generation(
         if old_lines:
             new_vectors = np.concatenate([np.load(old / VECTORS), new_vectors])
         np.save(new / VECTORS, new_vectors)
-        old_terms = (old / DELTA_TERMS).read_bytes() if old_lines else b""
-        with (new / DELTA_TERMS).open("wb") as handle:
-            handle.write(old_terms)
-            handle.writelines(
-                (json.dumps(list(tokens), ensure_ascii=False) + "\n").encode("utf-8")
-                for tokens in terms
-            )
+        from prefrag.index.sparse_lexical import DELTA_SPARSE
+
+        if lexical_lines is not None:  # None: the lexical index lives on the Qdrant server
+            old_sparse = (old / DELTA_SPARSE).read_bytes() if old_lines else b""
+            with (new / DELTA_SPARSE).open("wb") as handle:
+                handle.write(old_sparse)
+                handle.writelines(lexical_lines)
         os.replace(staging, folder / name)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

@@ -129,8 +129,8 @@ def index_paths(
         )
         skipped = chunk_total - len(new_records)
         migrated = ""
-        if manifest is not None and _lexical_outdated(manifest) and not contents.damaged:
-            migrated = _MIGRATED.format(source=source, old=manifest.lexical_format)
+        if manifest is not None and _lexical_outdated(manifest, settings) and not contents.damaged:
+            migrated = _migration(source, manifest, settings)
         problems = [*contents.problems, *([store_problem] if store_problem else [])]
         repairs = list(contents.repairs)
         # Filling a store moved from an older format is no repair: its problems are not kept.
@@ -179,7 +179,9 @@ def index_paths(
             previous is not None
             and manifest is not None
             and not migrated  # a lexical index of an older format is rebuilt whole
-            and _appendable(previous, old_records, len(new_records), settings)
+            and _appendable(
+                previous, old_records, len(new_records), settings, manifest.lexical_store
+            )
         ):
             manifest = _write_delta(
                 folder, previous, old_records, new_records, new_vectors, manifest
@@ -213,6 +215,11 @@ def index_paths(
     return dataclasses.replace(
         report, rebuilt="; ".join(problems), repairs=tuple(repairs), warnings=tuple(warnings)
     )
+
+
+def _stacked(old: np.ndarray, new: np.ndarray | None) -> np.ndarray:
+    """The kept rows' vectors, then the new ones'."""
+    return old if new is None or not len(new) else np.vstack([old, new]) if len(old) else new
 
 
 def _large_documents(
@@ -289,8 +296,14 @@ def _reconcile_qdrant(
     other ids than the records' after damage, and the collection is rebuilt from the
     records and vectors; otherwise only the new points are upserted.
     """
+    from prefrag.index.dense import QdrantStore
+
     points = store.count()
     wrong = points != len(old_records)
+    if not wrong and isinstance(store, QdrantStore) and not store.holds_lexical():
+        # A collection written before it held BM25 vectors: written again with them.
+        store.replace_all([*old_records, *new_records], _stacked(old_vectors, new_vectors))
+        return ""
     if not wrong and problems:
         wrong = store.ids() != {record["id"] for record in old_records}
     if wrong:
@@ -314,15 +327,39 @@ _MOVED = (
     "(filled from its records and vectors; nothing was re-embedded)."
 )
 _MIGRATED = (
-    "The lexical index of '{source}' covered chunk texts only (format {old}); it was rebuilt "
-    "over titles and texts. Nothing was re-embedded."
+    "The lexical index of '{source}' was {old}; it was rebuilt over titles and texts as "
+    "Qdrant BM25 sparse vectors. Nothing was re-embedded."
+)
+_OLD_LEXICAL = {1: "bm25s over chunk texts only", 2: "bm25s"}
+_MOVED_LEXICAL = (
+    "The lexical index of '{source}' moved {where}; it was rebuilt as Qdrant BM25 sparse "
+    "vectors. Nothing was re-embedded."
 )
 
 
-def _lexical_outdated(manifest: docstore.Manifest) -> bool:
+def _lexical_store(settings: Settings) -> str:
+    """Where `prefrag index` keeps a source's lexical index under these settings."""
+    return "collection" if settings.qdrant_url is not None else "generation"
+
+
+def _migration(source: str, manifest: docstore.Manifest, settings: Settings) -> str:
+    """The sentence saying how the source's lexical index is brought up to date."""
+    wanted = _lexical_store(settings)
+    if manifest.lexical_store != wanted:
+        where = (
+            "into its Qdrant server collection"
+            if wanted == "collection"
+            else "from the Qdrant server into the source's own files"
+        )
+        return _MOVED_LEXICAL.format(source=source, where=where)
+    old = _OLD_LEXICAL.get(manifest.lexical_format, f"of format {manifest.lexical_format}")
+    return _MIGRATED.format(source=source, old=old)
+
+
+def _lexical_outdated(manifest: docstore.Manifest, settings: Settings) -> bool:
     from prefrag.index.lexical import FORMAT
 
-    return manifest.lexical_format < FORMAT
+    return manifest.lexical_format < FORMAT or manifest.lexical_store != _lexical_store(settings)
 
 
 @contextlib.contextmanager
@@ -545,12 +582,18 @@ def _write(
 ) -> docstore.Manifest:
     from prefrag.index.dense import collection_name
     from prefrag.index.integrity import verify_before_publishing
-    from prefrag.index.lexical import FORMAT, LexicalIndex, record_texts
+    from prefrag.index.lexical import FORMAT, record_texts
+    from prefrag.index.sparse_lexical import SparseLexicalIndex
 
-    lexical = LexicalIndex.build(record_texts(records))
-    verify_before_publishing(folder, len(records), vectors, lexical.documents)
+    store = _lexical_store(settings)
+    if store == "collection":  # the server's collection holds the BM25 vectors
+        save_lexical, lexical_documents = None, len(records)
+    else:
+        lexical = SparseLexicalIndex.build(record_texts(records))
+        save_lexical, lexical_documents = lexical.save, lexical.documents
+    verify_before_publishing(folder, len(records), vectors, lexical_documents)
     generation = docstore.write_generation(
-        folder, records, vectors, lexical.save, _hnsw_writer(vectors, settings, previous)
+        folder, records, vectors, save_lexical, _hnsw_writer(vectors, settings, previous)
     )
     return docstore.Manifest(
         name=source,
@@ -568,6 +611,7 @@ def _write(
         collection=collection_name(source),
         updated=docstore.now_iso(),
         lexical_format=FORMAT,
+        lexical_store=store,
     )
 
 
@@ -592,17 +636,22 @@ def _new_documents(records: Sequence[dict[str, Any]], added: Sequence[dict[str, 
 
 
 def _appendable(
-    previous: Path, old_records: Sequence[dict[str, Any]], added: int, settings: Settings
+    previous: Path,
+    old_records: Sequence[dict[str, Any]],
+    added: int,
+    settings: Settings,
+    lexical_store: str = "generation",
 ) -> bool:
     """Whether an add of `added` rows to generation `previous` can go to its delta part.
 
-    The base must be large, the delta stay small, the lexical index know its mean
-    length, and the base have its HNSW shard exactly when the source is past the HNSW
-    size (crossing it writes the generation whole, shard included).
+    The base must be large, the delta stay small, the lexical index be Qdrant sparse
+    vectors (an older one is written whole first), and the base have its HNSW shard
+    exactly when the source is past the HNSW size (crossing it writes the generation
+    whole, shard included).
     """
     from prefrag.index import hnsw
-    from prefrag.index.lexical import average_length
     from prefrag.index.rows import Records
+    from prefrag.index.sparse_lexical import average_length, is_sparse_index
 
     if not isinstance(old_records, Records) or not old_records.indexed:
         return False
@@ -612,7 +661,13 @@ def _appendable(
     return (
         base >= DELTA_MIN_ROWS
         and delta + added <= DELTA_MAX_SHARE * base
-        and average_length(previous / docstore.LEXICAL) is not None
+        and (
+            lexical_store == "collection"
+            or (
+                is_sparse_index(previous / docstore.LEXICAL)
+                and average_length(previous / docstore.LEXICAL) is not None
+            )
+        )
         and past_hnsw == (previous / hnsw.HNSW).is_dir()
     )
 
@@ -626,12 +681,16 @@ def _write_delta(
     manifest: docstore.Manifest,
 ) -> docstore.Manifest:
     """Publish `previous` plus `new_records` as a generation with a longer delta part."""
-    from prefrag.index.lexical import record_texts, terms
+    from prefrag.index.lexical import record_texts
+    from prefrag.index.sparse_lexical import average_length, delta_lines
 
     documents = _new_documents(old_records, new_records)
-    generation = docstore.write_delta_generation(
-        folder, previous, new_records, new_vectors, terms(record_texts(new_records))
-    )
+    lines = None  # on a Qdrant server the collection holds the new rows' BM25 vectors
+    if manifest.lexical_store != "collection":
+        mean = average_length(previous / docstore.LEXICAL)
+        assert mean is not None  # `_appendable` checked it
+        lines = delta_lines(record_texts(new_records), mean)
+    generation = docstore.write_delta_generation(folder, previous, new_records, new_vectors, lines)
     return dataclasses.replace(
         manifest,
         generation=generation,

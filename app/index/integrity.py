@@ -115,7 +115,9 @@ def check_generation(
     for part in parts(generation):
         records = _count_part_records(part, check, thorough, line_ends)
         vectors = _vector_shape(part / docstore.VECTORS, check)
-        if part == generation:
+        if manifest.lexical_store == "collection":
+            lexical = None  # on the Qdrant server: counted with its points (`qdrant`)
+        elif part == generation:
             lexical = _lexical_documents(generation / docstore.LEXICAL, check)
         else:
             lexical = _delta_terms(part, check)
@@ -180,7 +182,14 @@ def _count_part_records(
 
 def _delta_terms(part: Path, check: StoreCheck) -> int | None:
     from prefrag.index.lexical import DELTA_TERMS
+    from prefrag.index.sparse_lexical import DELTA_SPARSE, delta_problem
 
+    if (part / DELTA_SPARSE).is_file():
+        rows = delta_problem(part / DELTA_SPARSE)
+        if isinstance(rows, str):
+            check.problems.append(rows)
+            return None
+        return rows
     path = part / DELTA_TERMS
     try:
         with path.open(encoding="utf-8") as handle:
@@ -310,12 +319,16 @@ LEXICAL_FILES = (
 
 
 def lexical_problem(path: Path) -> int | str:
-    """The documents a saved bm25s index holds, or what is wrong with one of its files.
+    """The documents a saved lexical index holds, or what is wrong with one of its files.
 
-    Every file is read and the parts are checked against each other (word ids within
-    the score matrix, document numbers within `num_docs`), so an index that would fail
-    at the first query fails here instead.
+    Every file is read and the parts are checked against each other (for bm25s: word
+    ids within the score matrix, document numbers within `num_docs`), so an index that
+    would fail at the first query fails here instead.
     """
+    from prefrag.index import sparse_lexical
+
+    if sparse_lexical.is_sparse_index(path):
+        return sparse_lexical.problem(path)
     where = path / LEXICAL_FILES[0]
     try:
         params = json.loads(where.read_text(encoding="utf-8"))

@@ -27,8 +27,10 @@ import numpy as np
 
 from prefrag.shared import shared
 
-# What a lexical index covers: 1 = chunk text only (early stores), 2 = title + text.
-FORMAT = 2
+# What a source's lexical index is: 1 = bm25s over chunk texts only (early stores), 2 =
+# bm25s over title + text (this module; still read), 3 = title + text as Qdrant BM25 sparse
+# vectors (`prefrag.index.sparse_lexical`, what `prefrag index` writes).
+FORMAT = 3
 _STOPWORDS = "en"
 # bm25s' default token pattern; queries are split exactly as the corpus was.
 _WORDS = re.compile(r"(?u)\b\w\w+\b").findall

@@ -114,7 +114,7 @@ class PointStore(ABC):
             (
                 str(point.id),
                 dict(point.payload or {}) if with_payload else {},
-                np.asarray(point.vector, dtype=np.float32)
+                np.asarray(_dense(point.vector), dtype=np.float32)
                 if with_vectors and point.vector is not None
                 else None,
             )
@@ -126,3 +126,8 @@ class PointStore(ABC):
         self._drop()
         self.ensure_collection(int(vectors.shape[1]))
         self.upsert(records, vectors)
+
+
+def _dense(vector: Any) -> Any:
+    """The dense vector of a point (a server's points also hold a named sparse one)."""
+    return vector.get("", vector) if isinstance(vector, dict) else vector

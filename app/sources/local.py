@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from prefrag.index.hnsw import HnswIndex
     from prefrag.index.lexical import LexicalIndex
     from prefrag.index.rows import Records, VectorRows
+    from prefrag.index.sparse_lexical import SparseLexicalIndex
+
+    LexicalSearch = LexicalIndex | SparseLexicalIndex
 
 SearchMode = Literal["hybrid", "dense", "lexical"]
 _MODES = ("hybrid", "dense", "lexical")
@@ -79,7 +82,7 @@ class LocalSource:
         self.manifest = manifest
         self._note: str | None = None
         self._embedder: Embedder | None = None
-        self._lexical: LexicalIndex | None = None
+        self._lexical: LexicalSearch | None = None
         self._numpy: NumpyDenseIndex | None = None
         self._hnsw: HnswIndex | None = None
         self._delta: NumpyDenseIndex | None = None
@@ -147,7 +150,7 @@ class LocalSource:
 
         Records are parsed when a search returns them, not here (`prefrag.index.rows`).
         """
-        from prefrag.index.rows import DELTA, Records
+        from prefrag.index.rows import Records
 
         self._ids = records = Records(generation)
         self._records = records
@@ -157,21 +160,10 @@ class LocalSource:
                 f"{generation / docstore.CHUNKS} has {len(self._records)} records, "
                 f"the manifest {self.manifest.chunks}"
             )
-        if self.mode != "dense":
-            from prefrag.index.integrity import lexical_problem
-            from prefrag.index.lexical import LexicalIndex
-
-            # Every file is checked first: a garbage one would load and then fail (or
-            # score wrongly) at the first query.
-            checked = lexical_problem(generation / docstore.LEXICAL)
-            if isinstance(checked, str):
-                raise DamagedStoreError(docstore.damage_message(self.store, checked), checked)
-            from prefrag.index.lexical import DELTA_TERMS
-
-            delta = generation / DELTA / DELTA_TERMS if len(records.parts) > 1 else None
-            self._lexical = LexicalIndex.load(
-                generation / docstore.LEXICAL, len(self._records), delta
-            )
+        if self.mode != "dense" and self.manifest.lexical_store == "collection":
+            self._open_server()
+        elif self.mode != "dense":
+            self._lexical = self._open_lexical(generation, len(records.parts) > 1)
             if self._lexical.documents != len(self._records):
                 problems.append(
                     f"{generation / docstore.LEXICAL} indexes {self._lexical.documents} "
@@ -192,14 +184,57 @@ class LocalSource:
             problem = "; ".join(problems)
             raise DamagedStoreError(docstore.damage_message(self.store, problem), problem)
 
+    def _open_lexical(self, generation: Path, with_delta: bool) -> LexicalSearch:
+        """The generation's lexical index: Qdrant sparse vectors, or bm25s (format 2 and 1).
+
+        Every file is checked first: a garbage one would load and then fail (or score
+        wrongly) at the first query.
+        """
+        from prefrag.index.rows import DELTA
+
+        folder = generation / docstore.LEXICAL
+        from prefrag.index import sparse_lexical
+
+        if sparse_lexical.is_sparse_index(folder):
+            checked = sparse_lexical.problem(folder)
+            if isinstance(checked, str):
+                raise DamagedStoreError(docstore.damage_message(self.store, checked), checked)
+            delta = generation / DELTA / sparse_lexical.DELTA_SPARSE if with_delta else None
+            return sparse_lexical.SparseLexicalIndex.load(folder, delta)
+        from prefrag.index.integrity import lexical_problem
+        from prefrag.index.lexical import DELTA_TERMS, LexicalIndex
+
+        checked = lexical_problem(folder)
+        if isinstance(checked, str):
+            raise DamagedStoreError(docstore.damage_message(self.store, checked), checked)
+        terms = generation / DELTA / DELTA_TERMS if with_delta else None
+        return LexicalIndex.load(folder, len(self._records), terms)
+
+    def _open_server(self) -> QdrantStore:
+        """The source's collection on the Qdrant server (`QDRANT_URL`).
+
+        Raises:
+            ConfigurationError: The source lives on a server and `QDRANT_URL` is not set.
+        """
+        if self._qdrant is None:
+            if self.settings.qdrant_url is None:
+                from prefrag.errors import ConfigurationError
+
+                raise ConfigurationError(
+                    f"Source '{self.store}' keeps its lexical index in its Qdrant server "
+                    "collection; set QDRANT_URL to that server (or search it with --mode dense)."
+                )
+            from prefrag.index.dense import QdrantStore
+
+            self._qdrant = QdrantStore(self.store, self._folder / docstore.QDRANT, self.settings)
+        return self._qdrant
+
     def _open_dense(self, folder: Path, generation: Path) -> None:
         from prefrag.index.rows import VectorRows
 
         self._vectors = VectorRows.of(generation)
         if self.settings.qdrant_url is not None:
-            from prefrag.index.dense import QdrantStore
-
-            self._qdrant = QdrantStore(self.store, folder / docstore.QDRANT, self.settings)
+            self._open_server()
             return
         from prefrag.index.dense import NumpyDenseIndex
 
@@ -299,7 +334,11 @@ class LocalSource:
             raise DamagedStoreError(docstore.damage_message(self.store, problem), problem) from None
 
     def _lexical_hits(self, query: str, k: int) -> list[tuple[int, float]]:
-        assert self._lexical is not None
+        if self._lexical is None:  # the server's collection holds the BM25 vectors
+            found = self._open_server().lexical_search(query, k)
+            assert self._ids is not None
+            rows = self._ids.rows_of([point for point, _ in found]).tolist()
+            return [(row, score) for row, (_, score) in zip(rows, found, strict=True) if row >= 0]
         return self._lexical.search(query, k)
 
     def _dense(self, query: str, k: int) -> list[tuple[int, float]]:

@@ -1,0 +1,138 @@
+"""On a Qdrant server (`QDRANT_URL`) the lexical side is the collection's BM25 sparse vectors.
+
+The server here is qdrant-client's in-memory engine (the same API as a server), shared by
+every client `prefrag` opens in the test, so `prefrag index` and `prefrag ask` run exactly
+as with `QDRANT_URL` set: nothing lexical is written in the source's files, an add appends
+points, and a source indexed in process moves its lexical index into the collection at
+its next `prefrag index`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_checks import no_traceback
+from cli_checks import words as output_words
+from typer.testing import CliRunner
+
+from prefrag.cli import app
+from prefrag.index import docstore
+from prefrag.index.sparse_lexical import VECTOR
+
+runner = CliRunner(env={"COLUMNS": "1000"})
+
+NOTES = [
+    {
+        "id": "kiln",
+        "title": "Lime kiln",
+        "text": "Burnt limestone from the kiln sweetens sour fields.",
+    },
+    {"id": "ford", "title": "Otter ford", "text": "The ford floods each spring; carters wait."},
+    {"id": "inn", "title": "Drovers' inn", "text": "Drovers rest their herds behind the inn."},
+]
+ADDED = {"id": "weir", "title": "Eel weir", "text": "Wickerwork eel traps stand in the mill weir."}
+
+
+@pytest.fixture
+def server(monkeypatch, _isolated_home):
+    """One in-memory Qdrant for every client opened while the test runs."""
+    import qdrant_client
+
+    from prefrag.config import get_settings
+
+    shared = qdrant_client.QdrantClient(location=":memory:")
+
+    class Client:
+        def __init__(self, *args, **kwargs) -> None:
+            pass
+
+        def __getattr__(self, name: str):
+            return getattr(shared, name)
+
+        def close(self) -> None:  # the one engine outlives each client
+            pass
+
+    monkeypatch.setattr(qdrant_client, "QdrantClient", Client)
+    monkeypatch.setenv("QDRANT_URL", "http://qdrant.invalid:6333")
+    get_settings.cache_clear()
+    return shared
+
+
+def _write(path: Path, rows: list[dict[str, str]]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def _generation(name: str) -> Path:
+    from prefrag.config import get_settings
+
+    folder = get_settings().sources_dir / name
+    manifest = docstore.read_manifest(folder)
+    assert manifest is not None
+    return folder / manifest.generation
+
+
+def _index(path: Path):
+    result = runner.invoke(app, ["index", str(path), "--source", "farm"])
+    no_traceback(result)
+    return result
+
+
+def _cited(question: str) -> set[str]:
+    asked = runner.invoke(app, ["ask", question, "--no-web", "--json", "--source", "farm"])
+    no_traceback(asked)
+    assert asked.exit_code == 0, asked.output
+    return {c["document"] for c in json.loads(asked.stdout)["citations"]}
+
+
+def test_on_a_server_the_collection_holds_the_bm25_vectors_and_an_add_appends(server, tmp_path):
+    first = _index(_write(tmp_path / "a.jsonl", NOTES))
+    assert first.exit_code == 0, first.output
+    generation = _generation("farm")
+    assert not (generation / docstore.LEXICAL).exists()  # nothing lexical on this machine
+    collection = server.get_collection("prefrag-farm")
+    assert VECTOR in (collection.config.params.sparse_vectors or {})
+    added = _index(_write(tmp_path / "b.jsonl", [ADDED]))
+    assert added.exit_code == 0 and "1 chunks added" in output_words(added), added.output
+    assert server.count("prefrag-farm").count == 4
+    assert not (_generation("farm") / docstore.LEXICAL).exists()
+
+    from prefrag.sources.local import LocalSource
+
+    lexical = LocalSource("farm", mode="lexical")
+    assert [d.metadata["parent_id"] for d in lexical.search("wickerwork", 3)] == ["weir"]
+    assert "weir" in _cited("What stands in the mill weir, made of wickerwork?")
+    checked = runner.invoke(app, ["sources", "check", "farm"])
+    assert checked.exit_code == 0, checked.output
+
+
+def test_a_source_indexed_in_process_moves_its_lexical_index_into_the_collection(
+    server, monkeypatch, tmp_path
+):
+    from prefrag.config import get_settings
+
+    notes = _write(tmp_path / "a.jsonl", NOTES)
+    monkeypatch.delenv("QDRANT_URL")
+    get_settings.cache_clear()
+    assert runner.invoke(app, ["index", str(notes), "--source", "farm"]).exit_code == 0
+    assert (_generation("farm") / docstore.LEXICAL).is_dir()
+
+    monkeypatch.setenv("QDRANT_URL", "http://qdrant.invalid:6333")
+    get_settings.cache_clear()
+    moved = runner.invoke(app, ["index", str(notes), "--source", "farm"])
+    no_traceback(moved)
+    assert moved.exit_code == 0 and "0 chunks added" in output_words(moved), moved.output
+    assert "moved into its Qdrant server collection" in output_words(moved)
+    assert not (_generation("farm") / docstore.LEXICAL).exists()
+    assert "kiln" in _cited("What sweetens sour fields?")
+    again = runner.invoke(app, ["index", str(notes), "--source", "farm"])
+    assert again.exit_code == 0 and "moved" not in output_words(again)
+
+    # Without the server, the source says where its lexical index is instead of failing.
+    monkeypatch.delenv("QDRANT_URL")
+    get_settings.cache_clear()
+    asked = runner.invoke(app, ["ask", "What sweetens fields?", "--no-web", "--source", "farm"])
+    no_traceback(asked)
+    assert asked.exit_code == 2 and "set QDRANT_URL" in output_words(asked)

@@ -13,6 +13,8 @@ separators and dashes removed, articles dropped, punctuation split off):
 - `all_of` items (lists): right when every group has one alias contained in the answer;
 - `polarity` items (yes/no): right when the answer does not open with the opposite word and
   either opens with the gold word or contains one gold alias (the deciding phrase);
+- items with `opposite` aliases (the other side of a comparison): wrong when the answer
+  opens with one of them, whatever else it contains;
 - other items: right when one gold alias is contained in the answer (on word boundaries) or,
   for an alias of four or more words (an explanation), the token F1 against it is at least
   `--f1` (0.5);
@@ -76,6 +78,12 @@ def contains(answer: list[str], alias: str) -> bool:
     return f" {' '.join(needle)} " in f" {' '.join(answer)} "
 
 
+def opens_with(answer: list[str], alias: str) -> bool:
+    """Whether the normalized `answer` opens with the normalized `alias`."""
+    needle = normalize(alias)
+    return bool(needle) and answer[: len(needle)] == needle
+
+
 def token_f1(answer: list[str], alias: str) -> float:
     """SQuAD-style token F1 between an answer and one gold alias."""
     gold = normalize(alias)
@@ -92,6 +100,8 @@ def is_right(item: dict[str, Any], answer: str, *, f1: float = 0.5) -> bool:
     if not tokens or item["docs"] == UNANSWERABLE:
         return False
     if _MARKDOWN.search(answer) or len(answer.split()) > MAX_WORDS:
+        return False
+    if any(opens_with(tokens, alias) for alias in item.get("opposite", [])):
         return False
     if item.get("all_of"):
         return all(any(contains(tokens, a) for a in group) for group in item["all_of"])

@@ -100,6 +100,14 @@ def test_list_items_need_every_group() -> None:
     assert scorer.is_right(item, "It carried coal, hemp and grain until 1958.")
 
 
+def test_a_comparison_answer_that_opens_with_the_other_side_is_wrong() -> None:
+    """Naming both sides is not enough: the side the answer opens with is its choice."""
+    item = _item(answers=["Brackley Hall"], opposite=["Fennick Lodge"])
+    assert not scorer.is_right(item, "Fennick Lodge. Brackley Hall has 40 beds, Fennick Lodge 12.")
+    assert scorer.is_right(item, "Brackley Hall. It has 40 beds, Fennick Lodge 12.")
+    assert scorer.is_right(item, "The larger one is Brackley Hall (40 beds).")
+
+
 def test_unanswerable_items_are_never_right_and_citations_map_to_tuning_ids() -> None:
     """Any answer to an unanswerable item counts against; file citations become file stems."""
     assert not scorer.is_right({"docs": scorer.UNANSWERABLE, "answers": []}, "Edderton")

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from langchain_core.documents import Document
 
 from prefrag.documents import unique_documents
+from prefrag.reasoners._bridges import through_described
 from prefrag.reasoners._checks import (
     common_word_span,
     figure_missing,
@@ -181,8 +182,33 @@ def draft_with_features(
 ) -> tuple[AnswerDraft, dict[str, float] | None]:
     """The policy's best answer (sentences below `floor` are not used) and its features.
 
-    The features (`_confidence.answer_features`) are None for an abstention.
+    The features (`_confidence.answer_features`) are None for an abstention. A question
+    about a thing it only describes ("the engineer of X") that stops at that thing is
+    asked again of the thing by name (`_bridges.through_described`).
     """
+    drafted = one_hop(question, scratchpad, evidence, feedback=feedback, embed=embed, floor=floor)
+    hops: list[tuple[AnswerDraft, dict[str, float] | None]] = []
+
+    def hop(asked: str) -> AnswerDraft:
+        hops.append(
+            one_hop(asked, scratchpad, evidence, feedback=feedback, embed=embed, floor=floor)
+        )
+        return hops[-1][0]
+
+    resolved = through_described(question, drafted[0], hop)
+    return drafted if resolved is drafted[0] else (resolved, hops[-1][1])
+
+
+def one_hop(
+    question: str,
+    scratchpad: Sequence[ScratchpadStep],
+    evidence: Sequence[Document],
+    *,
+    feedback: Feedback | None = None,
+    embed: Embed | None = None,
+    floor: float = 0.0,
+) -> tuple[AnswerDraft, dict[str, float] | None]:
+    """`draft_with_features` for the question as written (no second hop)."""
     shape = analyze_question(question)
     documents = unique_documents([*evidence, *observed_documents(scratchpad)])
     if not documents:

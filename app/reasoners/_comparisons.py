@@ -18,6 +18,8 @@ from prefrag.reasoners._policy import (
     Judge,
     Judged,
 )
+from prefrag.reasoners._quantities import unit_kind
+from prefrag.reasoners._relations import with_relations
 from prefrag.reasoners._text import (
     QuestionShape,
     candidate_spans,
@@ -40,13 +42,49 @@ _COMPARATIVE_TERMS = frozenset(
 )
 
 
+# What a comparative alone compares ("Which is longer, X or Y?"): the kinds of quantity
+# (`_quantities.unit_kind`) a figure must measure to be the compared value.
+_COMPARED_KINDS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
+    (re.compile(r"\b(?:longer|shorter)\b"), frozenset({"length", "duration"})),
+    (re.compile(r"\b(?:taller|higher|deeper|lower|wider|narrower)\b"), frozenset({"length"})),
+    (re.compile(r"\b(?:heavier|lighter)\b"), frozenset({"mass"})),
+)
+
+
+def compared_kinds(question: str) -> frozenset[str]:
+    """The kinds of quantity a comparative in the question compares, or none."""
+    lowered = question.lower()
+    return next(
+        (kinds for pattern, kinds in _COMPARED_KINDS if pattern.search(lowered)), frozenset()
+    )
+
+
 def side_sentence(evidence: Evidence, judged: list[Judged], name: str) -> Judged | None:
-    """The most confident judged sentence of the documents about `name`."""
+    """The most confident judged sentence of the documents about `name`.
+
+    In a document not titled by `name` (a table or a note on both options), a sentence that
+    names it comes first: the row "methadone, ...: ECG at higher doses" is not citalopram's.
+    """
     docs = set(evidence.docs_about(name))
-    for item in judged:
-        if item.scored.sentence.doc in docs:
-            return item
-    return None
+    terms = term_set(name)
+    found = [j for j in judged if j.scored.sentence.doc in docs]
+    naming = [
+        j
+        for j in found
+        if terms <= j.scored.sentence.terms or terms & evidence.title_terms[j.scored.sentence.doc]
+    ]
+    return naming[0] if naming else found[0] if found else None
+
+
+def named_in(
+    evidence: Evidence, weights: QuestionWeights, option: str, doc: int
+) -> ScoredSentence | None:
+    """The best-matching sentence of document `doc` that names `option`, or None."""
+    terms = term_set(option)
+    if terms & evidence.title_terms[doc]:
+        return None
+    naming = [_scored(weights, s) for s in evidence.sentences if s.doc == doc and terms <= s.terms]
+    return max(naming, key=lambda scored: scored.score, default=None)
 
 
 def choice_answer(
@@ -108,9 +146,15 @@ def choose(
     docs = {o: evidence.docs_about(o) for o in options}
     judged = judged if judged is not None else judge.rank(rank_sentences(shape, evidence, weights))
     sides: dict[str, Judged | None] = {o: side_sentence(evidence, judged, o) for o in options}
+    for option, side in sides.items():
+        if side is not None and not term_set(option) <= side.scored.sentence.terms:
+            # Its best sentence does not name it: a held sentence that does, if any.
+            naming = named_in(evidence, weights, option, side.scored.sentence.doc)
+            if naming is not None:
+                sides[option] = judge.judge(naming)
     if shape.compare_by is not None and shape.direction is not None:
         values = {
-            o: compared_value(shape, evidence, weights, docs[o], option_terms)
+            o: compared_value(shape, evidence, weights, docs[o], option_terms, option=o)
             or judged_value(shape, docs[o], judged)
             for o in options
         }
@@ -231,14 +275,26 @@ def compared_value(
     weights: QuestionWeights,
     doc_indexes: list[int],
     option_terms: frozenset[str],
+    *,
+    option: str = "",
 ) -> tuple[float, int, Sentence] | None:
-    """The date (as a year) or number an option's documents give for the compared attribute."""
+    """The date (as a year) or number an option's documents give for the compared attribute.
+
+    A document not titled by the `option` (one that mentions it) gives a value only in a
+    sentence naming the option: "The Quenna is 74 km long" in the Quenna's page is not the
+    length of the Dask, which that page also mentions.
+    """
+    own_terms = term_set(option)
     lifespan = bool(re.search(r"\blived\b|\blife\b|\blifespan\b", shape.text.lower()))
     attribute = frozenset(weights.weights) - option_terms - _COMPARATIVE_TERMS
+    kinds = compared_kinds(shape.text) if not attribute else frozenset()
     best: tuple[float, float, int, Sentence] | None = None
     for index in doc_indexes[:2]:
         for sentence in evidence.sentences:
             if sentence.doc != index:
+                continue
+            titled = not own_terms or bool(evidence.title_terms[index] & own_terms)
+            if not titled and not own_terms <= sentence.terms:
                 continue
             spans = candidate_spans(sentence.text)
             if lifespan:
@@ -250,13 +306,16 @@ def compared_value(
                     float(y) for s in spans if s.kind in ("date", "year") if (y := year_of(s.text))
                 ]
             else:
-                # Only numbers in a sentence about the compared attribute, and not part of a name.
-                if not sentence.terms & attribute:
+                # Only numbers in a sentence about the compared attribute (or, for a bare
+                # comparative, of the quantity it compares), and not part of a name.
+                about = bool(with_relations(sentence.terms) & attribute)
+                if not about and not kinds:
                     continue
                 values = [
                     v
                     for s in spans
                     if s.kind == "number" and not term_set(s.text) <= option_terms
+                    if about or unit_kind(sentence.text[s.start :]) in kinds
                     if (v := number_of(s.text)) is not None
                 ]
             if not values:

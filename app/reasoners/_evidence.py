@@ -339,6 +339,7 @@ def answer_candidates(
         if names_by_relation(shape.text)
         else frozenset()
     )
+    end_asked = asked_end(shape.text) if shape.answer_type == "date" else ""
     pooled: dict[str, list[Candidate]] = {}
     for scored in ranked[:top]:
         if scored.score <= 0:
@@ -348,6 +349,10 @@ def answer_candidates(
         positions = matched_positions(sentence.text, scored.covered)
         stated = matched_positions(sentence.text, relations) if relations else []
         spans = candidate_spans(sentence.text)
+        if end_asked:
+            # "(1829-1902)" after a name: born in the first year, died in the second.
+            other = lifespan_ends(sentence.text, "died" if end_asked == "born" else "born")
+            spans = [s for s in spans if s.start not in other]
         title = evidence.titles[sentence.doc]
         if title and normalize_answer(title) not in normalize_answer(sentence.text):
             # Sentences often name their subject by pronoun; the title stands in for it.
@@ -400,6 +405,27 @@ def answer_candidates(
         candidates.append(Candidate(best.text, best.score + bonus, best.support, best.kind))
     candidates.sort(key=lambda c: (-c.score, c.support.sentence.doc, c.text))
     return candidates
+
+
+# A life's span in brackets after a name: "(1829-1902)", "(c. 1820 - 1870)", "(4 May 1901 -
+# 3 June 1980)"; the first date is the birth, the second the death.
+_LIFESPAN_RE = re.compile(
+    r"\((?:born |b\. |c\. )?(?P<born>[^()\-\u2013]*?\b\d{3,4})\s*[-\u2013\u2014]\s*"
+    r"(?:died |d\. )?(?P<died>[^()]*?\b\d{3,4})\)"
+)
+_BORN_RE = re.compile(r"\b(?:born|birth|birthday)\b", re.IGNORECASE)
+_DIED_RE = re.compile(r"\b(?:died|die|death|dead)\b", re.IGNORECASE)
+
+
+def asked_end(question: str) -> str:
+    """Which end of a life a date question asks for: "born", "died" or ""."""
+    born, died = bool(_BORN_RE.search(question)), bool(_DIED_RE.search(question))
+    return "born" if born and not died else "died" if died and not born else ""
+
+
+def lifespan_ends(text: str, end: str) -> frozenset[int]:
+    """Start offsets of the dates at one end ("born" or "died") of lifespans in `text`."""
+    return frozenset(m.start(end) for m in _LIFESPAN_RE.finditer(text))
 
 
 _CATEGORY_RE = re.compile(r"\b(?:which|what)\s+([a-z][a-z\-]+)\b")

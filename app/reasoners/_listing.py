@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from prefrag.reasoners._evidence import (
     Evidence,
     Sentence,
@@ -21,6 +23,22 @@ from prefrag.reasoners._text import (
 from prefrag.reasoners.base import (
     AnswerDraft,
 )
+
+_REFERS_BACK = re.compile(r"\b(?:them|these|those|they|both|each of them)\b", re.IGNORECASE)
+
+
+def referred_to(evidence: Evidence, sentence: Sentence) -> Sentence | None:
+    """The sentence before `sentence` in its document when `sentence` refers back to it."""
+    if sentence.position == 0 or not _REFERS_BACK.search(sentence.text):
+        return None
+    return next(
+        (
+            s
+            for s in evidence.sentences
+            if s.doc == sentence.doc and s.position == sentence.position - 1
+        ),
+        None,
+    )
 
 
 def listing_answer(
@@ -43,7 +61,13 @@ def listing_answer(
     for judged in (j for j in confident if j.confidence >= floor):
         # A sentence reached through another ("Marrowick is a market town ...") was led to
         # by a sentence naming it; when that one lists, it is the list asked for.
-        for sentence in (judged.scored.sentence, judged.scored.link):
+        # A sentence that refers back to a list ("Guests may pick them") is answered by
+        # the list it refers to: the sentence before it in its document.
+        for sentence in (
+            judged.scored.sentence,
+            judged.scored.link,
+            referred_to(evidence, judged.scored.sentence),
+        ):
             if sentence is not None and len(listed_items(sentence.text, question_terms)) >= 2:
                 listing.append((sentence, judged.confidence))
                 break

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from langchain_core.documents import Document
+
 from prefrag.documents import doc_id, unique_documents
 from prefrag.reasoners._answering import answer_question, draft_answer, rejected_answers
+from prefrag.reasoners._bridges import described_thing, first_hop, found_name, second_hop
 from prefrag.reasoners._evidence import (
     Evidence,
     QuestionWeights,
@@ -88,6 +91,9 @@ def plan(
                     thought=f"The reflection points at '{entity}', which the evidence lacks.",
                     query=query,
                 )
+    hop = second_hop_search(question, scratchpad, evidence_docs, asked)
+    if hop is not None:
+        return hop
     if shape.kind in ("choice", "yesno"):
         # Each compared side needs a document of its own: a page that merely mentions
         # the other side says nothing about its dates or numbers.
@@ -165,6 +171,37 @@ def plan(
         thought="No entity left to look up; answering with the best-supported span.",
         action="answer",
         answer=draft.answer,
+    )
+
+
+def second_hop_search(
+    question: str,
+    scratchpad: Sequence[ScratchpadStep],
+    evidence_docs: Sequence[Document],
+    asked: set[str],
+) -> ThinkDecision | None:
+    """A search for the question asked of the thing it describes, once that thing is named.
+
+    "When was the engineer of the Tollard Viaduct born?": once the held evidence answers
+    "Which engineer of the Tollard Viaduct?" with a name, the question asked of that name
+    ("When was Ada Pell born?") is searched for, so the name's own document is held, unless
+    it is held already.
+    """
+    described = described_thing(question)
+    if described is None or analyze_question(question).kind != "factoid":
+        return None
+    hop = answer_question(first_hop(described), scratchpad, evidence_docs)
+    name = found_name(hop, question)
+    if not name or Evidence(evidence_docs).has_document(name):
+        # Its own document is held already: the answer reads it (`_bridges`).
+        return None
+    query = second_hop(question, described, name)
+    if not query or query_key(query) in asked:
+        return None
+    return ThinkDecision(
+        thought=f"{described.text} is '{name}' in the evidence; searching for what the "
+        "question asks of it.",
+        query=query,
     )
 
 

@@ -37,6 +37,7 @@ _GROUPS: tuple[tuple[str, ...], ...] = (
     ("mouth", "estuary", "sea"),
     ("rises", "source", "springs"),
     ("lives", "home", "habitat", "wildlife"),
+    ("population", "populous", "inhabitants", "residents", "people"),
 )
 # Two-word names of one relation, read as the group's single word.
 _PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -44,6 +45,8 @@ _PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\bplace\s+of\s+birth\b", re.IGNORECASE), "birthplace"),
     (re.compile(r"\bplace\s+of\s+death\b", re.IGNORECASE), "deathplace"),
     (re.compile(r"\bbroken\s+down\b", re.IGNORECASE), "broken"),
+    # "Where did she spend her last years?": where she lived until her death.
+    (re.compile(r"\b(?:last|final)\s+years\b", re.IGNORECASE), "death"),
 )
 
 

@@ -50,6 +50,14 @@ _EXPLANATION = re.compile(
 _LIST = re.compile(
     r"^(which|what) (?:(?:are|were) (?:the |some )?(?:[a-z\-]+ ){0,2}?)?([a-z\-]{2,}[^su\W]s)\b"
 )
+# "Which four medicines should ...", "which travel vaccines do ...", "Which of her novels
+# are ...": a plural noun after a count or a modifier, or after "which of <owner>'s",
+# followed by a verb that agrees with a plural (not "Which Jones album is ...").
+_MODIFIED_LIST = re.compile(
+    r"^(which|what) (?:of (?:the |[\w\-]+(?: [\w\-]+){0,2}['\u2019]s? |his |her |their |its ))?"
+    r"(?:(?:two|three|four|five|six|seven|eight|nine|ten|[a-z\-]+) ){0,2}"
+    r"([a-z\-]{2,}[^su\W]s) (?:do|did|are|were|should|must|can|could|have)\b"
+)
 _NOT_LISTS = frozenset(
     "years days months weeks hours minutes decades centuries times series species news means"
     " lens does".split()
@@ -495,7 +503,7 @@ def analyze_question(question: str) -> QuestionShape:
             answer_type="sentence",
             form="sentences",
         )
-    listed = _LIST.match(lowered)
+    listed = _LIST.match(lowered) or _MODIFIED_LIST.match(lowered)
     if listed and listed.group(2) not in _NOT_LISTS and " or " not in lowered:
         return shape(
             kind="factoid",
@@ -581,6 +589,12 @@ def _choice_candidates(text: str) -> tuple[str, ...]:
     body = text.rstrip(" ?.")
     if " or " not in body:
         return ()
+    # "X or Y: which ...?", "X or Y - which ...?" (the options first), and "Which ...: X or Y?".
+    ahead = _OPTIONS_FIRST.match(body) or _OPTIONS_AFTER_COLON.match(body)
+    if ahead:
+        left, right = _trim_option(ahead.group("a")), _trim_option(ahead.group("b"))
+        if left and right and len(left.split()) <= 6 and len(right.split()) <= 6:
+            return (left, right)
     # "Which is older, X or Y" / "Which band, X or Y, had more": a comma-separated
     # segment holding "or" lists the options.
     head_is_wh = bool(re.match(r"(which|who|whom|whose|what|between)\b", body, re.I))
@@ -604,6 +618,15 @@ def _choice_candidates(text: str) -> tuple[str, ...]:
         if right_word.lower() not in _STOPWORDS and "-" in left_word + right_word:
             return (left_word, right_word)
     return ()
+
+
+_OPTIONS_FIRST = re.compile(
+    r"^(?P<a>[^,:;?]+?) or (?P<b>[^,:;?]+?)\s*(?::|,|\s[-\u2013\u2014])\s*(?:which|who|what)\b",
+    re.IGNORECASE,
+)
+_OPTIONS_AFTER_COLON = re.compile(
+    r"^(?:which|who|what)\b[^:]*:\s*(?P<a>[^,:;?]+?) or (?P<b>[^,:;?]+)$", re.IGNORECASE
+)
 
 
 def _trailing_name(text: str) -> str:

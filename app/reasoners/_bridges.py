@@ -1,0 +1,208 @@
+"""Questions that ask about something they only describe: "the engineer of X", "the town where Y".
+
+"When was the engineer of the Tollard Viaduct born?" names no engineer: the first document
+(the viaduct's) says who it was, the second (the engineer's own) gives the year. Answering
+the question as written stops at the first hop: its best span is often the described thing
+itself (the engineer's name) or a figure of the first document (the viaduct's year).
+
+`described_thing` finds the description in the question; `first_hop` is the question that
+asks for the described thing ("Which engineer of the Tollard Viaduct?"), and `second_hop`
+the question with the description replaced by the name the first hop found ("When was Ada
+Pell born?"). The wordings are general English (a relative clause, "of" a name, a participle
+with its agent), not phrases of any question.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from prefrag.reasoners._text import normalize_answer, term_set, unique
+from prefrag.reasoners.base import AnswerDraft
+
+# The head noun of a description: one to three lower-case words after "the".
+_HEAD = r"the ((?:[a-z][\w\-]* ){0,2}?[a-z][\w\-]*)"
+# A name as questions write it: capitalised words, possibly "the", "of", an apostrophe-s.
+_WORD = r"[A-Z][\w\-]*(?:['\u2019]s)?"
+_NAME = rf"(?:the )?{_WORD}(?: (?:of |and |de |la |von )?{_WORD})*"
+_RELATIVE = re.compile(
+    rf"\b{_HEAD} ((?:(?:in|at|on|by|for|from|with|of) )?(?:who|whom|that|which|where|whose))"
+    r" (.+?)(?: (in|on|at|from|for))?$"
+)
+_OF_NAME = re.compile(rf"\b{_HEAD} of ({_NAME})")
+_PARTICIPLE = re.compile(
+    rf"\b{_HEAD} ((?:born|built|founded|written|designed|made|directed|painted|named|based"
+    rf"|buried|raised|set) (?:in|by|at|on|near|for|after) {_NAME})"
+)
+# A question whose main verb is "is/was ... <participle>" ("Where is X located?").
+_AUXILIARY_FIRST_RE = re.compile(
+    r"^(?:where|when|in (?:which|what) \w+|what year)\s+(?:is|was|are|were)\s+the\b",
+    re.IGNORECASE,
+)
+_MAIN_VERB_RE = re.compile(
+    r"\s+(?:located|based|headquartered|situated|found|held|set|built|founded|born|made)$"
+)
+_ASKED_RE = re.compile(r"\b(?:which|what|whom|how)\b", re.IGNORECASE)
+# Words that are never part of a head noun (a preposition ends it, a determiner starts another).
+_FUNCTION_WORDS = frozenset(
+    "in at on by for from with of to into onto about and or a an the this that these those"
+    " his her its their whose which who where whom when".split()
+)
+# Head words that are not a thing described (a measure or an aspect of one, asked of it).
+_NOT_HEADS = frozenset(
+    "most least first last same best worst other one way time number name dose amount"
+    " length height size age date year population part end start side rest case birthplace"
+    " hometown headquarters voice north south east west banks middle members".split()
+)
+
+
+# A person named by a role ("the engineer / founder / wife of X"): agent nouns and kin.
+_ROLE_RE = re.compile(
+    r"(?:[a-z]{2,}(?:er|or|ist|ian|ant|ent)|wife|husband|son|daughter|father|mother|brother"
+    r"|sister|spouse|widow|heir|king|queen|mayor|chief|head|bishop|abbot|captain|coach)$"
+)
+# What a question asking only for the thing's identity adds to its name ("What is the
+# name of X?", "Who is X called?").
+_IDENTITY_TERMS = term_set("name named called known full identity")
+
+
+@dataclass(frozen=True)
+class Described:
+    """A description in a question: its text, head noun and what it says of the thing."""
+
+    text: str
+    head: str
+    clause: str
+    start: int
+    end: int
+
+
+def described_thing(question: str) -> Described | None:
+    """The description of an unnamed thing the question asks something of, or None.
+
+    "the doctor who reviewed Ms Ansel's case" (a relative clause), "the engineer of the
+    Tollard Viaduct" ("of" a name), "the poet born in Wendle" (a participle with its place or
+    agent). A measure or aspect ("the length of the Tollard Viaduct") is what is asked, not
+    a thing described.
+    """
+    text = question.strip().rstrip("?.! ").strip()
+    found: list[Described] = []
+    for pattern in (_PARTICIPLE, _OF_NAME, _RELATIVE):
+        for match in pattern.finditer(text):
+            head = match.group(1)
+            head_words = head.split()
+            if set(head_words) & _FUNCTION_WORDS or {head_words[0], head_words[-1]} & _NOT_HEADS:
+                continue
+            if pattern is _RELATIVE:
+                pronoun, rest = match.group(2), match.group(3)
+                if _ASKED_RE.search(rest) or (" " in pronoun and rest[:1].islower()):
+                    # "the banks of which river", "the pilot who had how many wins": the
+                    # description holds what is asked, it is not a thing to find first.
+                    continue
+                end = match.end(3)
+                tail = _MAIN_VERB_RE.search(rest)
+                if tail and _AUXILIARY_FIRST_RE.match(text):
+                    # "Where is the company that she worked for headquartered?": the last
+                    # participle is the main clause's, asked of the company.
+                    rest, end = rest[: tail.start()], match.start(3) + tail.start()
+                clause = rest if pronoun in ("who", "that", "which") else f"{pronoun} {rest}"
+            elif pattern is _OF_NAME:
+                if not set(match.group(2).lower().split()) - _FUNCTION_WORDS:
+                    continue
+                if not _ROLE_RE.search(head_words[-1]):
+                    # "the chapel of Pell Mere" is a part of the named thing, asked of
+                    # directly; "the engineer of X" is a person to find first.
+                    continue
+                clause, end = f"of {match.group(2)}", match.end(2)
+            else:
+                clause, end = match.group(2), match.end(2)
+            found.append(Described(text[match.start() : end], head, clause, match.start(), end))
+    if not found:
+        return None
+    # The outermost description the question asks about: the earliest, then the longest.
+    return min(found, key=lambda d: (d.start, -(d.end - d.start)))
+
+
+def first_hop(described: Described) -> str:
+    """The question asking which thing the description means ("Which engineer of X?")."""
+    return f"Which {described.head} {described.clause}?"
+
+
+def second_hop(question: str, described: Described, name: str) -> str:
+    """The question with its description replaced by the thing's name.
+
+    Empty when that question asks nothing of the thing ("What is the name of the man who
+    ...?" asks for the thing itself, which the first hop gives).
+    """
+    text = question.strip()
+    asked = f"{text[: described.start]}{name}{text[described.end :]}"
+    return asked if term_set(asked) - term_set(name) - _IDENTITY_TERMS else ""
+
+
+def found_name(draft: AnswerDraft, question: str) -> str:
+    """The name a first-hop answer gives (its short answer or bare span), or ""."""
+    if draft.abstained:
+        return ""
+    name = (draft.short_answer or draft.answer).strip().rstrip(".")
+    if not name or len(name.split()) > 6 or not any(ch.isupper() for ch in name):
+        return ""
+    if term_set(name) <= term_set(question):
+        return ""
+    return name
+
+
+def stops_at(draft: AnswerDraft, name: str) -> bool:
+    """Whether an answer is the first hop's name itself (it stopped at the bridge)."""
+    given = normalize_answer(draft.short_answer or draft.answer)
+    key = normalize_answer(name)
+    return bool(key) and (given == key or (bool(given) and given in key))
+
+
+def through_described(
+    question: str, draft: AnswerDraft, answer: Callable[[str], AnswerDraft]
+) -> AnswerDraft:
+    """The answer read in the described thing's own evidence, when the draft stopped short.
+
+    When the question describes what it asks about (`described_thing`), the first hop asks
+    which thing that is and the second asks the question of it by name. The second hop's
+    answer replaces a draft that abstained or answered with the thing itself, citing both
+    hops' documents; otherwise the draft stands. `answer` answers a question on the same
+    evidence (the reasoner's policy).
+    """
+    described = described_thing(question)
+    if described is None:
+        return draft
+    if not draft.abstained and not draft.short_answer and not _bare(draft):
+        return draft
+    hop = answer(first_hop(described))
+    name = found_name(hop, question)
+    if not name or not (draft.abstained or stops_at(draft, name)):
+        return draft
+    asked = second_hop(question, described, name)
+    if not asked:
+        return draft
+    second = answer(asked)
+    if second.abstained or stops_at(second, name):
+        return draft
+    return second.model_copy(
+        update={
+            "cited_ids": unique([*hop.cited_ids, *second.cited_ids]),
+            "rationale": f"{described.text} is {name}. {second.rationale}".strip(),
+        }
+    )
+
+
+def _bare(draft: AnswerDraft) -> bool:
+    return len(draft.answer.split()) <= 6
+
+
+__all__ = [
+    "Described",
+    "described_thing",
+    "first_hop",
+    "found_name",
+    "second_hop",
+    "stops_at",
+    "through_described",
+]

@@ -61,8 +61,10 @@ class Settings(BaseSettings):
     )
     embedding_precision: Literal["fp32", "int8"] = Field(
         default="fp32",
-        description="Arithmetic of the ONNX Runtime embedder: 'fp32', or 'int8' (weight "
-        "products in 8-bit integers: less CPU, vectors within ~0.99 cosine; docs/scale.md).",
+        description="Arithmetic of the ONNX Runtime embedder for new sources: 'fp32', or 'int8' "
+        "(weight products in 8-bit integers: 1.5x less CPU, same MedQuAD retrieval; "
+        "docs/scale.md). A source keeps the precision it was built with for its adds and "
+        "queries.",
     )
     chunk_size: int = Field(
         default=254,

@@ -1,4 +1,5 @@
-"""`prefrag index` embeds at the configured precision; a source keeps the one it was built with."""
+"""`prefrag index` embeds new sources at the configured precision; a source keeps the one it
+was built with for its adds and for the queries of `prefrag ask`."""
 
 from __future__ import annotations
 
@@ -45,56 +46,89 @@ def _embedder(precision: str) -> Embedder:
     return Embedder(model, runtime="onnxruntime", precision=precision)  # type: ignore[arg-type]
 
 
-def test_index_uses_the_default_precision(_isolated_home, tmp_path):
+def _use(monkeypatch, precision: str | None) -> None:
+    if precision is None:
+        monkeypatch.delenv("PREFRAG_EMBEDDING_PRECISION", raising=False)
+    else:
+        monkeypatch.setenv("PREFRAG_EMBEDDING_PRECISION", precision)
+    get_settings.cache_clear()
+
+
+def _query_precisions(monkeypatch, source: str, question: str) -> set[str]:
+    """The precisions `prefrag ask` embedded its queries at, searching only `source`."""
+    seen: list[str] = []
+    encode_one = Embedder.encode_one
+
+    def spy(self: Embedder, text: str) -> np.ndarray:
+        seen.append(self.precision)
+        return encode_one(self, text)
+
+    monkeypatch.setattr(Embedder, "encode_one", spy)
+    args = ["ask", question, "--source", source, "--no-web", "--reasoner", "extractive"]
+    result = runner.invoke(app, [*args, "--json"])
+    monkeypatch.setattr(Embedder, "encode_one", encode_one)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["citations"], result.output  # the note was found
+    return set(seen)
+
+
+def test_index_uses_the_default_precision(_isolated_home, tmp_path, monkeypatch):
+    _use(monkeypatch, None)
+    default = Settings.model_fields["embedding_precision"].default
     (tmp_path / "ferry.md").write_text(NOTE)
     manifest, vectors, texts = _index(_isolated_home, tmp_path, "harbour")
-    default = Settings.model_fields["embedding_precision"].default
     assert manifest["embedding_precision"] == default
     assert np.abs(vectors - _embedder(default).encode(texts)).max() < 1e-5
 
 
-def test_a_source_keeps_the_precision_it_was_built_with(_isolated_home, tmp_path, monkeypatch):
+@pytest.mark.parametrize("precision", ["fp32", "int8"])
+def test_index_and_ask_use_the_configured_precision(
+    _isolated_home, tmp_path, monkeypatch, precision
+):
+    other = "fp32" if precision == "int8" else "int8"
+    _use(monkeypatch, precision)
+    (tmp_path / "ferry.md").write_text(NOTE)
+    manifest, vectors, texts = _index(_isolated_home, tmp_path, "harbour")
+    assert manifest["embedding_precision"] == precision
+    assert np.abs(vectors - _embedder(precision).encode(texts)).max() < 1e-5
+    assert np.abs(vectors - _embedder(other).encode(texts)).max() > 1e-3
+    assert _query_precisions(monkeypatch, "harbour", "When does the ferry sail in winter?") == {
+        precision
+    }
+
+
+def test_an_fp32_source_stays_fp32_when_int8_is_set(_isolated_home, tmp_path, monkeypatch):
+    """Switching to int8 leaves sources built in fp32 in fp32: adds and queries, no mixing."""
     first, second = tmp_path / "first", tmp_path / "second"
     first.mkdir()
     second.mkdir()
     (first / "ferry.md").write_text(NOTE)
     (second / "cider.md").write_text(OTHER)
-    monkeypatch.setenv("PREFRAG_EMBEDDING_PRECISION", "int8")
-    get_settings.cache_clear()
-    manifest, vectors, texts = _index(_isolated_home, first, "quantised")
-    assert manifest["embedding_precision"] == "int8"
-    int8, fp32 = _embedder("int8"), _embedder("fp32")
-    assert np.abs(vectors - int8.encode(texts)).max() < 1e-5
-    assert np.abs(vectors - fp32.encode(texts)).max() > 1e-3  # int8 vectors, not fp32's
-    # Later runs at fp32 add to the int8 source in int8: no source mixes precisions.
-    monkeypatch.setenv("PREFRAG_EMBEDDING_PRECISION", "fp32")
-    get_settings.cache_clear()
-    manifest, vectors, texts = _index(_isolated_home, second, "quantised")
-    assert manifest["embedding_precision"] == "int8" and len(texts) == 2
-    assert np.abs(vectors - int8.encode(texts)).max() < 1e-5
+    _use(monkeypatch, "fp32")
+    manifest, _, _ = _index(_isolated_home, first, "older")
+    assert manifest["embedding_precision"] == "fp32"
+    _use(monkeypatch, "int8")
+    manifest, vectors, texts = _index(_isolated_home, second, "older")
+    assert manifest["embedding_precision"] == "fp32" and len(texts) == 2
+    assert np.abs(vectors - _embedder("fp32").encode(texts)).max() < 1e-5
+    assert _query_precisions(monkeypatch, "older", "When does the ferry sail in winter?") == {
+        "fp32"
+    }
 
 
-def test_int8_needs_onnx_runtime(monkeypatch):
-    from prefrag.errors import ConfigurationError
-
-    with pytest.raises(ConfigurationError, match="PREFRAG_EMBEDDING_PRECISION=fp32"):
-        Embedder(resolve_model_dir("bundled:all-MiniLM-L6-v2"), runtime="numpy", precision="int8")
-
-
-def test_a_source_is_searched_with_query_vectors_of_its_precision(
-    _isolated_home, tmp_path, monkeypatch
+@pytest.mark.parametrize(("built", "later"), [("fp32", "int8"), ("int8", "fp32")])
+def test_a_lost_manifest_is_rebuilt_with_the_precision_of_the_vectors(
+    _isolated_home, tmp_path, monkeypatch, built, later
 ):
-    from prefrag.sources.local import LocalSource
-
-    (tmp_path / "ferry.md").write_text(NOTE)
-    monkeypatch.setenv("PREFRAG_EMBEDDING_PRECISION", "int8")
-    get_settings.cache_clear()
-    _, vectors, _ = _index(_isolated_home, tmp_path, "quantised")
-    monkeypatch.setenv("PREFRAG_EMBEDDING_PRECISION", "fp32")
-    get_settings.cache_clear()
-    query = "When does the ferry sail in winter?"
-    (hit,) = LocalSource("quantised", mode="dense").search(query, 1)
-    int8_query = _embedder("int8").encode([query])[0]
-    assert hit.metadata["score"] == pytest.approx(float(vectors[0] @ int8_query), abs=1e-5)
-    fp32_query = _embedder("fp32").encode([query])[0]
-    assert abs(hit.metadata["score"] - float(vectors[0] @ fp32_query)) > 1e-4
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    (first / "ferry.md").write_text(NOTE)
+    (second / "cider.md").write_text(OTHER)
+    _use(monkeypatch, built)
+    _index(_isolated_home, first, "kept")
+    (_isolated_home / "sources" / "kept" / "manifest.json").unlink()
+    _use(monkeypatch, later)  # the setting differs: the source's vectors decide
+    manifest, vectors, texts = _index(_isolated_home, second, "kept")
+    assert manifest["embedding_precision"] == built and len(texts) == 2
+    assert np.abs(vectors - _embedder(built).encode(texts)).max() < 1e-5

@@ -370,3 +370,77 @@ def test_she_after_a_sentence_answer_is_the_name_it_gave(novels):
     result = prefrag.ask("Where did she die?", graph=graph, thread_id="n1", **RUN)
     assert result["standalone_question"] == "Where did Ada Corran die?"
     assert "Kessock" in result["answer"]
+
+
+# Invented notes: "What dose?" on a thread about Tessaline asks Tessaline's dose, not
+# whichever dose a bare "What dose?" retrieves.
+SYRUPS = [
+    {
+        "id": "mellodine",
+        "title": "Mellodine",
+        "text": "Mellodine is a cough syrup. The dose of Mellodine is 10 ml three times a day.",
+    },
+    {
+        "id": "tessaline",
+        "title": "Tessaline",
+        "text": "Tessaline is an antiviral tablet for shingles. The dose of Tessaline is 200 mg "
+        "twice a day for seven days.",
+    },
+    {
+        "id": "corvanil",
+        "title": "Corvanil",
+        "text": "Corvanil is a tablet for gout. The dose of Corvanil is 100 mg once a day.",
+    },
+]
+
+
+@pytest.fixture
+def syrups(tmp_path: Path) -> None:
+    corpus = tmp_path / "syrups.jsonl"
+    corpus.write_text("\n".join(json.dumps(note) for note in SYRUPS) + "\n")
+    result = CliRunner().invoke(app, ["index", str(corpus), "--source", "clinic"])
+    assert result.exit_code == 0, result.output
+
+
+def test_a_bare_aspect_is_asked_of_the_earlier_subject(syrups):
+    graph = _graph(InMemorySaver())
+    first = prefrag.ask("What is Tessaline?", graph=graph, thread_id="s1", **RUN)
+    assert "shingles" in first["answer"], first
+    result = prefrag.ask("What dose?", graph=graph, thread_id="s1", **RUN)
+    assert result["standalone_question"] == "What dose of Tessaline?"
+    assert not result.get("abstained"), result["answer"]
+    assert "200 mg" in result["answer"]
+    assert "10 ml" not in result["answer"] and "100 mg" not in result["answer"]
+
+
+@pytest.mark.parametrize(
+    ("earlier", "answer", "short", "follow_up", "standalone"),
+    [
+        (
+            "Which syrup is safe with Tessaline?",
+            "It is mellodine.",
+            "mellodine",
+            "What dose?",
+            "What dose of mellodine?",
+        ),
+        (
+            "What is the dose of warfarin?",
+            "5 mg",
+            "5 mg",
+            "Side effects?",
+            "Side effects of warfarin?",
+        ),
+    ],
+)
+def test_the_rules_ask_a_bare_aspect_of_the_referent(earlier, answer, short, follow_up, standalone):
+    prior = [PriorTurn(question=earlier, answer=answer, short_answer=short)]
+    condensed = ExtractiveReasoner(use_embeddings=False).condense(follow_up, prior)
+    assert condensed.question == standalone
+
+
+def test_a_bare_aspect_after_an_unanswered_kind_question_is_left_alone():
+    # "Which syrup ...?" answered with no short answer: nothing to ask "What dose?" of.
+    answer = "The preferred syrup with Tessaline is the sugar-free one."
+    prior = [PriorTurn(question="Which syrup is safe with Tessaline?", answer=answer)]
+    condensed = ExtractiveReasoner(use_embeddings=False).condense("What dose?", prior)
+    assert condensed.question == "What dose?"

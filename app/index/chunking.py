@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from langchain_core.documents import Document
@@ -23,7 +22,6 @@ from langchain_core.documents import Document
 from prefrag.documents import content_id, make_document
 from prefrag.errors import ConfigurationError
 from prefrag.index.loaders import RawDocument
-from prefrag.shared import shared
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
@@ -138,23 +136,14 @@ def parent_id_of(raw: RawDocument) -> str:
     return raw.id if raw.id is not None else content_id(raw.title, raw.text)
 
 
-def _tokenizer(model_dir: str) -> Tokenizer:
-    from tokenizers import Tokenizer
-
-    tokenizer = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
-    tokenizer.no_truncation()
-    tokenizer.no_padding()
-    return tokenizer
-
-
 def chunk_tokenizer(settings: Settings) -> Tokenizer:
-    """The embedder's tokenizer without truncation or padding (for counting pieces)."""
-    from prefrag.index.embeddings import resolve_model_dir
+    """The embedder's tokenizer (no truncation, no padding: it counts every piece).
 
-    model_dir = str(resolve_model_dir(settings.embedding_model))
-    tokenizer: Tokenizer = shared().once(
-        ("chunk tokenizer", model_dir), lambda: _tokenizer(model_dir)
-    )
+    The same object the embedder encodes with, loaded once per process.
+    """
+    from prefrag.index.embeddings import resolve_model_dir, word_piece_tokenizer
+
+    tokenizer: Tokenizer = word_piece_tokenizer(resolve_model_dir(settings.embedding_model))
     return tokenizer
 
 

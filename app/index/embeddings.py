@@ -115,8 +115,9 @@ class Embedder:
         self.runtime = resolve_runtime(runtime)
         if precision == "int8" and self.runtime != "onnxruntime":
             raise ConfigurationError(
-                "PREFRAG_EMBEDDING_PRECISION=int8 needs ONNX Runtime: install onnxruntime and "
-                "leave PREFRAG_EMBEDDING_RUNTIME unset, or set PREFRAG_EMBEDDING_PRECISION=fp32."
+                "int8 embedding (PREFRAG_EMBEDDING_PRECISION=int8, and sources built with it) "
+                "needs ONNX Runtime: install onnxruntime and leave PREFRAG_EMBEDDING_RUNTIME "
+                "unset, or set PREFRAG_EMBEDDING_PRECISION=fp32 for new sources."
             )
         self.precision = precision
         self._int8 = tuple(int8_products) if precision == "int8" else ()
@@ -133,11 +134,7 @@ class Embedder:
         self.dimension = int(self._config["hidden_size"])
 
     def _load(self) -> None:
-        from tokenizers import Tokenizer
-
-        tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
-        tokenizer.enable_truncation(max_length=self.max_length)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        tokenizer = word_piece_tokenizer(self.model_dir)
         weights = load_weights(self.model_dir)
         if self.runtime == "onnxruntime":
             from prefrag.index.onnx_bert import OnnxBert
@@ -174,9 +171,7 @@ class Embedder:
 
     def _encode_batch(self, texts: list[str]) -> np.ndarray:
         assert self._tokenizer is not None and self._bert is not None
-        encodings = self._tokenizer.encode_batch(texts)
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)
+        ids, mask = _padded(self._tokenizer.encode_batch(texts), self.max_length)
         hidden = self._bert(ids, mask)
         pooled = (hidden * mask[..., None]).sum(1) / np.maximum(mask.sum(1)[:, None], 1e-9)
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
@@ -204,6 +199,43 @@ class Embedder:
             if len(self._recent) > _RECENT_QUERIES:
                 self._recent.popitem(last=False)
         return vector
+
+
+def word_piece_tokenizer(model_dir: Path | str) -> Any:
+    """The model's tokenizer, loaded once per process, shared by chunking and embedding.
+
+    It neither truncates nor pads (chunking counts every piece of a document); the embedder
+    cuts and pads the pieces itself (`_padded`).
+    """
+
+    def load() -> Any:
+        from tokenizers import Tokenizer
+
+        tokenizer = Tokenizer.from_file(str(Path(model_dir) / "tokenizer.json"))
+        tokenizer.no_truncation()
+        tokenizer.no_padding()
+        return tokenizer
+
+    return shared().once(("tokenizer", str(model_dir)), load)
+
+
+def _padded(encodings: Sequence[Any], max_length: int) -> tuple[np.ndarray, np.ndarray]:
+    """(token ids, 0/1 mask) of encoded texts, each cut to `max_length` and zero-padded.
+
+    A longer text keeps its first `max_length - 1` pieces and its closing [SEP], as the
+    tokenizer's own truncation of a single text does.
+    """
+    kept = [
+        e.ids if len(e.ids) <= max_length else [*e.ids[: max_length - 1], e.ids[-1]]
+        for e in encodings
+    ]
+    width = max(len(pieces) for pieces in kept)
+    ids = np.zeros((len(kept), width), dtype=np.int64)
+    mask = np.zeros((len(kept), width), dtype=np.float32)
+    for row, pieces in enumerate(kept):
+        ids[row, : len(pieces)] = pieces
+        mask[row, : len(pieces)] = 1.0
+    return ids, mask
 
 
 def _read_config(model_dir: Path) -> dict[str, Any]:

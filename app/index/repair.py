@@ -278,4 +278,47 @@ def _rebuilt_manifest(
         chunk_overlap=settings.chunk_overlap,
         chunk_unit="tokens",  # what `prefrag index` builds new sources with
         collection=collection_name(source),
+        embedding_precision=_salvaged_precision(result, settings),
     )
+
+
+def _salvaged_precision(result: Salvage, settings: Settings) -> str:
+    """The precision the salvaged vectors were embedded at: the one that gives them again.
+
+    With the manifest lost, one kept chunk is embedded at both precisions and the closer
+    vector names it, so later adds and queries do not mix precisions. Without any kept
+    vector everything is embedded again, at the settings' precision.
+    """
+    from prefrag.errors import ConfigurationError
+    from prefrag.index.embeddings import get_embedder, with_precision
+
+    kept = next(
+        (
+            (record["text"], vector)
+            for row, record in enumerate(result.records)
+            if (vector := _kept_vector(result, row, record["id"])) is not None
+        ),
+        None,
+    )
+    if kept is None:
+        return settings.embedding_precision
+    text, vector = kept
+
+    def distance(precision: str) -> float:
+        embedder = get_embedder(with_precision(settings, precision))
+        return float(np.abs(embedder.encode([text])[0] - vector).max())
+
+    fp32 = distance("fp32")
+    try:
+        int8 = distance("int8")
+    except ConfigurationError:
+        # No ONNX Runtime: fp32 unless fp32 does not give the vector back (float16 weights
+        # move a coordinate by at most ~3e-4, int8 by ~1e-2).
+        int8 = 2e-3
+    return "int8" if int8 < fp32 else "fp32"
+
+
+def _kept_vector(result: Salvage, row: int, chunk_id: str) -> np.ndarray | None:
+    if result.vectors is not None:
+        return np.asarray(result.vectors[row])
+    return result.recovered.get(chunk_id)

@@ -19,6 +19,7 @@ from prefrag.reasoners._checks import (
     file_name_title,
     span_out_of_sentence,
     unnamed_subject,
+    unsaid_relation,
 )
 from prefrag.reasoners._comparisons import choice_answer, choose
 from prefrag.reasoners._confidence import ConfidenceModel, active_model, answer_features
@@ -285,6 +286,13 @@ def evidence_check(
     if missing:
         # Like "nothing retrieved is about X": the abstention is sure (confidence 1).
         return Decline(f"the sentences that say what is asked are not about {missing}", 0.0)
+    unsaid = unsaid_relation(judge, judged, draft, evidence)
+    if unsaid:
+        # The subject's neighbouring fact ("an address" for "an email address").
+        return Decline(
+            f"the closest sentence, '{_quote(closest_evidence(draft))}', does not say '{unsaid}'",
+            0.0,
+        )
     return draft
 
 

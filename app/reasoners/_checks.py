@@ -18,10 +18,13 @@ Each was decided on the `tune` half of bench/tuning and checked on HotpotQA item
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 from prefrag.reasoners._evidence import Evidence
 from prefrag.reasoners._params import PARAMS
-from prefrag.reasoners._policy import FROM, Judge, Judged
+from prefrag.reasoners._policy import FROM, Judge, Judged, plain
+from prefrag.reasoners._relations import joined_phrases, relation_of, with_relations
 from prefrag.reasoners._text import term_set
 from prefrag.reasoners._verdicts import is_demonym
 from prefrag.reasoners.base import AnswerDraft
@@ -191,4 +194,207 @@ def unnamed_subject(
             continue
         if len(terms & covered) < PARAMS.name_match * len(terms):
             return said
+    return ""
+
+
+# "what's" is "what is"; a possessor ("the practice's", "Orlenby's") is the subject, not
+# the asked relation.
+_CONTRACTION = re.compile(r"\b(what|who|which)['\u2019]s\b", re.I)
+_POSSESSOR = re.compile(r"\b[\w-]+(?:['\u2019]s|s['\u2019])(?=\s)", re.I)
+_COPULA = frozenset({"is", "was", "are", "were"})
+_YES_NO_OPENERS = frozenset("does do did can could is are should may will would".split())
+_WH = frozenset({"what", "which", "who"})
+_RELATIVES = frozenset({"who", "which", "that", "whose", "whom", "where"})
+_PREPOSITIONS = frozenset("in at on of for from under over since by to during".split())
+_FIGURE_WORD = re.compile(r"\d[\d,.]*")
+_DETERMINERS = frozenset("the a an this that these those its his her their our my your".split())
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A word of the asked relation and the phrase it qualifies ("" when not a wh-phrase).
+
+    `alternatives`: other words of which any one said will do (what a yes/no question's
+    subject is "with": "a glass of milk", "aura" of "with aura stay on").
+    """
+
+    word: str
+    phrase: str
+    alternatives: tuple[str, ...] = ()
+
+
+def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> list[Asked]:
+    """The question's words that say which relation of its subject is asked.
+
+    Read from the question's form, not from a word list:
+
+    - "what / which / who is [the] <phrase>": the phrase's words up to the first function
+      word ("the practice's *email* address", "the *maximum daily* dose of X", "who is
+      *eligible* for X"); after "what / which", the phrase's last word is the kind of thing
+      asked ("address", "dose"), which the answer is an instance of and need not repeat;
+    - in a yes/no question, what something is "with" ("Does A interact with *B*?"), one
+      of its words ("Can I take A with a *glass* of *milk*?");
+    - a word naming a relation of `_relations` ("die", "founded", "designed", "born");
+    - a figure qualifying that phrase ("the population in *1908*").
+
+    Only the question's own clause counts: a relative clause ("the film that he co-wrote
+    in 2002") describes another thing on the way to the answer. Names (`name_terms`,
+    stemmed) are the subject, checked by `unnamed_subject`.
+    """
+    text = _CONTRACTION.sub(lambda m: m.group(1) + " is", question.replace("\u2019", "'"))
+    text = joined_phrases(_POSSESSOR.sub(" ", text))  # "home town" is one relation word
+    tokens = re.findall(r"[\w][\w-]*", text)
+    lowered = [t.lower() for t in tokens]
+    found: list[Asked] = []
+    # The question's own clause: a relative clause ("the film that he co-wrote") describes
+    # another thing on the way to the answer, not the asked relation.
+    start = 1 if lowered and lowered[0] in _PREPOSITIONS else 0  # "At what level ...?"
+    relative = [i for i, t in enumerate(lowered) if i > start and t in _RELATIVES]
+    main = lowered[: relative[0]] if relative else lowered
+    if len(main) > start + 1 and main[start] in _WH and main[start + 1] in _COPULA:
+        j = start + 2
+        while j < len(main) and main[j] in _DETERMINERS:
+            j += 1
+        phrase: list[str] = []
+        while j < len(main) and term_set(main[j]):
+            phrase.append(main[j])
+            j += 1
+        said = " ".join(phrase)
+        qualifiers = phrase if main[start] == "who" else phrase[:-1]
+        found += [Asked(w, said) for w in qualifiers if not term_set(w) <= name_terms]
+        # A figure right after the phrase qualifies it: "the population *in 1908*".
+        if j + 1 < len(main) and main[j] in _PREPOSITIONS and _FIGURE_WORD.fullmatch(main[j + 1]):
+            found.append(Asked(main[j + 1], ""))
+    if main and main[0] in _YES_NO_OPENERS:
+        # "Does A interact with B?", "Can I take A with a glass of milk?": what A is with is
+        # what the verdict is about; a sentence about A alone decides nothing about it.
+        for i, word in enumerate(main[:-1]):
+            if word != "with":
+                continue
+            j = i + 1
+            while j < len(main) and main[j] in _DETERMINERS:
+                j += 1
+            phrase = []
+            while j < len(main) and (term_set(main[j]) or main[j] == "of"):
+                phrase.append(main[j])
+                j += 1
+            phrase = [w for w in phrase if term_set(w) and not term_set(w) <= name_terms]
+            if phrase:
+                found.append(Asked(phrase[0], "", tuple(phrase[1:])))
+    for token in main:
+        if all(a.word != token for a in found) and any(relation_of(t) for t in term_set(token)):
+            found.append(Asked(token, ""))
+    return found
+
+
+def _answer_context(
+    judged: list[Judged], draft: AnswerDraft, evidence: Evidence, names: frozenset[str]
+) -> str:
+    """The text an answer says its relation in: its sentences, their headings and titles.
+
+    The sentence a span was read from, the answer's own sentences, the section heading and
+    the title of each (a table row's column header, a note's subject), and the sentence
+    about the question's subject (`names`) that led to a bridged document ("born in
+    Orlenby" for "the river of her birthplace").
+    """
+    said = f"{draft.answer} {draft.rationale.removeprefix(FROM)}"
+    parts = [said]
+    flat = " ".join(said.split())
+    own = [s for s in evidence.sentences if len(s.text) > 8 and " ".join(s.text.split()) in flat]
+    for sentence in own:
+        parts.append(evidence.titles[sentence.doc])
+        parts.append(" ".join(sorted(sentence.section)))
+    for doc in evidence.positions(draft.cited_ids):
+        parts.append(evidence.titles[doc])
+    for judgement in judged:
+        link = judgement.scored.link
+        if link is None or judgement.scored.sentence not in own:
+            continue
+        # The sentence leading there counts when it is about the question's subject
+        # ("Maud was born in Marrowick"), not another person's note naming the place.
+        about = link.terms | evidence.title_terms[link.doc]
+        if not names or about & names:
+            parts.append(link.text)
+    return " ".join(parts)
+
+
+def _written(word: str, context: str) -> bool:
+    """Whether `context` writes `word`.
+
+    By its stem (each part of a hyphenated word), a wording of its relation, or misspelt
+    (`PARAMS.relation_spelling`); a figure as it is.
+    """
+    if re.fullmatch(r"\d[\d,.]*", word):
+        figures = {f.replace(",", "") for f in re.findall(r"\d[\d,.]*\d|\d", context)}
+        return word.replace(",", "").rstrip(".") in figures
+    held = with_relations(term_set(context))
+    written = {w for w in re.findall(r"[a-z][a-z-]+", context.lower()) if term_set(w)}
+    for part in [p for p in word.split("-") if len(p) > 2 and term_set(p)] or [word]:
+        if term_set(part) <= held:
+            continue
+        if not any(
+            SequenceMatcher(None, part, other).ratio() >= PARAMS.relation_spelling
+            for other in written
+        ):
+            return False
+    return True
+
+
+def _meant(asked: Asked, said: str, context: str, judge: Judge) -> bool:
+    """Whether the answer says `asked.word` in other words, by MiniLM.
+
+    Either a word of the context reads as the same word (`PARAMS.relation_similarity`:
+    "children" for "kids"), or, for a word of a "what is the <phrase>" question, the word
+    draws its phrase towards the answer's sentence:
+    "warning signs" is closer than "signs" to a list of symptoms, while "email address" is
+    further than "address" from "Address: 4 Tanner's Row". Without MiniLM (no embedder,
+    or an answer drafted when the retrieval budget is spent) only written words count.
+    """
+    written = sorted({w for w in re.findall(r"[a-z][a-z-]+", context.lower()) if term_set(w)})
+    if not written:
+        return False
+    vectors = judge.vectors([asked.word, *written])
+    if vectors is None:
+        return False
+    if float((vectors[1:] @ vectors[0]).max()) >= PARAMS.relation_similarity:
+        return True
+    if not asked.phrase:
+        return False
+    without = " ".join(w for w in asked.phrase.split() if w.lower() != asked.word)
+    pulled = judge.vectors([asked.phrase, without, said])
+    if pulled is None:
+        return False
+    return float(pulled[0] @ pulled[2]) - float(pulled[1] @ pulled[2]) > PARAMS.relation_pull
+
+
+def unsaid_relation(
+    judge: Judge, judged: list[Judged], draft: AnswerDraft, evidence: Evidence
+) -> str:
+    """The word of the asked relation the answer's sentences never say ("" if none).
+
+    "What is the practice's email address?" is not answered by "Address: 4 Tanner's Row",
+    "When did he die?" not by the year he climbed a mountain, "What was the population in
+    1908?" not by another year's count. The relation's words (`relation_words`) must each be
+    said where the answer stands (`_answer_context`): written (`_written`: inflections,
+    relation wordings such as "born" for "birthplace", misspellings) or meant (`_meant`,
+    by MiniLM). A comparison reads each side's own value and is left alone.
+    """
+    if judge.shape.kind == "choice":
+        return ""
+    asked = relation_words(judge.shape.text, judge.name_terms)
+    if not asked:
+        return ""
+    said = plain(
+        f"{draft.rationale.removeprefix(FROM)}"
+        if draft.rationale.startswith(FROM)
+        else draft.answer
+    )
+    context = _answer_context(judged, draft, evidence, judge.name_terms)
+    for each in asked:
+        words = (each.word, *each.alternatives)
+        if not any(
+            _written(word, context) or _meant(Asked(word, each.phrase), said, context, judge)
+            for word in words
+        ):
+            return " ".join(words)
     return ""

@@ -10,6 +10,9 @@ leans on an earlier turn; any other question passes through unchanged:
 - "he", "she", "his", "her" prefer a short name answered, then a capitalised name asked about;
 - a verb left without its object ("safe to take with aspirin?") gains the referent;
 - "instead" without "of" gains "of <what the earlier question was about>";
+- a question naming only an aspect ("What dose?", "Side effects?") asks it of the referent
+  ("What dose of mellodine?" after "Which syrup ...?" answered "mellodine"; "Side effects
+  of warfarin?" after "What is the dose of warfarin?");
 - an ellipsis ("What about X?", "And the X?") asks the earlier question of X: X takes the
   place of the earlier subject written like it (a capitalised name for a name: "How long is
   the River Sallow?" + "And the Venn?" -> "How long is the River Venn?"), and a group of
@@ -142,6 +145,12 @@ def _rewrite(text: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
         core = text.rstrip("?").strip()
         return f"{core} (about {subject})?", "an ellipsis: the earlier subject carried over"
     referent = _referent(prior, subject)
+    if _only_aspect(text) and (referent != subject or not _asks_kind(prior.question)):
+        # "What dose?" after "Which syrup ...?" answered "mellodine": the syrup's dose; after
+        # "What is the dose of warfarin?", "Side effects?" are warfarin's. After a "which
+        # <kind>" question with no short answer there is nothing to ask it of.
+        core = text.rstrip("?").strip()
+        return f"{core} of {referent}?", "an ellipsis: the aspect asked of the earlier turn"
     personal = _personal_referent(prior)
     out = _CATEGORY_RE.sub(referent, text)
     if _INSTEAD_RE.search(out):
@@ -251,10 +260,41 @@ def _has_own_subject(text: str) -> bool:
     return any(not _is_function(w) and w.lower() not in _ASPECTS for w in _words(text)[1:])
 
 
+def _asks_kind(question: str) -> bool:
+    """Whether a question asks which thing of a kind ("Which syrup ...?", "What drug ...?")."""
+    match = re.match(r"^\s*(?:which|what)\s+([\w-]+)", question, re.IGNORECASE)
+    if match is None:
+        return False
+    word = match.group(1).lower()
+    return word not in _AUXILIARIES and word not in _ASPECTS and word not in ("kind", "type")
+
+
+def _only_aspect(text: str) -> bool:
+    """Whether a question names an aspect and nothing it is of ("What dose?", "Side effects?")."""
+    words = [w for w in _words(text) if not _is_function(w)]
+    return bool(words) and all(w.lower() in _ASPECTS for w in words)
+
+
 def _referent(prior: PriorTurn, subject: str) -> str:
-    """What "it" points back to: a short name the earlier turn answered, else its subject."""
-    answer = _short_name(prior)
-    return answer if answer and _ASKS_THING.match(prior.question) else subject
+    """What "it" points back to: a short name the earlier turn answered, else its subject.
+
+    A what/which question's short answer counts also in lower case ("pantoprazole" for
+    "Which PPI ...?"): medicines are written so.
+    """
+    if not _ASKS_THING.match(prior.question):
+        return subject
+    answer = _short_name(prior) or _short_thing(prior)
+    return answer or subject
+
+
+def _short_thing(prior: PriorTurn) -> str:
+    """A short answer of one to three lower-case words that is no yes/no and no figure."""
+    short = prior.short_answer.strip().rstrip(".")
+    if prior.abstained or not short or len(short.split()) > 3:
+        return ""
+    if short.lower() in ("yes", "no") or not re.fullmatch(r"[a-z][a-z' -]*", short):
+        return ""
+    return short
 
 
 def _personal_referent(prior: PriorTurn) -> str:

@@ -192,6 +192,15 @@ class Judge:
         self._question_vector = vectors[0]
         self._vectors.update(zip(texts, vectors[1:], strict=True))
 
+    def vectors(self, texts: list[str]) -> np.ndarray | None:
+        """MiniLM unit vectors of `texts` (words, phrases), or None without an embedder."""
+        if self._embed is None or not texts:
+            return None
+        try:
+            return self._embed(texts)
+        except Exception:
+            return None
+
     def similarity(self, scored: ScoredSentence) -> float | None:
         """MiniLM cosine of the question and the sentence, or None without an embedder."""
         if self._embed is None:

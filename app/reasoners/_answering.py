@@ -57,6 +57,7 @@ from prefrag.reasoners._span_forms import (
     unambiguous_span,
     with_short_span,
 )
+from prefrag.reasoners._spans import asked_thing
 from prefrag.reasoners._subjects import subject_sentences, unaddressed_aspect
 from prefrag.reasoners._support import (
     observed_documents,
@@ -248,7 +249,7 @@ def one_hop(
         if typed is None:
             # A figure, date or contact is asked and neither the span nor the sentences
             # hold one of its kind.
-            reason = "no retrieved sentence gives what it asks for"
+            reason = f"no retrieved sentence gives the {asked_thing(shape)} it asks for"
             return abstention(scratchpad, reason, judged[0].confidence), None
         draft = typed
     held_up = evidence_check(judge, judged, draft, held)

@@ -391,6 +391,19 @@ _FIGURE_START_RE = re.compile(
 _YEAR_RE = re.compile(r"\b(?:1\d{3}|20\d\d)s?\b")
 
 
+def asked_thing(shape: QuestionShape) -> str:
+    """What a figure, date, time or contact question asks for, in its own words if it can.
+
+    "What is the surgery's email address?" -> "email address"; else "figure", "date",
+    "time" or "answer".
+    """
+    asked = asked_type(shape)
+    if asked == CONTACT:
+        match = _CONTACT_RE.search(shape.text.lower())
+        return match.group() if match else "contact"
+    return {QUANTITY: "figure", DATE: "date", TIME: "time"}.get(asked, "answer")
+
+
 def span_type(text: str) -> str:
     """What a short answer is: a "figure", a "date", a "contact" or a "name".
 

@@ -48,13 +48,16 @@ from prefrag.reasoners._shapes import (
     sentence_answer,
 )
 from prefrag.reasoners._span_forms import (
+    best_sentences,
     in_asked_form,
+    in_asked_type,
     sentences_answer,
     span_answer,
     span_of_kind,
     unambiguous_span,
     with_short_span,
 )
+from prefrag.reasoners._spans import asked_thing
 from prefrag.reasoners._subjects import subject_sentences, unaddressed_aspect
 from prefrag.reasoners._support import (
     observed_documents,
@@ -241,6 +244,14 @@ def one_hop(
     draft = outcome.model_copy(update={"answer": plain(outcome.answer)})
     if shape.form == "span" and shape.kind not in ("choice", "yesno"):
         draft = in_asked_form(shape, held, draft)
+        sentences = best_sentences(held, weights, ranked, judged, floor)
+        typed = in_asked_type(shape, held, draft, sentences)
+        if typed is None:
+            # A figure, date or contact is asked and neither the span nor the sentences
+            # hold one of its kind.
+            reason = f"no retrieved sentence gives the {asked_thing(shape)} it asks for"
+            return abstention(scratchpad, reason, judged[0].confidence), None
+        draft = typed
     held_up = evidence_check(judge, judged, draft, held)
     if isinstance(held_up, Decline):
         return abstention(scratchpad, held_up.reason, held_up.closest), None

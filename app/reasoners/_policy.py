@@ -38,7 +38,7 @@ import numpy as np
 
 from prefrag.reasoners._evidence import Evidence, QuestionWeights, ScoredSentence
 from prefrag.reasoners._params import PARAMS
-from prefrag.reasoners._quantities import asked_quantity, figure_answers
+from prefrag.reasoners._quantities import asked_quantity, figure_answers, measure_words
 from prefrag.reasoners._relations import with_relations
 from prefrag.reasoners._text import (
     QuestionShape,
@@ -111,6 +111,18 @@ class Decline:
     closest: float
 
 
+# A note's field line: a short label, a colon, a value with no sentence end.
+_FIELD_LINE_RE = re.compile(r"^([A-Z][A-Za-z][\w ./'()-]{0,28}):\s+[^.!?]{1,100}$")
+_WH_RE = re.compile(r"\b(who|when|where)\b")
+# Labels standing for a relation a question asks with other words (first five letters).
+_LABEL_RELATIONS: tuple[tuple[str, frozenset[str]], ...] = (
+    (r"phone|tel\b|mobile|fax|e-?mail|contact", frozenset({"ring", "call", "numbe", "phone"})),
+    (r"address|location|venue", frozenset({"where", "addre"})),
+    (r"author|written by|by\b|lead|manager|doctor|nurse|gp\b", frozenset({"who"})),
+    (r"date|reviewed|updated|published|issued|written", frozenset({"when", "date"})),
+)
+
+
 @dataclass(frozen=True)
 class Judged:
     """An evidence sentence with its signals and its confidence for the question."""
@@ -152,6 +164,8 @@ class Judge:
         # A question naming its subject and one kind of thing about it ("the genetic changes
         # related to X") is met by a sentence holding that kind's cue words ("mutations").
         self.cue = CUES.get(shape.topic) if shape.subject else None
+        # "How tall is X?": a sentence giving a length says "tall" with its figure.
+        self.measure = term_set(measure_words(shape.text)) & frozenset(self.asked)
         self._cache: dict[tuple[int, int], Judged] = {}
         self._question_vector: np.ndarray | None = None
         self._vectors: dict[str, np.ndarray] = {}
@@ -208,6 +222,8 @@ class Judge:
         if scored.link is not None:
             terms = terms | scored.link.terms | evidence.title_terms[scored.link.doc]
         terms = with_relations(terms)
+        if self.measure and self._holds_figure(scored.sentence.text):
+            terms = terms | self.measure
         asked_total = sum(self.asked.values()) or 1.0
         overlap = sum(w for t, w in self.asked.items() if t in terms) / asked_total
         if self.cue is not None and self.cue.search(scored.sentence.text):
@@ -283,6 +299,15 @@ class Judge:
         """Whether `text` holds what the question asks for (a figure of the asked kind...)."""
         return self._fits(text)
 
+    def _holds_figure(self, text: str) -> bool:
+        """Whether `text` gives a figure, with its unit, of the kind the question asks for."""
+        asked = asked_quantity(self.shape.text)
+        for span in candidate_spans(text):
+            shown = figure(text, span) if span.kind == "number" else None
+            if shown is not None and figure_answers(asked, shown):
+                return True
+        return False
+
     def _fits(self, text: str) -> bool:
         kind = self.shape.answer_type
         if kind == "date":
@@ -309,6 +334,27 @@ class Judge:
             return any(s.kind in ("name", "quote") for s in candidate_spans(text))
         return True
 
+    def idle_label(self, text: str) -> bool:
+        """Whether `text` is a note's label line whose label does not name what is asked.
+
+        "Reviewed: 2024-11-19" or "Address: 4 Mill Row" is a field of the note, not an
+        answer to "What do we prescribe for scabies?"; it answers only a question naming its
+        label ("When was it reviewed?") or the relation the label stands for ("What number
+        do I ring?" for "Phone: ...").
+        """
+        match = _FIELD_LINE_RE.match(text.strip())
+        if match is None:
+            return False
+        label = match.group(1).lower()
+        asked = {t[:5] for t in term_set(self.shape.text)} | set(
+            _WH_RE.findall(self.shape.text.lower())
+        )
+        named = {t[:5] for t in term_set(label)}
+        for pattern, relation in _LABEL_RELATIONS:
+            if re.search(pattern, label):
+                named |= relation
+        return not named & asked
+
     def rank(self, ranked: Sequence[ScoredSentence]) -> list[Judged]:
         """The statement sentences among the best-supported ones, most confident first."""
         pool = [
@@ -316,6 +362,7 @@ class Judge:
             for s in ranked[: PARAMS.policy_sentences]
             if s.score > 0
             and not is_label_line(s.sentence.text, self.evidence.titles[s.sentence.doc])
+            and not self.idle_label(s.sentence.text)
         ]
         self.prepare(pool)
         judged = [self.judge(s) for s in pool]

@@ -38,6 +38,7 @@ _UNIT_KINDS: dict[str, frozenset[str]] = {
         " pounds stone".split()
     ),
     "percentage": frozenset("% percent per".split()),
+    "area": frozenset("hectare hectares ha acre acres km2 km\u00b2 m2 m\u00b2".split()),
     "temperature": frozenset("\u00b0c \u00b0f degree degrees celsius fahrenheit".split()),
 }
 # Readings are measured in compound units ("mmHg", "mmol/L", "L/min"); a mass per body
@@ -117,6 +118,20 @@ _FIGURE_RE = re.compile(
 )
 
 
+# Words of a question that name the measured quantity itself ("how tall", "the half-life",
+# "the population"): a sentence giving a figure of the asked kind says them with its figure.
+_MEASURE_RE = re.compile(
+    r"\bhow (tall|high|long|big|large|deep|wide|far|heavy|old|often|soon)\b"
+    r"|\b(size|area|height|length|depth|width|distance|weight|population|dose|dosage"
+    r"|half[- ]life|temperature|age)\b"
+)
+
+
+def measure_words(question: str) -> str:
+    """The question's words naming the quantity it asks for ("tall", "half-life"), joined."""
+    return " ".join(m.group(m.lastindex or 0) for m in _MEASURE_RE.finditer(question.lower()))
+
+
 def asked_quantity(question: str) -> frozenset[QuantityKind] | None:
     """The kinds of quantity that answer `question`, or None when any figure may."""
     lowered = question.lower()
@@ -192,4 +207,11 @@ def counted_figure(question: str, figure_text: str) -> str:
     return figure_text
 
 
-__all__ = ["QuantityKind", "asked_quantity", "counted_figure", "figure_answers", "unit_kind"]
+__all__ = [
+    "QuantityKind",
+    "asked_quantity",
+    "counted_figure",
+    "figure_answers",
+    "measure_words",
+    "unit_kind",
+]

@@ -105,7 +105,9 @@ def label_answer(question: str, answer: str, evidence: Sequence[Document]) -> Re
     polarity = yes_no_word(key)
     if polarity is not None:  # "No." or "No. <the deciding sentence>" to an advice question
         return _reflect_on_yes_no(shape, held, weights, ranked, polarity, answer)
-    if shape.form == "list" or (shape.form != "span" and not is_span_claim(answer)):
+    if shape.form == "list" or not is_span_claim(answer):
+        # Sentences are judged as quoted sentences, whatever the question asked for: a span
+        # question is answered with whole sentences when no span of its type is sure.
         return reflect_on_quotes(shape, held, weights, ranked, answer)
     answer_terms = term_set(answer)
     containing = [

@@ -16,6 +16,7 @@ from prefrag.reasoners._policy import (
     FROM,
     Judge,
     Judged,
+    plain,
 )
 from prefrag.reasoners._quantities import counted_figure
 from prefrag.reasoners._shapes import (
@@ -23,10 +24,14 @@ from prefrag.reasoners._shapes import (
 )
 from prefrag.reasoners._spans import (
     asked_kind,
+    asked_type,
     bridged_name,
     described_subject,
+    holds_type,
+    named_as,
     of_kind,
     sentence_span,
+    span_fits,
     span_text,
 )
 from prefrag.reasoners._support import (
@@ -263,3 +268,59 @@ def sentences_answer(
             }
         )
     return draft.model_copy(update={"confidence": best.confidence})
+
+
+def best_sentences(
+    evidence: Evidence,
+    weights: QuestionWeights,
+    ranked: list[ScoredSentence],
+    judged: list[Judged],
+    floor: float,
+) -> AnswerDraft:
+    """The one to three most confident sentences (those above `floor`, else the best one)."""
+    confident = [j for j in judged if j.confidence >= floor] or judged[:1]
+    draft = sentences_answer(evidence, weights, ranked, confident)
+    return draft.model_copy(update={"answer": plain(draft.answer)})
+
+
+def in_asked_type(
+    shape: QuestionShape, evidence: Evidence, draft: AnswerDraft, sentences: AnswerDraft
+) -> AnswerDraft | None:
+    """The draft, its bare span only when of the asked type (`asked_type`, `span_fits`).
+
+    A bare span of another type ("Wexcombe Green" for "Which four medicines ...?", a name
+    for "How big is ...?", a date for "Who can get ...?") is no answer: `sentences`, the
+    best sentences, whole and cited, answer instead and the span is dropped - or, when the
+    question asks for a figure, a date, a time or a contact that those sentences do not hold
+    either, nothing does (None: abstain). A name for a kind the reasoner cannot type, not
+    shown to be of the asked kind, is unsure: the sentences answer and the span stays their
+    short answer. A sentence answer keeps its short answer unless that is of another type.
+    Choices, yes/no and lists are left as they are.
+    """
+    short = draft.short_answer.strip()
+    if not short or shape.kind in ("choice", "yesno") or shape.form == "list":
+        return draft
+    asked = asked_type(shape)
+    read_from = draft.rationale.removeprefix(FROM) if draft.rationale.startswith(FROM) else None
+    kind = asked_kind(shape.text)
+    fits = span_fits(asked, short, of_asked_kind=named_as(evidence, short, read_from, kind))
+    if fits is None and short.lower() in evidence.lower_case_words:
+        fits = False  # a common word capitalised at a sentence start ("People") is no name
+    if fits is True:
+        return draft
+    bare = draft.answer.strip() == short
+    if not bare:
+        return draft if fits is None else draft.model_copy(update={"short_answer": ""})
+    if not holds_type(shape, asked, sentences.answer):
+        return None
+    opens = " " not in short and (read_from or "").startswith(f"{short} ")
+    if fits is None and short not in sentences.answer and read_from is not None and not opens:
+        # Unsure, and the best sentences do not hold it: the sentence it was read from
+        # (unless it is only that sentence's capitalised first word, "People taking ...").
+        return draft.model_copy(update={"answer": read_from})
+    return sentences.model_copy(
+        update={
+            "short_answer": short if fits is None and short in sentences.answer else "",
+            "confidence": draft.confidence,
+        }
+    )

@@ -28,7 +28,14 @@ from prefrag.reasoners._policy import asks_quantity, counts_asked, figure, is_la
 from prefrag.reasoners._quantities import asked_quantity, figure_answers
 from prefrag.reasoners._shapes import duration_span
 from prefrag.reasoners._support import support_ids
-from prefrag.reasoners._text import QuestionShape, Span, normalize_answer, term_set, unique
+from prefrag.reasoners._text import (
+    QuestionShape,
+    Span,
+    candidate_spans,
+    normalize_answer,
+    term_set,
+    unique,
+)
 from prefrag.reasoners._verdicts import is_demonym, nationalities
 
 _WORD_RE = re.compile(r"[^\W_]+")
@@ -252,6 +259,235 @@ def asked_kind(question: str) -> frozenset[str]:
     )
 
 
+# The answer type a question asks for, from its wh-word and the head noun of "which/what
+# <noun>": a bare span answers only when it is of that type (`span_fits`).
+PERSON, PLACE, ORGANISATION, NAME = "person", "place", "organisation", "name"
+DATE, TIME, QUANTITY, CONTACT = "date", "time", "quantity", "contact"
+MEDICINE, GROUP, REASON, PROCEDURE, THING = "medicine", "group", "reason", "procedure", "thing"
+# Types a capitalised name answers; a figure, a date or a name answers none of the others
+# (`THING`, a kind the reasoner cannot tell, takes a name of the asked kind only).
+_NAMED = frozenset({PERSON, PLACE, ORGANISATION, NAME})
+_HEAD_TYPES: tuple[tuple[str, str], ...] = (
+    (
+        MEDICINE,
+        r"medicines?|medications?|drugs?|antibiotics?|vaccines?|vaccinations?|tablets?|pills?"
+        r"|painkillers?|treatments?|ppis?|antidepressants?|statins?|inhibitors?|inducers?"
+        r"|creams?|ointments?|inhalers?|injections?|jabs?|anticoagulants?|antihistamines?"
+        r"|steroids?|therapy|therapies|prescriptions?",
+    ),
+    (
+        PERSON,
+        r"man|woman|men|women|person|people|doctor|nurse|gp|pharmacist|engineer|architect"
+        r"|writer|author|novelist|poet|painter|artist|singer|musician|actor|actress|director"
+        r"|politician|mayor|king|queen|founder|designer|builder|player|composer|minister",
+    ),
+    (
+        PLACE,
+        r"town|village|city|country|region|county|river|lake|island|mountain|hill|street"
+        r"|road|place|harbour|port|valley|coast|sea|bay|moor|parish|district|ward|estate",
+    ),
+    (
+        ORGANISATION,
+        r"team|club|company|firm|band|group|school|college|university|practice|pharmacy"
+        r"|hospital|clinic|service|charity|party|church|newspaper|organisation|organization",
+    ),
+    (TIME, r"days?|weekdays?|times?|hours?|evenings?|mornings?|afternoons?"),
+)
+_REASON_RE = re.compile(r"\bwhy\b|\bwhat (?:is|was) the reason\b|\bhow come\b|\bexplain\b")
+_PROCEDURE_RE = re.compile(
+    r"\bhow (?:should|do|does|did|can|could|must|is|are|to)\b"
+    r"(?! (?:many|much|long|old|often|soon)\b)"
+    r"|\bwhat (?:should|can|must|could) (?:i|we|you|they|he|she|be)\b|\bwhat to do\b"
+    r"|\bwhat happens\b|\bwhat (?:do|does|did) (?:\w+ ){1,3}do\b"
+    r"|^\W*(?:and |but |what |so )?(?:if|after that|then what|what about if)\b"
+    r"(?!.*\b(?:who|when|where|which|how many)\b)"
+)
+_CONTACT_RE = re.compile(
+    r"\b(?:phone|telephone) (?:number|line)\b|\b(?:direct|phone) line\b|\be-?mail\b"
+    r"|\bcontact details\b|\bwhat number\b(?! of)"
+    r"|\bnumber (?:do|does|should|can|to) \w+ (?:ring|call|phone|text)\b"
+)
+_NAME_RE = re.compile(r"\b(?:called|named|name of|the name)\b")
+_GROUP_RE = re.compile(
+    r"^\W*(?:and )?who (?:can|should|could|must|may|might|needs?|gets?|is eligible|are eligible"
+    r"|qualif\w*|is offered|are offered|is at risk|are at risk)\b"
+)
+_WHEN_RE = re.compile(
+    r"^\W*(?:and |so |but )?when\b|\b(?:what|which) (?:year|date|decade|century|month)\b"
+)
+_TIME_RE = re.compile(r"\bwhat time\b|\b(?:what|which) days?\b|\bwhat hours\b|\bopening hours\b")
+_HOW_MUCH_RE = re.compile(
+    r"\bhow (?:many|much|long|old|tall|high|far|big|large|deep|wide|heavy|often|soon)\b"
+)
+_MEASURE = (
+    r"(?:size|area|population|dose|dosage|weight|length|height|depth|half[- ]life|max|maximum"
+    r"|minimum|target|level|rate|temperature|reading|score|limit|most \w+ (?:that|can|may))"
+)
+# A measured noun heads the question: "What is the usual dose ...", "At what potassium
+# level ...", or a question with no wh-word at all ("population of Tarnby?").
+_MEASURE_HEAD_RE = re.compile(
+    rf"^\W*(?:and |so |at |to |by |from )?(?:what|which)(?:'s|\s+is|\s+was|\s+are|\s+were)?"
+    rf"\s+(?:(?:the|its|their|a|an)\s+)?(?:[\w'-]+\s+){{0,4}}?{_MEASURE}\b"
+    rf"|^(?!.*\b(?:who|whom|whose|what|which|where|when|why|how)\b).*\b{_MEASURE}\b"
+)
+
+
+def asked_type(shape: QuestionShape) -> str:
+    """The type of answer a question asks for (the module's type names), from its wording.
+
+    "why" asks for a reason and "how should / what should I / what happens" for a procedure
+    (both answered with sentences); "who can / who should" for a group of people, described;
+    "who" otherwise a person, "where" a place, "when" a date; "what number do we ring" a
+    contact; "how tall / how many / what dose / population" a quantity; "which/what <noun>"
+    the type of its head noun (a medicine, a person, a place, an organisation, days or times),
+    else `THING`: a kind of thing the reasoner cannot type (its name must be of the kind).
+    """
+    lowered = shape.text.lower()
+    if _REASON_RE.search(lowered):
+        return REASON
+    if _CONTACT_RE.search(lowered):
+        return CONTACT
+    if (
+        shape.answer_type == "number"
+        or _HOW_MUCH_RE.search(lowered)
+        or _MEASURE_HEAD_RE.search(lowered)
+    ):
+        return QUANTITY
+    if _TIME_RE.search(lowered):
+        return TIME
+    if shape.answer_type == "date" or _WHEN_RE.search(lowered):
+        return DATE
+    if _PROCEDURE_RE.search(lowered):
+        return PROCEDURE
+    if _GROUP_RE.search(lowered):
+        return GROUP
+    if re.search(r"^\W*(?:and )?(?:who|whom|whose)\b", lowered):
+        return PERSON
+    if re.search(r"^\W*(?:and )?where\b", lowered):
+        return PLACE
+    if _NAME_RE.search(lowered):
+        return NAME
+    head = asked_category_words(shape.text)
+    for kind, nouns in _HEAD_TYPES:
+        if any(re.fullmatch(nouns, word) for word in head):
+            return kind
+    if shape.answer_type == "name":
+        return NAME
+    return THING
+
+
+_MONTH_OR_DAY_RE = re.compile(
+    r"\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|monday|tuesday|wednesday"
+    r"|thursday|friday|saturday|sunday)s?\b",
+    re.IGNORECASE,
+)
+_PHONE_RE = re.compile(r"^\+?\d[\d ()-]{6,}\d$")
+_FIGURE_START_RE = re.compile(
+    r"(?i)(?:(?:about|around|over|under|up to|at least|at most|more than|less than|between"
+    r"|within|no more than)\s+)?(?:\d|(?:one|two|three|four|five|six|seven|eight|nine|ten"
+    r"|eleven|twelve|twenty|thirty|forty|fifty|hundred|half|a few|several)\b)"
+)
+_YEAR_RE = re.compile(r"\b(?:1\d{3}|20\d\d)s?\b")
+
+
+def asked_thing(shape: QuestionShape) -> str:
+    """What a figure, date, time or contact question asks for, in its own words if it can.
+
+    "What is the surgery's email address?" -> "email address"; else "figure", "date",
+    "time" or "answer".
+    """
+    asked = asked_type(shape)
+    if asked == CONTACT:
+        match = _CONTACT_RE.search(shape.text.lower())
+        return match.group() if match else "contact"
+    return {QUANTITY: "figure", DATE: "date", TIME: "time"}.get(asked, "answer")
+
+
+def span_type(text: str) -> str:
+    """What a short answer is: a "figure", a "date", a "contact" or a "name".
+
+    A date, a month or a weekday is a date; a phone number a contact; a number in digits
+    or words, with or without its qualifier, a figure.
+    """
+    stripped = text.strip()
+    if _PHONE_RE.match(stripped) and sum(ch.isdigit() for ch in stripped) >= 7:
+        return CONTACT
+    if _MONTH_OR_DAY_RE.search(stripped) or re.fullmatch(r"\d{4}(?:-\d\d){0,2}s?", stripped):
+        return DATE
+    if _FIGURE_START_RE.match(stripped):
+        return "figure"
+    return NAME
+
+
+def span_fits(asked: str, text: str, *, of_asked_kind: bool = False) -> bool | None:
+    """Whether a short answer is of the asked type: True, False, or None when unsure.
+
+    A figure answers a quantity (its unit is judged by `_quantities`), a date or month or
+    weekday a date or time, a phone number a contact, a name a person, place, organisation
+    or name. For a kind the reasoner cannot type (`THING`) a name is unsure unless it is of
+    the asked kind (`of_asked_kind`); for a medicine, a group, a reason or a procedure a name
+    answers only when it is of the asked kind.
+    """
+    kind = span_type(text)
+    if asked in (REASON, PROCEDURE, GROUP):
+        return False
+    if asked == CONTACT:
+        return kind == CONTACT
+    if asked == QUANTITY:
+        return kind == "figure"
+    if asked in (DATE, TIME):
+        return kind == DATE or bool(_YEAR_RE.search(text)) or (asked == TIME and kind == "figure")
+    if kind != NAME:
+        return False
+    if asked in _NAMED:
+        return True
+    if asked == MEDICINE:
+        return of_asked_kind
+    return True if of_asked_kind else None
+
+
+def holds_type(shape: QuestionShape, asked: str, text: str) -> bool:
+    """Whether `text` holds a span of the asked type, for a figure, date, time or contact.
+
+    A figure must be of the asked kind of quantity (`_quantities`); other types hold always.
+    """
+    if asked == CONTACT:
+        return any(
+            span_type(m.group()) == CONTACT for m in re.finditer(r"\+?\d[\d ()-]{6,}\d", text)
+        )
+    if asked in (DATE, TIME):
+        return bool(_YEAR_RE.search(text) or _MONTH_OR_DAY_RE.search(text)) or (
+            asked == TIME and bool(re.search(r"\b\d{1,2}[:.]\d\d\b|\b\d{1,2} ?[ap]m\b", text))
+        )
+    if asked != QUANTITY:
+        return True
+    quantity = asked_quantity(shape.text)
+    for span in candidate_spans(text):
+        if span.kind != "number":
+            continue
+        shown = figure(text, span)
+        if shown is not None and figure_answers(quantity, shown):
+            return True
+        if shown is None and counts_asked(shape) and figure_answers(quantity, ""):
+            return True
+    return False
+
+
+def named_as(evidence: Evidence, text: str, sentence: str | None, kind: frozenset[str]) -> bool:
+    """Whether a short answer is of the asked kind in the sentence it was read from."""
+    if not kind:
+        return False
+    held = next(
+        (s for s in evidence.sentences if sentence and s.text in sentence and text in s.text),
+        None,
+    )
+    if held is None:
+        return bool(re.search(rf"\b(?:{'|'.join(map(re.escape, sorted(kind)))})", text, re.I))
+    candidate = Candidate(text, 1.0, ScoredSentence(held, 1.0, frozenset()), "name")
+    return of_kind(evidence, candidate, text, kind)
+
+
 def of_kind(evidence: Evidence, candidate: Candidate, text: str, kind: frozenset[str]) -> bool:
     """Whether a span is of the asked kind (`asked_kind`).
 
@@ -427,12 +663,17 @@ def span_text(shape: QuestionShape, evidence: Evidence, candidate: Candidate) ->
 __all__ = [
     "EXACT_KINDS",
     "asked_category_words",
+    "asked_type",
     "asks_nationality",
     "bridged_name",
     "coordinated",
     "described_subject",
     "describes",
+    "holds_type",
+    "named_as",
     "nearest_to",
     "sentence_span",
+    "span_fits",
     "span_text",
+    "span_type",
 ]

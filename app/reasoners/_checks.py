@@ -281,7 +281,12 @@ def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> l
             phrase = [w for w in phrase if term_set(w) and not term_set(w) <= name_terms]
             if phrase:
                 found.append(Asked(phrase[0], "", tuple(phrase[1:])))
-    for token in main:
+    # "How many people ...": the counted noun is the kind of thing asked, as "address" is
+    # after "what is the email address"; the count is an instance of it and need not say it.
+    counted = {i + 2 for i in range(len(main) - 2) if main[i : i + 2] == ["how", "many"]}
+    for i, token in enumerate(main):
+        if i in counted:
+            continue
         if all(a.word != token for a in found) and any(relation_of(t) for t in term_set(token)):
             found.append(Asked(token, ""))
     return found

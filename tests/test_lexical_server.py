@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from cli_checks import no_traceback
 from cli_checks import words as output_words
+from store_paths import current_generation
 from typer.testing import CliRunner
 
 from prefrag.cli import app
@@ -65,15 +66,6 @@ def _write(path: Path, rows: list[dict[str, str]]) -> Path:
     return path
 
 
-def _generation(name: str) -> Path:
-    from prefrag.config import get_settings
-
-    folder = get_settings().sources_dir / name
-    manifest = docstore.read_manifest(folder)
-    assert manifest is not None
-    return folder / manifest.generation
-
-
 def _index(path: Path):
     result = runner.invoke(app, ["index", str(path), "--source", "farm"])
     no_traceback(result)
@@ -90,14 +82,14 @@ def _cited(question: str) -> set[str]:
 def test_on_a_server_the_collection_holds_the_bm25_vectors_and_an_add_appends(server, tmp_path):
     first = _index(_write(tmp_path / "a.jsonl", NOTES))
     assert first.exit_code == 0, first.output
-    generation = _generation("farm")
+    generation = current_generation("farm")
     assert not (generation / docstore.LEXICAL).exists()  # nothing lexical on this machine
     collection = server.get_collection("prefrag-farm")
     assert VECTOR in (collection.config.params.sparse_vectors or {})
     added = _index(_write(tmp_path / "b.jsonl", [ADDED]))
     assert added.exit_code == 0 and "1 chunks added" in output_words(added), added.output
     assert server.count("prefrag-farm").count == 4
-    assert not (_generation("farm") / docstore.LEXICAL).exists()
+    assert not (current_generation("farm") / docstore.LEXICAL).exists()
 
     from prefrag.sources.local import LocalSource
 
@@ -117,7 +109,7 @@ def test_a_source_indexed_in_process_moves_its_lexical_index_into_the_collection
     monkeypatch.delenv("QDRANT_URL")
     get_settings.cache_clear()
     assert runner.invoke(app, ["index", str(notes), "--source", "farm"]).exit_code == 0
-    assert (_generation("farm") / docstore.LEXICAL).is_dir()
+    assert (current_generation("farm") / docstore.LEXICAL).is_dir()
 
     monkeypatch.setenv("QDRANT_URL", "http://qdrant.invalid:6333")
     get_settings.cache_clear()
@@ -125,7 +117,7 @@ def test_a_source_indexed_in_process_moves_its_lexical_index_into_the_collection
     no_traceback(moved)
     assert moved.exit_code == 0 and "0 chunks added" in output_words(moved), moved.output
     assert "moved into its Qdrant server collection" in output_words(moved)
-    assert not (_generation("farm") / docstore.LEXICAL).exists()
+    assert not (current_generation("farm") / docstore.LEXICAL).exists()
     assert "kiln" in _cited("What sweetens sour fields?")
     again = runner.invoke(app, ["index", str(notes), "--source", "farm"])
     assert again.exit_code == 0 and "moved" not in output_words(again)

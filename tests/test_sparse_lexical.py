@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from cli_checks import no_traceback
 from cli_checks import words as output_words
+from store_paths import current_generation
 from typer.testing import CliRunner
 
 from prefrag.cli import app
@@ -125,15 +126,6 @@ def _notes_file(path: Path, start: int, count: int) -> Path:
     return path
 
 
-def _generation(name: str) -> Path:
-    from prefrag.config import get_settings
-
-    folder = get_settings().sources_dir / name
-    manifest = docstore.read_manifest(folder)
-    assert manifest is not None
-    return folder / manifest.generation
-
-
 def _ask(question: str) -> dict:
     result = runner.invoke(app, ["ask", question, "--no-web", "--json", "--source", "harbour"])
     no_traceback(result)
@@ -148,7 +140,7 @@ def test_index_twice_appends_sparse_vectors_and_ask_finds_the_added_note(
     first = runner.invoke(app, ["index", str(_notes_file(tmp_path / "a.jsonl", 0, 30)),
                                 "--source", "harbour"])  # fmt: skip
     assert first.exit_code == 0, first.output
-    base = _generation("harbour")
+    base = current_generation("harbour")
     assert is_sparse_index(base / docstore.LEXICAL)
     added = tmp_path / "b.jsonl"
     added.write_text(
@@ -164,7 +156,7 @@ def test_index_twice_appends_sparse_vectors_and_ask_finds_the_added_note(
     )
     second = runner.invoke(app, ["index", str(added), "--source", "harbour"])
     assert second.exit_code == 0 and "1 chunks added" in output_words(second), second.output
-    after = _generation("harbour")
+    after = current_generation("harbour")
     # Appended: the base shard's files are the previous generation's, the note is a line.
     shard_files = [p.relative_to(base) for p in (base / docstore.LEXICAL).rglob("*") if p.is_file()]
     for name in shard_files:
@@ -182,7 +174,7 @@ def test_a_bm25s_source_still_answers_and_moves_to_sparse_vectors_at_its_next_in
 ):
     notes = _notes_file(tmp_path / "a.jsonl", 0, 6)
     assert runner.invoke(app, ["index", str(notes), "--source", "harbour"]).exit_code == 0
-    generation = _generation("harbour")
+    generation = current_generation("harbour")
     folder = generation.parent
     # The source as the previous version wrote it: a bm25s index, lexical format 2.
     records = docstore.load_records(generation)
@@ -200,7 +192,7 @@ def test_a_bm25s_source_still_answers_and_moves_to_sparse_vectors_at_its_next_in
     no_traceback(moved)
     assert moved.exit_code == 0 and "0 chunks added" in output_words(moved)
     assert "Qdrant BM25 sparse vectors" in output_words(moved)
-    generation = _generation("harbour")
+    generation = current_generation("harbour")
     assert is_sparse_index(generation / docstore.LEXICAL)
     manifest = docstore.read_manifest(folder)
     assert manifest is not None and manifest.lexical_format == FORMAT == 3

@@ -207,6 +207,12 @@ _WH = frozenset({"what", "which", "who"})
 _RELATIVES = frozenset({"who", "which", "that", "whose", "whom", "where"})
 _PREPOSITIONS = frozenset("in at on of for from under over since by to during".split())
 _FIGURE_WORD = re.compile(r"\d[\d,.]*")
+# Prepositions whose phrase narrows the asked relation ("for a child", "in pregnancy").
+_NARROWING = frozenset("for in during after".split())
+# Words that narrow nothing by themselves ("for someone on X", "in these notes").
+_ANYONE = frozenset("someone somebody anyone patient patients person people notes note".split())
+# A time adverb after a stranded preposition ("used for today") narrows nothing.
+_WHENEVER = frozenset("today now nowadays currently still then ever".split())
 _DETERMINERS = frozenset("the a an this that these those its his her their our my your".split())
 
 
@@ -281,6 +287,28 @@ def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> l
             phrase = [w for w in phrase if term_set(w) and not term_set(w) <= name_terms]
             if phrase:
                 found.append(Asked(phrase[0], "", tuple(phrase[1:])))
+    # A prepositional phrase of the question's own clause narrows what is asked to a
+    # group, a condition or a time ("for a child", "in pregnancy", "after 6 pm"): an answer
+    # whose sentences never say it answers another question. Any of its words will do
+    # ("a man with a UTI": "man"); a phrase naming the subject is `unnamed_subject`'s.
+    for i, word in enumerate(main):
+        if i <= start or word not in _NARROWING:
+            continue
+        j = i + 1
+        while j < len(main) and main[j] in _DETERMINERS:
+            j += 1
+        phrase = []
+        while j < len(main) and (term_set(main[j]) or _FIGURE_WORD.fullmatch(main[j])):
+            phrase.append(main[j])
+            j += 1
+        if phrase and phrase[0] in _ANYONE:
+            continue  # "for someone on X", "after someone quits": a clause, not a group
+        phrase = [w for w in phrase if w not in _ANYONE and w not in _WHENEVER]
+        if not phrase or any(term_set(w) and term_set(w) <= name_terms for w in phrase):
+            continue
+        if any(a.word in phrase for a in found):
+            continue
+        found.append(Asked(phrase[0], "", tuple(phrase[1:])))
     # "How many people ...": the counted noun is the kind of thing asked, as "address" is
     # after "what is the email address"; the count is an instance of it and need not say it.
     counted = {i + 2 for i in range(len(main) - 2) if main[i : i + 2] == ["how", "many"]}

@@ -131,12 +131,9 @@ def _rewrite(text: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
     ellipsis = _WHAT_ABOUT_RE.match(text) or _AND_RE.match(text)
     if ellipsis:
         rest = ellipsis.group("rest").strip().rstrip("?").strip()
-        if _QUESTION_START.match(rest):  # "And how long is the course if ...?"
-            setting = _setting(prior_text, rest)
-            if setting:
-                rest = f"{rest[:1].upper()}{rest[1:]}, {setting}"
-                return f"{rest}?", "a continuation: asked in the earlier question's setting"
-            return f"{prior_text}, and {rest}?", "a continuation: the earlier question kept"
+        asked = _question_first(rest)
+        if _QUESTION_START.match(asked):  # "And how long is the course if ...?"
+            return _continuation(asked, prior, subject)
         swapped = _swapped(prior_text, rest)
         if swapped is not None:
             return f"{swapped}?", "an ellipsis: the earlier question asked of the new subject"
@@ -144,6 +141,10 @@ def _rewrite(text: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
     if _TOO_RE.search(text) and not _has_own_subject(text):
         core = text.rstrip("?").strip()
         return f"{core} (about {subject})?", "an ellipsis: the earlier subject carried over"
+    asked = _question_first(text.rstrip("?").strip())
+    if _QUESTION_START.match(asked) and not [w for w in _words(asked) if not _is_function(w)]:
+        # "How long for?": a question word alone asks it of the earlier turn.
+        return _continuation(asked, prior, subject)
     referent = _referent(prior, subject)
     if _only_aspect(text) and (referent != subject or not _asks_kind(prior.question)):
         # "What dose?" after "Which syrup ...?" answered "mellodine": the syrup's dose; after
@@ -161,6 +162,57 @@ def _rewrite(text: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
     return out, "pronouns and ellipses resolved from the previous turn"
 
 
+def _resolved(text: str, prior: PriorTurn, subject: str) -> str:
+    """`text` with its pronouns and "that drug" put back to the earlier turn's referent."""
+    referent = _referent(prior, subject)
+    out = _CATEGORY_RE.sub(referent, text)
+    out = _OF_POSSESSIVE_RE.sub(lambda m: f"the {m.group(2)} of {referent}{m.group(3)}", out)
+    return _replace_pronouns(out, referent, _personal_referent(prior))
+
+
+def _question_first(text: str) -> str:
+    """A question whose question word hides behind a preposition, question word first.
+
+    "for how long" -> "how long"; "how long for" -> "how long": the preposition belongs to
+    the earlier question's verb, and the asked kind is read from the opening words.
+    """
+    text = re.sub(
+        r"^(?:for|to|from|until|since|by|at|in)\s+(?=(?:how|what|which|when|where)\b)",
+        "",
+        text,
+        flags=re.IGNORECASE,
+    )
+    return re.sub(r"\s+(?:for|to|from|until|since|by|at|in)$", "", text, flags=re.IGNORECASE)
+
+
+def _content_words(text: str) -> list[str]:
+    return [w for w in _words(text) if not _is_function(w) and w.lower() not in _ASPECTS]
+
+
+def _continuation(asked: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
+    """A new question on the thread, about the earlier turn's subject and in its setting.
+
+    Its pronouns point back ("And when should it be stopped?" -> "... should dabigatran be
+    stopped"); a question with nothing of its own ("And for how long?", "How long for?")
+    is asked of what the earlier question was about ("How long, melatonin do we give for
+    insomnia?"); the earlier setting ("for a UTI in a woman") is added unless the new
+    question holds it. The earlier question's own question word never comes along: "where
+    is it?" after "When was X first lit?" asks where, not when.
+    """
+    prior_text = prior.question.strip().rstrip("?").strip()
+    resolved = _resolved(asked, prior, subject)
+    resolved = f"{resolved[:1].upper()}{resolved[1:]}"
+    if not _content_words(resolved):
+        return (
+            f"{resolved}, {_carried(prior_text)}?",
+            "a continuation: a question word asked of the earlier question's subject",
+        )
+    setting = _setting(prior_text, resolved)
+    if setting:
+        return f"{resolved}, {setting}?", "a continuation: asked in the earlier question's setting"
+    return f"{resolved}?", "a continuation: the earlier subject carried over"
+
+
 def _swapped(prior_text: str, new: str) -> str | None:
     """The earlier question asked of `new` instead of the subject it replaces, or None.
 
@@ -175,9 +227,21 @@ def _swapped(prior_text: str, new: str) -> str | None:
     new = re.sub(r"^(?:the|a|an)\s+", "", new, flags=re.IGNORECASE).strip()
     if not new or len(new.split()) > 4 or "instead" in prior_text.lower():
         return None
-    preposition = re.match(r"^(for|in|with|during|after|on|at)\s+(?:the\s+)?(.+)$", new, re.I)
+    if re.match(r"^(?:if|when|while|unless|because|once|though|although)\b", new, re.I):
+        return None  # "And if she is breastfeeding?": a condition, not a subject
+    preposition = re.match(
+        r"^(for|in|with|during|after|on|at|to|from)\s+(?:the\s+|a\s+|an\s+)?(.+)$", new, re.I
+    )
     if preposition is not None and preposition.group(2).lower() not in _GROUPS:
-        return None  # "And with food?": no subject to put in place of another
+        # "And to insulin?" after "What does A do to B?": the new object of the same
+        # preposition; "And with food?" where none is written: no subject to replace.
+        after = re.search(rf"\b{preposition.group(1)}\s+(?:the\s+|a\s+|an\s+)?", prior_text, re.I)
+        if after is None:
+            return None
+        spans = [s for s in _content_spans(prior_text) if s.start == after.end()]
+        if not spans:
+            return None
+        return f"{prior_text[: spans[0].start]}{preposition.group(2)}{prior_text[spans[0].end :]}"
     word = preposition.group(1) if preposition else "in"
     group_asked = preposition.group(2) if preposition else new
     if group_asked.lower() in _GROUPS:
@@ -191,7 +255,12 @@ def _swapped(prior_text: str, new: str) -> str | None:
         return None
     alike = [s for s in spans if _capitalised(s.text) == _capitalised(new)]
     chosen = (alike or spans)[0]
-    return f"{prior_text[: chosen.start]}{new}{prior_text[chosen.end :]}"
+    start = chosen.start
+    words = list(_WORD_RE.finditer(chosen.text))
+    if not _capitalised(chosen.text) and len(words) > len(new.split()):
+        # "affect olanzapine" -> "affect risperidone": a lower-case run ends in its noun.
+        start = chosen.start + words[-len(new.split())].start()
+    return f"{prior_text[:start]}{new}{prior_text[chosen.end :]}"
 
 
 def _setting(prior_text: str, new: str) -> str:
@@ -227,7 +296,8 @@ def _replace_pronouns(text: str, referent: str, personal: str) -> str:
         if word in _POSSESSIVE:
             replacement = _possessive(referent)
         elif word in ("his", "hers") or (word == "her" and following not in _FUNCTION):
-            replacement = (_possessive(personal) if following else personal) or None
+            # No one to point back to: the pronoun stays ("restart her pill").
+            replacement = (_possessive(personal) if following else personal) if personal else None
         elif word in _PERSONAL:
             replacement = personal or None
         elif word in _REFERRING:
@@ -412,7 +482,7 @@ def _span(question: str, matches: list[re.Match[str]]) -> _Span:
 
 def _is_function(word: str) -> bool:
     lowered = word.lower().strip("'\u2019")
-    if lowered in _FUNCTION:
+    if lowered in _FUNCTION or re.sub(r"['\u2019]s$", "", lowered) in _FUNCTION:  # "what's"
         return True
     # A lower-case -ing/-ed word is mostly the question's verb ("used", "taking").
     return word.islower() and lowered.endswith(("ing", "ed")) and lowered not in _KEEP

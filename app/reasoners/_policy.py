@@ -38,7 +38,12 @@ import numpy as np
 
 from prefrag.reasoners._evidence import Evidence, QuestionWeights, ScoredSentence
 from prefrag.reasoners._params import PARAMS
-from prefrag.reasoners._quantities import asked_quantity, figure_answers, measure_words
+from prefrag.reasoners._quantities import (
+    FIGURE_QUALIFIER_PATTERN,
+    asked_quantity,
+    figure_answers,
+    measure_words,
+)
 from prefrag.reasoners._relations import with_relations
 from prefrag.reasoners._text import (
     QuestionShape,
@@ -386,12 +391,7 @@ def figure(sentence: str, span: Span) -> str | None:
     unit = _UNIT_RE.match(sentence, end)
     if unit is None or unit.group(1).lower() in _NOT_UNITS:
         return None
-    qualifier = re.search(
-        r"(?:at least|at most|up to|about|around|over|under|more than|less than|below|above"
-        r"|within|approximately|roughly)\s+$",
-        sentence[:start],
-        re.I,
-    )
+    qualifier = re.search(rf"\b(?:{FIGURE_QUALIFIER_PATTERN})\s+$", sentence[:start], re.I)
     begin = qualifier.start() if qualifier else start
     return sentence[begin : unit.end()].strip(" ,;")
 

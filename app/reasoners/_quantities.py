@@ -16,6 +16,23 @@ import re
 
 QuantityKind = str
 
+# Words that qualify a figure ("at least 6 weeks", "up to 4 weeks", "below 130/80"): one list
+# for reading a figure with its qualifier (`_policy.figure`, `_shapes.duration_span`), for
+# telling that a short answer opens with a figure (`_spans.span_type`) and for cutting it off
+# a short answer (`counted_figure`). Longest first, so "no more than" wins over "more than".
+FIGURE_QUALIFIERS: tuple[str, ...] = tuple(
+    sorted(
+        (
+            "at least|at most|no more than|no less than|more than|less than|fewer than"
+            "|just over|just under|up to|about|around|over|under|below|above|within|between"
+            "|approximately|roughly|nearly|almost|some"
+        ).split("|"),
+        key=len,
+        reverse=True,
+    )
+)
+FIGURE_QUALIFIER_PATTERN = "|".join(q.replace(" ", r"\s+") for q in FIGURE_QUALIFIERS)
+
 # Units, by the kind of quantity they measure (lower case; matched on the unit's first word).
 _UNIT_KINDS: dict[str, frozenset[str]] = {
     "duration": frozenset(
@@ -180,11 +197,7 @@ def figure_answers(asked: frozenset[QuantityKind] | None, figure_text: str) -> b
     return kind in asked
 
 
-_QUALIFIER_RE = re.compile(
-    r"^(?:at least|at most|up to|about|around|over|under|more than|less than|fewer than|below"
-    r"|above|within|approximately|roughly|nearly|almost|some|just over|just under)\s+(?=\d)",
-    re.IGNORECASE,
-)
+_QUALIFIER_RE = re.compile(rf"^(?:{FIGURE_QUALIFIER_PATTERN})\s+(?=\d)", re.IGNORECASE)
 
 
 def counted_figure(question: str, figure_text: str) -> str:
@@ -207,11 +220,34 @@ def counted_figure(question: str, figure_text: str) -> str:
     return figure_text
 
 
+# A stretch of time that places something before or after another ("one hour before bed",
+# "2 weeks after the last dose") is a when, not a how long.
+_OFFSET_RE = re.compile(r"\s*(?:before|after|ago|earlier|later|beforehand|afterwards)\b", re.I)
+_ASKS_OFFSET_RE = re.compile(
+    r"\b(?:before|after|until|since|ago|apart|prior|soon|when|stop|stopped|start|started)\b"
+)
+
+
+def offset_not_length(question: str, sentence: str, figure_end: int) -> bool:
+    """Whether the figure ending at `figure_end` is an offset, and the question asks a length.
+
+    "How long do we give Dorvex?" is not answered by "one hour before bed" but by "a course
+    lasts 5 weeks"; "How long before the test ...?" is answered by an offset.
+    """
+    asked = asked_quantity(question)
+    if asked is None or "duration" not in asked or _ASKS_OFFSET_RE.search(question.lower()):
+        return False
+    return bool(_OFFSET_RE.match(sentence, figure_end))
+
+
 __all__ = [
+    "FIGURE_QUALIFIERS",
+    "FIGURE_QUALIFIER_PATTERN",
     "QuantityKind",
     "asked_quantity",
     "counted_figure",
     "figure_answers",
     "measure_words",
+    "offset_not_length",
     "unit_kind",
 ]

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from prefrag.reasoners._evidence import Evidence, QuestionWeights, ScoredSentence
 from prefrag.reasoners._params import PARAMS
+from prefrag.reasoners._quantities import FIGURE_QUALIFIER_PATTERN
 from prefrag.reasoners._support import support_ids
 from prefrag.reasoners._text import QuestionShape, jaccard, term_set, unique
 from prefrag.reasoners.base import AnswerDraft
@@ -32,8 +33,7 @@ _ANAPHORA_RE = re.compile(
 )
 _PARENTHESIS_RE = re.compile(r"\s*\([^()]*\)")
 _QUALIFIER_RE = re.compile(
-    r"(?:at least|at most|no more than|no less than|more than|less than|up to|about|over|under"
-    r"|within|around|approximately|roughly)\s+$",
+    rf"\b(?:{FIGURE_QUALIFIER_PATTERN})\s+$",
     re.IGNORECASE,
 )
 _RANGE_START_RE = re.compile(

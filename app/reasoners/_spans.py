@@ -25,7 +25,12 @@ from prefrag.reasoners._evidence import (
 )
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._policy import asks_quantity, counts_asked, figure, is_label_line
-from prefrag.reasoners._quantities import asked_quantity, figure_answers
+from prefrag.reasoners._quantities import (
+    FIGURE_QUALIFIER_PATTERN,
+    asked_quantity,
+    figure_answers,
+    offset_not_length,
+)
 from prefrag.reasoners._shapes import duration_span
 from prefrag.reasoners._support import support_ids
 from prefrag.reasoners._text import (
@@ -384,9 +389,9 @@ _MONTH_OR_DAY_RE = re.compile(
 )
 _PHONE_RE = re.compile(r"^\+?\d[\d ()-]{6,}\d$")
 _FIGURE_START_RE = re.compile(
-    r"(?i)(?:(?:about|around|over|under|up to|at least|at most|more than|less than|between"
-    r"|within|no more than)\s+)?(?:\d|(?:one|two|three|four|five|six|seven|eight|nine|ten"
-    r"|eleven|twelve|twenty|thirty|forty|fifty|hundred|half|a few|several)\b)"
+    rf"(?i)(?:(?:{FIGURE_QUALIFIER_PATTERN})\s+)?"
+    r"(?:\d|(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty"
+    r"|forty|fifty|hundred|half|a few|several)\b)"
 )
 _YEAR_RE = re.compile(r"\b(?:1\d{3}|20\d\d)s?\b")
 
@@ -651,10 +656,14 @@ def span_text(shape: QuestionShape, evidence: Evidence, candidate: Candidate) ->
         if shape.duration:
             text = duration_span(sentence.text, candidate.text)
             if text != candidate.text and figure_answers(asked, text):
-                return text
+                end = sentence.text.find(text) + len(text)
+                return None if offset_not_length(shape.text, sentence.text, end) else text
         span = Span(candidate.text, "number", sentence.text.find(candidate.text), -1)
         with_unit = figure(sentence.text, span)
         if with_unit is not None:
+            end = sentence.text.find(with_unit) + len(with_unit)
+            if offset_not_length(shape.text, sentence.text, end):
+                return None
             return with_unit if figure_answers(asked, with_unit) else None
         return candidate.text if counts_asked(shape) and figure_answers(asked, "") else None
     return candidate.text

@@ -26,7 +26,7 @@ from prefrag.reasoners.base import PriorTurn
 NOTES = {
     "notes/quellamine.md": (
         "# Quellamine\n\n"
-        "Quellamine is an antihistamine tablet for nettle rash.\n\n"
+        "Quellamine is an antihistamine tablet for hay fever.\n\n"
         "The adult dose of Quellamine is 8 mg once a day.\n"
     ),
     "notes/dorvex.md": (
@@ -38,6 +38,26 @@ NOTES = {
         "# Taskerin\n\n"
         "Taskerin is a cream for cracked heels.\n\n"
         "For children, use 2 g of Taskerin cream twice a day.\n"
+    ),
+    "notes/brannock.txt": (
+        "Brannock Fells\n"
+        "The Brannock Fells district covers about 480 square kilometres of upland.\n"
+        "Its highest hill is Carrow Pike.\n"
+    ),
+    "notes/halverin.txt": (
+        "HALVERIN AND MOSSADINE - AVOID TOGETHER\n"
+        "Halverin raises the blood level of mossadine about fourfold.\n"
+        "Choose another painkiller for anyone taking mossadine.\n"
+    ),
+    "notes/orlimab.md": (
+        "# Orlimab\n\n"
+        "Orlimab is an injection for severe nettle rash.\n\n"
+        "Do not give Orlimab to anyone with a latex allergy.\n"
+    ),
+    "notes/farrow.md": (
+        "# Farrow syndrome\n\n"
+        "Farrow syndrome is a rare condition that thickens the skin of the palms.\n\n"
+        "Mutations in the FARR1 gene cause Farrow syndrome.\n"
     ),
 }
 
@@ -130,3 +150,46 @@ def test_a_qualifying_phrase_is_part_of_the_asked_relation() -> None:
     assert not any(a.word == "today" for a in relation_words("What is Dorvex used for today?"))
     names = frozenset({"harlow"})
     assert relation_words("How old is the mill in Harlow?", names) == []
+
+
+# --- leftovers of the last stop, each through `prefrag ask` ---------------------------------
+
+
+def test_an_area_keeps_its_whole_unit() -> None:
+    record = ask_json("How big is the Brannock Fells district?", "notes")
+    assert not record["abstained"], record["answer"]
+    assert "480 square kilometres" in record["answer"], record
+
+
+def test_a_plain_text_title_line_is_not_part_of_the_answer() -> None:
+    record = ask_json("What does Halverin do to mossadine?", "notes")
+    assert not record["abstained"], record["answer"]
+    assert "fourfold" in record["answer"], record
+    assert "AVOID TOGETHER" not in record["answer"], record["answer"]
+
+
+def test_an_instruction_not_to_give_a_drug_is_no_note_declining_to_say() -> None:
+    record = ask_json("What is the warning about Orlimab and latex?", "notes")
+    assert not record["abstained"], record["answer"]
+    assert "latex allergy" in record["answer"], record
+
+
+def test_what_a_drug_is_used_for_is_asked_of_the_drug() -> None:
+    record = ask_json("What is Orlimab used for?", "notes")
+    assert not record["abstained"], record["answer"]
+    assert "nettle rash" in record["answer"], record
+
+
+def test_genetic_is_said_by_a_sentence_naming_the_gene() -> None:
+    record = ask_json("What is the genetic cause of Farrow syndrome?", "notes")
+    assert not record["abstained"], record["answer"]
+    assert "FARR1" in record["answer"], record
+
+
+def test_a_word_is_written_by_its_root_with_an_ending() -> None:
+    # Without MiniLM (an answer drafted when the retrieval budget is spent) only written
+    # words count: "genetic" is written by "gene".
+    from prefrag.reasoners._checks import _written
+
+    assert _written("genetic", "Mutations in the FARR1 gene cause it.")
+    assert not _written("genetic", "Farrow syndrome thickens the skin.")

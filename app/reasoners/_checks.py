@@ -207,6 +207,8 @@ _WH = frozenset({"what", "which", "who"})
 _RELATIVES = frozenset({"who", "which", "that", "whose", "whom", "where"})
 _PREPOSITIONS = frozenset("in at on of for from under over since by to during".split())
 _FIGURE_WORD = re.compile(r"\d[\d,.]*")
+# A participle opening a reduced relative clause ("related", "used", "linked").
+_PARTICIPLE = re.compile(r"[a-z]{2,}(?<!e)ed|used")
 # Prepositions whose phrase narrows the asked relation ("for a child", "in pregnancy").
 _NARROWING = frozenset("for in during after".split())
 # Words that narrow nothing by themselves ("for someone on X", "in these notes").
@@ -263,6 +265,8 @@ def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> l
             j += 1
         phrase: list[str] = []
         while j < len(main) and term_set(main[j]):
+            if phrase and _PARTICIPLE.fullmatch(main[j]):
+                break  # "the genetic changes *related* to X": the phrase ends at its noun
             phrase.append(main[j])
             j += 1
         said = " ".join(phrase)
@@ -367,10 +371,17 @@ def _written(word: str, context: str) -> bool:
             continue
         if not any(
             SequenceMatcher(None, part, other).ratio() >= PARAMS.relation_spelling
+            or _same_root(part, other)
             for other in written
         ):
             return False
     return True
+
+
+def _same_root(word: str, other: str) -> bool:
+    """Whether one word is the other with an ending ("gene" and "genetic"), four letters on."""
+    short, long = sorted((word, other), key=len)
+    return len(short) >= 4 and long.startswith(short)
 
 
 def _meant(asked: Asked, said: str, context: str, judge: Judge) -> bool:

@@ -65,11 +65,28 @@ def without_heading(text: str, title: str) -> str:
         if newline and rest.strip() and first.strip()[-1:] not in ".!?:" and title:
             if term_set(first) and term_set(first) == term_set(title):
                 return rest
-        return text
+        return plain_headings(text)
     body = stripped.lstrip("#").lstrip()
     if title and body.startswith(title):
         return body[len(title) :]
     return body
+
+
+# A plain-text heading: the first line, short and unpunctuated, above a line opening with a
+# capital ("Halverin and mossadine" / "Halverin raises ..."), or a line in capitals anywhere
+# ("DO NOT COMBINE").
+_TITLE_LINE_RE = re.compile(r"\A[ \t]*([A-Z0-9][^\n.!?:;,|]{0,59}?)[ \t]*\n(?=[ \t]*[A-Z0-9])")
+_CAPITALS_LINE_RE = re.compile(r"(?m)^[ \t]*([A-Z][A-Z0-9 '&/()\u2013-]{3,79})[ \t]*$")
+
+
+def plain_headings(text: str) -> str:
+    """`text` with its plain-text heading lines written as Markdown section headings.
+
+    A heading names what follows and states nothing: as a section heading it is what the
+    sentences below it are about (`sections`), never the first words of one of them.
+    """
+    text = _TITLE_LINE_RE.sub(lambda m: f"## {m.group(1)}\n", text)
+    return _CAPITALS_LINE_RE.sub(lambda m: f"## {m.group(1)}", text)
 
 
 _SECTION_RE = re.compile(r"(?m)^[ \t]*#{2,6}[ \t]+([^\n]*)\n")

@@ -65,7 +65,8 @@ _LINE_MARK_RE = re.compile(r"(?m)^\s*(?:#{1,6}\s+|>\s*|[-*+\u2022]\s+)")
 _NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
 _RANGE_RE = re.compile(rf"{_NUMBER}(?:\s*(?:to|-|\u2013|/|and|or)\s*{_NUMBER})*")
 _UNIT_RE = re.compile(
-    r"\s*(%|percent\b|per cent\b|(?:[a-zA-Z\u00b5\u03bc]+(?:/[a-zA-Z0-9]+)?)"
+    r"\s*(%|percent\b|per cent\b|(?:(?:square|sq\.?|cubic)\s+)?"  # "610 square kilometres"
+    r"(?:[a-zA-Z\u00b5\u03bc]+(?:/[a-zA-Z0-9]+)?)"
     r"(?:\s+(?:once|twice|three times|four times|a|per|each|every)\s+(?:a\s+)?"
     r"(?:day|daily|week|month|year|hour|dose))?)"
 )
@@ -422,8 +423,21 @@ def asks_quantity(shape: QuestionShape) -> bool:
 
 
 def defers(text: str) -> bool:
-    """Whether a sentence says its document does not cover a matter, or defers it elsewhere."""
-    return bool(_DEFERRAL_RE.search(text))
+    """Whether a sentence says its document does not cover a matter, or defers it elsewhere.
+
+    An instruction ("Do not give aspirin to children.", "Check the level; do not give the
+    dose") has no subject before its "do not": it says what to do, not what the note lacks.
+    """
+    for match in _DEFERRAL_RE.finditer(text):
+        before = text[: match.start()].rstrip()
+        imperative = match.group().lower().startswith("do ") and (
+            not before
+            or before.endswith((".", ";", ":", ",", "(", "-", "\u2013"))
+            or re.search(r"\b(?:and|but|so|then|please|otherwise|if so)$", before, re.I)
+        )
+        if not imperative:
+            return True
+    return False
 
 
 def negated(text: str) -> bool:

@@ -55,7 +55,9 @@ _UNIT_KINDS: dict[str, frozenset[str]] = {
         " pounds stone".split()
     ),
     "percentage": frozenset("% percent per".split()),
-    "area": frozenset("hectare hectares ha acre acres km2 km\u00b2 m2 m\u00b2".split()),
+    "area": frozenset(
+        "hectare hectares ha acre acres km2 km\u00b2 m2 m\u00b2 square sq sq.".split()
+    ),
     "temperature": frozenset("\u00b0c \u00b0f degree degrees celsius fahrenheit".split()),
 }
 # Readings are measured in compound units ("mmHg", "mmol/L", "L/min"); a mass per body

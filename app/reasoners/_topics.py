@@ -42,6 +42,8 @@ _KINDS: tuple[tuple[str, str], ...] = (
     ("complications", rf"^what are (?:the )?complications of {_S}{_END}"),
     ("support", rf"^where to find support for (?:people with )?{_S}{_END}"),
     ("treatment", rf"^what to do for {_S}{_END}"),
+    # "What is X used for?" asks what X is: its defining sentence says what it is for.
+    ("information", rf"^what (?:is|are) {_S} (?:used|taken|given|prescribed|good) for{_END}"),
     ("information", rf"^what (?:is|are)(?: \((?:is|are)\))? {_S}{_END}"),
 )
 _PATTERNS = tuple((kind, re.compile(p, re.IGNORECASE)) for kind, p in _KINDS)

@@ -59,6 +59,11 @@ NOTES = {
         "Farrow syndrome is a rare condition that thickens the skin of the palms.\n\n"
         "Mutations in the FARR1 gene cause Farrow syndrome.\n"
     ),
+    "notes/harlow.md": (
+        "# Harlow\n\n"
+        "Harlow is a fishing town on the east coast.\n\n"
+        "In 1902 a dam 14 m high was built above Harlow to supply its drinking water.\n"
+    ),
 }
 
 
@@ -85,6 +90,15 @@ def test_the_dose_without_a_qualifier_is_still_answered() -> None:
     record = ask_json("What is the adult dose of Quellamine?", "notes")
     assert not record["abstained"], record["answer"]
     assert "8 mg" in record["answer"], record
+
+
+def test_another_things_height_does_not_answer_the_height_asked() -> None:
+    record = ask_json("How tall is the Harlow lighthouse?", "notes")
+    assert record["abstained"], record["answer"]
+    assert "lighthouse" in record["answer"], record["answer"]
+    record = ask_json("How high is the Harlow dam?", "notes")
+    assert not record["abstained"], record["answer"]
+    assert "14 m" in record["answer"], record
 
 
 def test_a_general_note_does_not_say_a_drug_is_safe_in_pregnancy() -> None:
@@ -148,8 +162,10 @@ def test_a_qualifying_phrase_is_part_of_the_asked_relation() -> None:
     # A clause about "someone", a time adverb, and a phrase naming the subject are not.
     assert relation_words("Is Dorvex still used for sleep after someone quits?")[-1].word != "quits"
     assert not any(a.word == "today" for a in relation_words("What is Dorvex used for today?"))
-    names = frozenset({"harlow"})
-    assert relation_words("How old is the mill in Harlow?", names) == []
+    names = frozenset({"harlow", "dorvex"})
+    assert relation_words("What is the dose of Dorvex in Harlow?", names) == []
+    # The measured thing's common noun is asked too: "mill", not the town's other things.
+    assert [a.word for a in relation_words("How old is the mill in Harlow?", names)] == ["mill"]
 
 
 # --- leftovers of the last stop, each through `prefrag ask` ---------------------------------

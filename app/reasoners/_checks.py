@@ -291,6 +291,30 @@ def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> l
             phrase = [w for w in phrase if term_set(w) and not term_set(w) <= name_terms]
             if phrase:
                 found.append(Asked(phrase[0], "", tuple(phrase[1:])))
+    # "How tall is Tarnmouth *lighthouse*?", "When was the *chapel* of X built?": the
+    # common nouns of the measured or dated thing; a sentence about another thing of the
+    # same place (its dam, its walls) does not answer.
+    thing: list[str] = []
+    if len(main) > 3 and main[0] == "how" and main[2] in _COPULA:
+        thing = main[3:]
+    elif len(main) > 3 and main[0] == "when" and main[1] in _COPULA:
+        thing = main[2:-1]
+    cut = next(
+        (k for k, w in enumerate(thing) if w in _PREPOSITIONS or _PARTICIPLE.fullmatch(w)),
+        len(thing),
+    )
+    nouns = [
+        w
+        for w in thing[:cut]
+        if w not in _DETERMINERS
+        and term_set(w)
+        and not term_set(w) <= name_terms
+        and not w.endswith("ly")
+        and w not in _WHENEVER
+        and w not in ("first", "last")
+    ]
+    if nouns and not any(a.word in nouns for a in found):
+        found.append(Asked(nouns[-1], "", tuple(nouns[:-1])))
     # A prepositional phrase of the question's own clause narrows what is asked to a
     # group, a condition or a time ("for a child", "in pregnancy", "after 6 pm"): an answer
     # whose sentences never say it answers another question. Any of its words will do

@@ -131,7 +131,7 @@ def cited_documents(result: dict[str, Any]) -> list[str]:
 
 
 def load_questions(split: str, corpus: str | None, set_dir: Path = TUNING) -> list[dict[str, Any]]:
-    """The questions of one split (`tune`, `heldout`, `fresh`, `fresh2`, `fresh3`, `sealed`, `all`)."""
+    """The questions of one split (`tune`, `heldout`, `fresh`...`fresh3`, `sealed`, `all`)."""
     items = read_rows(set_dir / "questions.jsonl")
     return [
         item

@@ -54,7 +54,7 @@ FRESH_SPLITS = {
 
 @pytest.mark.parametrize("split", sorted(FRESH_SPLITS))
 def test_a_fresh_split_loads_on_corpora_of_its_own(split: str) -> None:
-    """`--split fresh` / `fresh2` / `fresh3`: own three corpora, every kind, about a fifth unanswerable."""
+    """`--split fresh`, `fresh2`, `fresh3`: own three corpora, every kind, a fifth unanswerable."""
     fresh = scorer.load_questions(split, None)
     assert len(fresh) >= 75
     corpora = {item["corpus"] for item in fresh}

@@ -110,10 +110,16 @@ def test_how_long_on_a_thread_asks_the_duration_of_the_earlier_medicine() -> Non
     from prefrag.sources.defaults import default_sources
 
     graph = build_graph(sources=default_sources(web=False), checkpointer=InMemorySaver())
-    run = {"preferred_source": "notes", "fallback_sources": [], "max_reflections": 0}
     first = prefrag.ask("How much Dorvex do we give for poor sleep?", graph=graph, thread_id="t")
     assert "3 mg" in first["answer"], first["answer"]
-    result = prefrag.ask("and for how long?", graph=graph, thread_id="t", **run)
+    result = prefrag.ask(
+        "and for how long?",
+        graph=graph,
+        thread_id="t",
+        preferred_source="notes",
+        fallback_sources=[],
+        max_reflections=0,
+    )
     assert result["standalone_question"].startswith("How long"), result["standalone_question"]
     assert "Dorvex" in result["standalone_question"]
     assert not result["abstained"], result["answer"]

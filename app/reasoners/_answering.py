@@ -31,7 +31,7 @@ from prefrag.reasoners._evidence import (
     answer_candidates,
     rank_sentences,
 )
-from prefrag.reasoners._listing import listing_answer
+from prefrag.reasoners._listing import completed_list, listing_answer
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._policy import (
     FROM,
@@ -357,6 +357,8 @@ def policy_answer(
         if listed is not None:
             return listed
     answer = sentences_answer(evidence, weights, ranked, confident)
+    if shape.form != "span":
+        answer = completed_list(evidence, confident, answer) or answer
     if shape.form == "span":
         answer = with_short_span(
             shape, evidence, answer, confident[0], frozenset(judge.asked), rejected

@@ -71,6 +71,7 @@ from prefrag.reasoners._text import (
     split_sentences,
 )
 from prefrag.reasoners._two_documents import (
+    linked_subjects,
     pair_answer,
     pair_span,
     subject_and_topic,
@@ -330,7 +331,11 @@ def policy_answer(
                 f"no retrieved sentence gives the {kind} it asks for", judged[0].confidence
             )
         confident = [j for j in confident if j.fits]
-    bridged = two_documents(judge, judged, floor) or subject_and_topic(judge, judged, floor)
+    bridged = (
+        two_documents(judge, judged, floor)
+        or subject_and_topic(judge, judged, floor)
+        or linked_subjects(judge, judged, floor)
+    )
     if bridged is not None and (not confident or bridged[2] > confident[0].confidence):
         pair = pair_answer(evidence, judged[0], *bridged)
         if shape.form == "span":

@@ -7,7 +7,6 @@ import time
 
 import numpy as np
 import pytest
-from cli_checks import garble_store_of_record
 from langchain_core.documents import Document
 from stub_server import StubChatServer
 from typer.testing import CliRunner
@@ -235,21 +234,6 @@ def test_leftovers_of_a_killed_writer_are_removed_by_the_next_write(store, tmp_p
     extra.write_text(json.dumps({"id": "x1", "title": "X", "text": "Another drug."}) + "\n")
     index_paths([extra], "good")
     assert not list(folder.glob(".staging-*")) and not list(folder.glob(".manifest-*"))
-
-
-def test_a_malformed_qdrant_store_is_reported_and_rebuilt_by_the_next_write(store, tmp_path):
-    from prefrag.index.ingest import index_paths
-    from prefrag.index.integrity import check_source
-
-    settings, _ = store
-    garble_store_of_record(settings.sources_dir / "bad")
-    check = check_source("bad", settings, qdrant=True)
-    assert not check.sound and "Qdrant store cannot be read" in check.problems[0]
-    extra = tmp_path / "extra.jsonl"
-    extra.write_text(json.dumps({"id": "x1", "title": "X", "text": "Another drug."}) + "\n")
-    index_paths([extra], "bad")
-    repaired = check_source("bad", settings, qdrant=True)
-    assert repaired.sound and repaired.counts["qdrant"] == len(DOCS) + 1
 
 
 # --- untrusted text -------------------------------------------------------------------------

@@ -1,9 +1,15 @@
 """`prefrag index`: read files, chunk, embed new chunks and write one local source.
 
 The order is what keeps the store whole: every input is parsed and validated first (a
-bad line raises `IngestError` before anything is touched), then the source's locks are
-taken, new chunks are embedded, Qdrant is upserted (idempotent: ids come from content),
-and finally a new generation of the docstore is swapped in atomically.
+bad line raises `IngestError` before anything is touched), then the source's lock is
+taken, new chunks are embedded, a Qdrant server's collection (with `QDRANT_URL`) is
+upserted (idempotent: ids come from content), and finally a new generation of the
+docstore is swapped in atomically.
+
+In process the generation's files are the one copy of every chunk: no store of record
+is written beside them. The Qdrant Edge shard earlier versions kept in `qdrant/` (or
+their embedded qdrant-client store) serves one last time to repair a damaged source,
+and is removed once the write is published.
 """
 
 from __future__ import annotations
@@ -118,7 +124,7 @@ def index_paths(
 
     folder = settings.sources_dir / source
     with docstore.writer_lock(folder, source), _open_store(source, folder, settings) as opened:
-        store, store_problem, moved = opened
+        store, store_problem, retired = opened
         contents = Salvage(None) if rebuild else salvage(folder, source, store, settings)
         manifest = contents.manifest
         old_records = contents.records
@@ -127,22 +133,24 @@ def index_paths(
         new_records, chunk_total, largest = _new_chunks(
             raws, source, settings, chunking, source_authority, old_records
         )
-        skipped = chunk_total - len(new_records)
+        # Records lost from the files come back with the input, or nothing is written.
+        restored = contents.restore_lost(new_records)
+        skipped = chunk_total - len(new_records) + restored
         migrated = ""
         if manifest is not None and _lexical_outdated(manifest, settings) and not contents.damaged:
             migrated = _migration(source, manifest, settings)
         problems = [*contents.problems, *([store_problem] if store_problem else [])]
         repairs = list(contents.repairs)
-        # Filling a store moved from an older format is no repair: its problems are not kept.
-        store_problems = [] if moved and not contents.damaged else problems
-        notes = [_MOVED.format(source=source)] if moved and manifest is not None else []
+        notes = []
+        if retired and manifest is not None:
+            notes.append(_RETIRED.format(source=source, size=retired))
+        server = store if store is not None and store.server else None
         if not new_records and manifest is not None and not contents.damaged and not migrated:
             assert contents.vectors is not None
-            fixed = _reconcile_qdrant(
-                store, old_records, contents.vectors, [], None, store_problems
-            )
-            if fixed and not moved:
-                repairs.append(fixed)
+            if server is not None:
+                fixed = _reconcile_qdrant(server, old_records, contents.vectors, [], None, problems)
+                if fixed:
+                    repairs.append(fixed)
             if not _manifest_current(manifest, source_authority, description):
                 manifest.authority = source_authority
                 manifest.description = manifest.description if description is None else description
@@ -162,12 +170,13 @@ def index_paths(
         embedding_seconds = time.perf_counter() - embedding_started
         if rebuild:
             problems.append("rebuilt on request from the files given")
-            store.replace_all(new_records, new_vectors)
-        else:
+            if server is not None:
+                server.replace_all(new_records, new_vectors)
+        elif server is not None:
             fixed = _reconcile_qdrant(
-                store, old_records, old_vectors, new_records, new_vectors, store_problems
+                server, old_records, old_vectors, new_records, new_vectors, problems
             )
-            if fixed and not moved:
+            if fixed:
                 repairs.append(fixed)
         if contents.damaged:
             repairs.append("rebuilt its lexical index")
@@ -204,7 +213,8 @@ def index_paths(
         if description is not None:
             manifest.description = description
         docstore.write_manifest(folder, manifest)
-    report = _report(source, folder, files, raws, len(new_records), skipped, manifest, started)
+    added = len(new_records) - restored
+    report = _report(source, folder, files, raws, added, skipped, manifest, started)
     warnings = [*_id_clashes(raws), *([migrated] if migrated else []), *notes]
     if large:
         warnings.extend(large)
@@ -322,9 +332,9 @@ def _reconcile_qdrant(
     return ""
 
 
-_MOVED = (
-    "The store of record of '{source}' moved from embedded qdrant-client to Qdrant Edge "
-    "(filled from its records and vectors; nothing was re-embedded)."
+_RETIRED = (
+    "'{source}' no longer keeps a second copy of its chunks in a store of record: its "
+    "generation's files are the one copy ({size} of qdrant/ freed)."
 )
 _MIGRATED = (
     "The lexical index of '{source}' was {old}; it was rebuilt over titles and texts as "
@@ -365,37 +375,47 @@ def _lexical_outdated(manifest: docstore.Manifest, settings: Settings) -> bool:
 @contextlib.contextmanager
 def _open_store(
     source: str, folder: Path, settings: Settings
-) -> Iterator[tuple[PointStore, str, bool]]:
-    """The source's store of record, what was wrong with it, and whether it was moved.
+) -> Iterator[tuple[PointStore | None, str, str]]:
+    """The store salvage may read, what was wrong with it, and what a retired one freed.
 
-    The problem is "" when the store opened; moved is True when a store of an older
-    format was dropped to be filled again.
-
-    The embedded store (a Qdrant Edge shard) only mirrors the records and vectors of the
-    source, so an unreadable one is removed and filled again from the records by this run
-    (`_reconcile_qdrant`). A store written by earlier versions (embedded qdrant-client,
-    `storage.sqlite`) is replaced the same way, without calling it damage.
+    With `QDRANT_URL` it is the source's collection on the server, which this run keeps
+    equal to the records (`_reconcile_qdrant`). In process no store of record is kept:
+    a `qdrant/` folder left by an earlier version (a Qdrant Edge shard, or an embedded
+    qdrant-client store) is read by salvage only, and removed when the run publishes its
+    write (the third value is its size in words then; "" when there was none).
     """
     import shutil
 
-    from prefrag.index.dense import open_store
-    from prefrag.index.edge_store import StoreUnreadableError, is_legacy_store
+    from prefrag.index.dense import QdrantStore
+    from prefrag.index.edge_store import EdgeStore, StoreUnreadableError, is_edge_store
 
-    problem = ""
     where = folder / docstore.QDRANT
-    moved = settings.qdrant_url is None and is_legacy_store(where)
-    if moved:
-        logger.info("Moving the store of record of '%s' to Qdrant Edge.", source)
-        shutil.rmtree(where, ignore_errors=True)
+    if settings.qdrant_url is not None:
+        with QdrantStore(source, where, settings) as server:
+            yield server, "", ""
+        return
+    if not where.exists():
+        yield None, "", ""
+        return
+    size = _folder_size(where)
+    old: PointStore | None = None
+    if is_edge_store(where):
+        try:
+            old = EdgeStore(source, where)
+        except StoreUnreadableError as error:  # only a copy: nothing to restore from it
+            logger.warning("Old store of record of '%s' unreadable (%s).", source, error)
     try:
-        store = open_store(source, where, settings)
-    except StoreUnreadableError as error:
-        logger.warning("Qdrant store of '%s' unreadable (%s); rebuilding it.", source, error)
-        problem = f"its Qdrant store could not be read ({error})"
-        shutil.rmtree(where, ignore_errors=True)
-        store = open_store(source, where, settings)
-    with store:
-        yield store, problem, moved
+        yield old, "", size
+    finally:
+        if old is not None:
+            old.close()
+    shutil.rmtree(where, ignore_errors=True)
+
+
+def _folder_size(folder: Path) -> str:
+    """The size of the files under `folder`, in words (e.g. "285 MB")."""
+    total = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    return f"{total / 1e6:.0f} MB" if total >= 1e6 else f"{total / 1e3:.0f} kB"
 
 
 def _id_clashes(raws: Sequence[RawDocument], shown: int = 5) -> list[str]:

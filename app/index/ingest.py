@@ -18,7 +18,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,6 +44,9 @@ DELTA_MAX_SHARE = 0.1
 _EMBED_STEP = 256  # texts per progress update; the embedder batches inside
 _CALIBRATION = 32  # chunks embedded first to time the rest (the longest: a safe estimate)
 LARGE_DOCUMENT_CHUNKS = 1_000  # a document cut into more chunks is named before embedding
+# A full write extends a large source's sparse shard while the mean length it was weighted
+# with stays within this share of the source's mean; past it the shard is built again.
+_MEAN_DRIFT = 0.05
 
 
 logger = logging.getLogger(__name__)
@@ -123,7 +126,22 @@ def index_paths(
     files, raws = _read_inputs(list(paths))
 
     folder = settings.sources_dir / source
-    with docstore.writer_lock(folder, source), _open_store(source, folder, settings) as opened:
+    if settings.qdrant_url is not None:  # records and vectors only in the server's collection
+        from prefrag.index.server_ingest import index_on_server
+
+        return index_on_server(
+            files,
+            raws,
+            source,
+            settings,
+            progress=progress,
+            authority=authority,
+            description=description,
+            rebuild=rebuild,
+            started=started,
+        )
+    with docstore.writer_lock(folder, source), _open_store(source, folder) as opened:
+        _refuse_server_source(folder, source, rebuild)
         store, store_problem, retired = opened
         contents = Salvage(None) if rebuild else salvage(folder, source, store, settings)
         manifest = contents.manifest
@@ -144,13 +162,7 @@ def index_paths(
         notes = []
         if retired and manifest is not None:
             notes.append(_RETIRED.format(source=source, size=retired))
-        server = store if store is not None and store.server else None
         if not new_records and manifest is not None and not contents.damaged and not migrated:
-            assert contents.vectors is not None
-            if server is not None:
-                fixed = _reconcile_qdrant(server, old_records, contents.vectors, [], None, problems)
-                if fixed:
-                    repairs.append(fixed)
             if not _manifest_current(manifest, source_authority, description):
                 manifest.authority = source_authority
                 manifest.description = manifest.description if description is None else description
@@ -170,14 +182,6 @@ def index_paths(
         embedding_seconds = time.perf_counter() - embedding_started
         if rebuild:
             problems.append("rebuilt on request from the files given")
-            if server is not None:
-                server.replace_all(new_records, new_vectors)
-        elif server is not None:
-            fixed = _reconcile_qdrant(
-                server, old_records, old_vectors, new_records, new_vectors, problems
-            )
-            if fixed:
-                repairs.append(fixed)
         if contents.damaged:
             repairs.append("rebuilt its lexical index")
         # A sound source's rows come first and unchanged: its HNSW shard is extended, and
@@ -225,6 +229,26 @@ def index_paths(
     return dataclasses.replace(
         report, rebuilt="; ".join(problems), repairs=tuple(repairs), warnings=tuple(warnings)
     )
+
+
+def _refuse_server_source(folder: Path, source: str, rebuild: bool) -> None:
+    """Refuse to add in process to a source whose chunks live only on a Qdrant server.
+
+    Raises:
+        ConfigurationError: It does, and this is not a `--rebuild`.
+    """
+    from prefrag.errors import DamagedStoreError
+
+    try:
+        manifest = docstore.read_manifest(folder)
+    except DamagedStoreError:
+        return  # salvage reports it
+    if manifest is not None and manifest.records_store == "collection" and not rebuild:
+        raise ConfigurationError(
+            f"Source '{source}' keeps its chunks in its Qdrant server collection; set "
+            "QDRANT_URL to that server to add to it (or index it with --rebuild to keep "
+            "it in this machine's files instead)."
+        )
 
 
 def _stacked(old: np.ndarray, new: np.ndarray | None) -> np.ndarray:
@@ -373,27 +397,19 @@ def _lexical_outdated(manifest: docstore.Manifest, settings: Settings) -> bool:
 
 
 @contextlib.contextmanager
-def _open_store(
-    source: str, folder: Path, settings: Settings
-) -> Iterator[tuple[PointStore | None, str, str]]:
+def _open_store(source: str, folder: Path) -> Iterator[tuple[PointStore | None, str, str]]:
     """The store salvage may read, what was wrong with it, and what a retired one freed.
 
-    With `QDRANT_URL` it is the source's collection on the server, which this run keeps
-    equal to the records (`_reconcile_qdrant`). In process no store of record is kept:
-    a `qdrant/` folder left by an earlier version (a Qdrant Edge shard, or an embedded
-    qdrant-client store) is read by salvage only, and removed when the run publishes its
-    write (the third value is its size in words then; "" when there was none).
+    In process no store of record is kept: a `qdrant/` folder left by an earlier version
+    (a Qdrant Edge shard, or an embedded qdrant-client store) is read by salvage only, and
+    removed when the run publishes its write (the third value is its size in words then;
+    "" when there was none). With `QDRANT_URL` see `prefrag.index.server_ingest`.
     """
     import shutil
 
-    from prefrag.index.dense import QdrantStore
     from prefrag.index.edge_store import EdgeStore, StoreUnreadableError, is_edge_store
 
     where = folder / docstore.QDRANT
-    if settings.qdrant_url is not None:
-        with QdrantStore(source, where, settings) as server:
-            yield server, "", ""
-        return
     if not where.exists():
         yield None, "", ""
         return
@@ -491,8 +507,12 @@ def _new_chunks(
     chunking: Chunking,
     authority: float,
     old_records: Sequence[dict[str, Any]],
+    known_ids: Callable[[list[str]], list[bool]] | None = None,
 ) -> tuple[list[dict[str, Any]], int, tuple[int, str]]:
-    """(new chunk records, chunks in the input, (chunks, location) of its largest document)."""
+    """(new chunk records, chunks in the input, (chunks, location) of its largest document).
+
+    A chunk is known when `old_records` hold its id, or `known_ids` (given) says so.
+    """
     chunks = []
     largest = (0, "")
     for raw in raws:
@@ -501,7 +521,8 @@ def _new_chunks(
         )
         chunks.extend(cut)
         largest = max(largest, (len(cut), raw.location))
-    known = _known(old_records, [chunk.metadata["id"] for chunk in chunks])
+    ids = [chunk.metadata["id"] for chunk in chunks]
+    known = known_ids(ids) if known_ids is not None else _known(old_records, ids)
     seen: set[str] = set()
     fresh: list[dict[str, Any]] = []
     for chunk, stored in zip(chunks, known, strict=True):
@@ -606,8 +627,11 @@ def _write(
     from prefrag.index.sparse_lexical import SparseLexicalIndex
 
     store = _lexical_store(settings)
+    extended = _extended_lexical(previous, records)
     if store == "collection":  # the server's collection holds the BM25 vectors
         save_lexical, lexical_documents = None, len(records)
+    elif extended is not None:
+        save_lexical, lexical_documents = extended, len(records)
     else:
         lexical = SparseLexicalIndex.build(record_texts(records))
         save_lexical, lexical_documents = lexical.save, lexical.documents
@@ -633,6 +657,40 @@ def _write(
         lexical_format=FORMAT,
         lexical_store=store,
     )
+
+
+def _extended_lexical(
+    previous: Path | None, records: Sequence[dict[str, Any]]
+) -> Callable[[Path], None] | None:
+    """What writes the lexical index as `previous`'s sparse shard extended by the new rows.
+
+    A large source's full write (every 10% of growth) extends its base shard by the rows
+    past it, weighted with its mean length as its delta rows are, instead of tokenising
+    every row again; None (build it again) for a small source, a base of another format,
+    or when the rows added since the base was built moved the mean length by more than
+    `_MEAN_DRIFT` (then the shard is rebuilt at the new mean).
+    """
+    from prefrag.index import sparse_lexical
+    from prefrag.index.lexical import record_texts
+
+    if previous is None or not sparse_lexical.is_sparse_index(previous / docstore.LEXICAL):
+        return None
+    folder = previous / docstore.LEXICAL
+    base = sparse_lexical.problem(folder)
+    mean = sparse_lexical.average_length(folder)
+    if isinstance(base, str) or mean is None or not DELTA_MIN_ROWS <= base <= len(records):
+        return None
+    texts = record_texts(records[base:])
+    words = float(sum(len(text.split()) for text in texts))
+    overall = (sparse_lexical.total_words(folder) + words) / max(1, len(records))
+    if abs(overall - mean) > _MEAN_DRIFT * mean:
+        return None
+    rows = [(v.indices, v.values) for v in sparse_lexical.document_vectors(texts, mean)]
+
+    def write(target: Path) -> None:
+        sparse_lexical.extend(folder, rows, target, words)
+
+    return write
 
 
 def _known(records: Sequence[dict[str, Any]], chunk_ids: Sequence[str]) -> list[bool]:

@@ -97,6 +97,8 @@ def check_generation(
 
     check = StoreCheck(manifest.name or folder.name)
     generation = folder / manifest.generation
+    if manifest.records_store == "collection" and generation.is_dir():
+        return check  # every chunk lives in the server's collection (`check_source`)
     if not generation.is_dir():
         check.problems.append(f"{generation} is missing")
         return check
@@ -211,7 +213,12 @@ def check_source(
     if manifest is None:
         return StoreCheck(name, [f"{folder / docstore.MANIFEST} is missing"])
     check = check_generation(folder, manifest, thorough=thorough, line_ends=True)
-    if qdrant and check.sound and settings.qdrant_url is None:
+    on_server = manifest.records_store == "collection"
+    if on_server and settings.qdrant_url is None:
+        check.unchecked.append(
+            "its chunks live in its Qdrant server collection, not checked without QDRANT_URL"
+        )
+    elif qdrant and check.sound and settings.qdrant_url is None:
         where = folder / docstore.QDRANT
         if where.exists():
             check.unchecked.append(

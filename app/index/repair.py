@@ -298,7 +298,8 @@ def _salvage_vectors(
         if len(result.recovered) == len(result.records) and list(rows.values()) == list(
             range(len(result.records))
         ):
-            result.vectors = np.asarray(vectors, dtype=np.float32)
+            # (Lines lost at the end leave vectors past the kept rows: not theirs.)
+            result.vectors = np.asarray(vectors[: len(result.records)], dtype=np.float32)
             result.recovered = {}
             return
     wanted = [r["id"] for r in result.records if r["id"] not in result.recovered]

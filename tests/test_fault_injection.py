@@ -286,10 +286,10 @@ def test_injected_lines_in_indexed_files_never_reach_the_answer(tmp_path, paddin
 
 
 def test_a_document_cut_into_many_chunks_is_named_with_an_estimate(tmp_path, monkeypatch):
-    from prefrag.index import ingest
+    from prefrag.index import ingest_steps
 
-    monkeypatch.setattr(ingest, "LARGE_DOCUMENT_CHUNKS", 5)  # stands for a 9.6 MB file
-    monkeypatch.setattr(ingest, "_CALIBRATION", 2)
+    monkeypatch.setattr(ingest_steps, "LARGE_DOCUMENT_CHUNKS", 5)  # stands for a 9.6 MB file
+    monkeypatch.setattr(ingest_steps, "_CALIBRATION", 2)
     path = tmp_path / "one_big_note.txt"
     path.write_text("\n".join(f"Paragraph {i} about renal dosing. " * 12 for i in range(12)))
     small = tmp_path / "small.txt"

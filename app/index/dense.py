@@ -1,11 +1,11 @@
-"""Dense vector search (an exact in-process numpy index) and a source's Qdrant store.
+"""Dense vector search (an exact in-process numpy index) and a source's server collection.
 
-Qdrant is the store of record: in process a Qdrant Edge shard (`prefrag.index.edge_store`),
-on a server or cluster (`QDRANT_URL`) a collection, which then also answers dense queries.
-In process, queries go to the generation's own files instead: the numpy index (exact
-cosine search, one matrix-vector product over memory-mapped vectors) or, past the HNSW
-size, the generation's HNSW shard (`prefrag.index.hnsw`). Neither needs a lock, so any
-number of processes can read a source while one writes it.
+In process a source's chunks live once, in its generation's files: queries go to the
+numpy index (exact cosine search, one matrix-vector product over memory-mapped vectors)
+or, past the HNSW size, the generation's HNSW shards (`prefrag.index.hnsw`). Neither
+needs a lock, so any number of processes can read a source while one writes it. On a
+server or cluster (`QDRANT_URL`) a source is one collection (`QdrantStore`): records as
+payload, dense and BM25 vectors; it answers every query and nothing is kept locally.
 """
 
 from __future__ import annotations
@@ -308,10 +308,10 @@ class QdrantStore(PointStore):
 
 
 def open_store(source: str, folder: Path, settings: Settings) -> PointStore:
-    """The store of record of `source`.
+    """The Qdrant points of `source`.
 
-    Its collection on the Qdrant server when `QDRANT_URL` is set, else its Qdrant Edge
-    shard in `folder`.
+    Its collection on the Qdrant server when `QDRANT_URL` is set, else the Qdrant Edge
+    shard in `folder` (the store of record earlier versions kept, read to repair).
 
     Raises:
         StoreLockedError: Another process has the embedded shard open.

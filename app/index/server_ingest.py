@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from prefrag.config import Settings
     from prefrag.index.dense import QdrantStore
-    from prefrag.index.ingest import IndexReport
+    from prefrag.index.ingest_steps import IndexReport
     from prefrag.index.loaders import RawDocument
 
 logger = logging.getLogger(__name__)
@@ -102,7 +102,7 @@ def _index(
     rebuild: bool,
     started: float,
 ) -> IndexReport:
-    from prefrag.index.ingest import (
+    from prefrag.index.ingest_steps import (
         _announce,
         _id_clashes,
         _new_chunks,
@@ -194,7 +194,7 @@ def _embedded(
 ) -> tuple[np.ndarray, int]:
     """The vectors of `records` (embedded at the source's precision) and the dimension."""
     from prefrag.index.embeddings import get_embedder
-    from prefrag.index.ingest import _embed, source_embedding_settings
+    from prefrag.index.ingest_steps import _embed, source_embedding_settings
 
     dimension = manifest.dimension if manifest is not None else 0
     if not records:
@@ -223,7 +223,7 @@ def _move_into_collection(
     repaired on the way); the collection is filled from it unless it already holds
     exactly those points with their BM25 vectors (as earlier versions kept it).
     """
-    from prefrag.index.ingest import _reconcile_qdrant, _vectors
+    from prefrag.index.ingest_steps import _reconcile_qdrant, _vectors
     from prefrag.index.repair import salvage
 
     contents = salvage(folder, source, server, settings)
@@ -254,7 +254,7 @@ def _manifest(
 ) -> docstore.Manifest:
     """The manifest after this write: the collection's counts, an empty generation."""
     from prefrag.index.dense import collection_name
-    from prefrag.index.ingest import source_embedding_settings
+    from prefrag.index.ingest_steps import source_embedding_settings
     from prefrag.index.lexical import FORMAT
 
     if on_server(manifest) and manifest is not None and (folder / manifest.generation).is_dir():

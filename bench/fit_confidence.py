@@ -484,7 +484,8 @@ def main() -> None:
     if args.refit and args.rows:
         rows = json.loads(args.rows.read_text())
     else:
-        # `fresh2` (like `sealed`) is reported only: its questions never reach a fit.
+        # Only `tune` is fitted on (`heldout` is scored); `fresh3` and `sealed` are reported
+        # only and never collected (`fresh`, `fresh2` are tuning data but not collected here).
         items = [
             item
             for item in tuning_set.load_questions("all", None)

@@ -1,34 +1,38 @@
-"""Fit the extractive reasoner's answer confidence on the `tune` half of our tuning set.
+"""Fit the extractive reasoner's answer confidence on our tuning splits, one left out at a time.
 
 Each corpus of `bench/tuning/` is indexed as `bench/tuning_set.py` does, and every question
-is asked through the API with the answer policy's best answer kept whatever its confidence
+of the tuning splits (`FOLDS`: `tune`, `fresh`, `fresh2`) and of `heldout` is asked through
+the API with the answer policy's best answer kept whatever its confidence
 (`answer_question(..., calibrated=False)`); the features of that answer
 (`prefrag.reasoners._confidence.answer_features`) are recorded with whether the answer is
 right by the tuning set's rule (`tuning_set.is_right`; any answer to an unanswerable
 question is wrong). Questions the policy declines outright (no document about the named
-subject, no sentence of the asked type...) have no features and stay abstentions.
-
-A scikit-learn `LogisticRegression` on standardised features is fitted on the `tune` rows
-(and the HotpotQA tuning rows with `--hotpot`). Two answer thresholds are chosen together
-on `tune`, one for sentence answers and one for answers holding a short answer (a span, a
-yes/no, an option): the pair scoring best as right answers minus `--wrong-cost` (2) times
-confidently wrong ones, among the pairs keeping at least `--hotpot-em-floor` EM on the
-HotpotQA rows; the span threshold is the lowest at or above the short one at which
-bare-span answers on `tune` are right at least `--span-precision` of the time (below it a
-span is shown with its sentence); the CORRECT threshold likewise for all answers and
-`--correct-precision` (below it the self-reflection does not say CORRECT). The
-coefficients, the thresholds and how they were fitted go to
-`app/data/confidence_model.json`, which the reasoner reads; the `heldout` rows are only
-scored with the fitted model and printed (the honest numbers come from re-running
-`bench/tuning_set.py` with the model in place).
-
-    .venv/bin/python bench/fit_confidence.py [--rows runs/confidence-rows.json] [--refit]
-        [--hotpot 1-200 --hotpot-rows runs/confidence-hotpot.json --hotpot-em-floor 0.115]
+subject, no sentence of the asked type...) have no features and stay abstentions. Any
+other split (`fresh3`, `sealed`) is never collected.
 
 `--hotpot 1-200` adds rows from HotpotQA's tuning half, run through the loop of
-`bench/dev_extractive_hotpot.py` (its contexts, BM25, no graph): the fit then sees
-encyclopedia paragraphs joined through a bridge as well as our invented notes. The answer
-thresholds are chosen on the `tune` half under the EM floor; the EM kept is printed.
+`bench/dev_extractive_hotpot.py --embeddings`; they are labelled by exact match of what is
+scored (`--hotpot-label em`), as HotpotQA's EM counts them, not by the containment rule.
+
+A scikit-learn `LogisticRegression` on standardised features is evaluated leaving one
+split out: fitted on two tuning splits (and two thirds of the HotpotQA rows), it predicts
+the third. Two answer thresholds are chosen together on these pooled out-of-fold
+predictions, one for sentence answers and one for answers holding a short answer (a span,
+a yes/no, an option): the pair scoring best as right answers minus `--wrong-cost` (2)
+times confidently wrong ones over all tuning questions, among the pairs keeping HotpotQA
+EM at least at the hand-weighted default's EM on the same rows less `--hotpot-em-drop`
+(or `--hotpot-em-floor`). The span threshold is the lowest at or above the short one at
+which bare-span answers are right at least `--span-precision` of the time (below it a span
+is shown with its sentence); the CORRECT threshold likewise for all answers and
+`--correct-precision` (below it the self-reflection does not say CORRECT). The shipped
+model is then fitted on all tuning splits and HotpotQA rows; its coefficients, the
+thresholds and how they were fitted go to `app/data/confidence_model.json`. `heldout` is
+only scored with it and printed; the honest numbers come from `bench/tuning_set.py` with
+the model in place.
+
+    .venv/bin/python bench/fit_confidence.py --rows runs/confidence-rows.json \
+        --hotpot 1-200 --hotpot-rows runs/confidence-hotpot.json --hotpot-em-drop 0.01
+    # again on the saved rows (no questions asked): add --refit
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tuning_set
 
 MODEL = Path(__file__).resolve().parent.parent / "app" / "data" / "confidence_model.json"
+FOLDS = ("tune", "fresh", "fresh2")
 
 
 def capture_drafts() -> list[tuple[Any, dict[str, float] | None]]:
@@ -150,7 +155,8 @@ def collect(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def collect_hotpot(items: str, *, k: int = 3, max_steps: int = 3) -> list[dict[str, Any]]:
     """Rows for HotpotQA items (`items`, "1-200": tuning data only) from the dev loop.
 
-    Each question runs the loop of `bench/dev_extractive_hotpot.py` over a BM25 index of its
+    Each question runs the loop of `bench/dev_extractive_hotpot.py --embeddings` over a BM25
+    index of its
     own contexts (think -> search, at most `max_steps` searches, answer, self-reflection; a
     negative one searches with the question and answers again with its feedback), with the
     policy's best answer kept whatever its confidence. The final answer is right by the
@@ -164,7 +170,8 @@ def collect_hotpot(items: str, *, k: int = 3, max_steps: int = 3) -> list[dict[s
     from prefrag.jsonl import read_rows
 
     records = capture_drafts()
-    reasoner = extractive.ExtractiveReasoner(use_embeddings=False)
+    # With MiniLM, as the app answers and as `dev_extractive_hotpot.py --embeddings` scores.
+    reasoner = extractive.ExtractiveReasoner(use_embeddings=True)
     first, last = (int(part) for part in items.split("-"))
     rows: list[dict[str, Any]] = []
     for data in read_rows(DATA)[first - 1 : last]:
@@ -227,6 +234,7 @@ def rates(rows: list[dict[str, Any]], answered: list[bool]) -> dict[str, float]:
         "answerable_right": round(right / max(len(answerable), 1), 3),
         "unanswerable_abstained": round(abstained_u / max(len(unanswerable), 1), 3),
         "confidently_wrong": round(wrong / max(len(rows), 1), 3),
+        "right_minus_2_wrong": round((right - 2 * wrong) / max(len(rows), 1), 3),
     }
 
 
@@ -275,7 +283,7 @@ def answered_by(row: dict[str, Any], cut: float, short_cut: float) -> bool:
     return row["probability"] >= (short_cut if has_short(row) else cut)
 
 
-GRID = tuple(round(0.2 + 0.01 * step, 2) for step in range(61))
+GRID = tuple(round(0.01 * step, 2) for step in range(81))
 
 
 def choose_thresholds(
@@ -283,9 +291,10 @@ def choose_thresholds(
 ) -> tuple[float, float]:
     """The answer thresholds for sentence answers and for answers holding a short answer.
 
-    The pair (from `GRID`) with the best score on `tune`: right answers minus `--wrong-cost`
-    times confidently wrong ones (shares of all tune questions), among the pairs keeping at
-    least `--hotpot-em-floor` EM on the HotpotQA rows when given. A HotpotQA answer scores
+    The pair (from `GRID`) with the best score on `tune` (the pooled out-of-fold rows of
+    every tuning split): right answers minus `--wrong-cost` times confidently wrong ones
+    (shares of all those questions), among the pairs keeping at least `--hotpot-em-floor` EM
+    on the HotpotQA rows when given. A HotpotQA answer scores
     EM only through a short answer, so the floor bounds the short threshold; the tuning
     questions set both.
     """
@@ -307,91 +316,212 @@ def choose_thresholds(
     return best[1], best[2]
 
 
-def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
-    """The fitted model as a JSON-ready dict (coefficients, thresholds, how fitted)."""
+def fold_of(row: dict[str, Any], index: int, total: int) -> str:
+    """The fold a row is left out in: its split, or for HotpotQA rows a third of the items.
+
+    HotpotQA rows are cut into three contiguous thirds, one per tuning split, so every row
+    of the fit has an out-of-fold prediction.
+    """
+    if row["split"] != "hotpot":
+        return str(row["split"])
+    return FOLDS[min(index * len(FOLDS) // max(total, 1), len(FOLDS) - 1)]
+
+
+def label(row: dict[str, Any], args: argparse.Namespace) -> int:
+    """What the fit learns for a row: right by the tuning rule; HotpotQA rows by `--hotpot-label`.
+
+    With `em`, a HotpotQA answer counts as right only when what is scored (its short answer,
+    else the answer) matches a gold exactly: the containment rule rewards whole sentences
+    holding the gold, which HotpotQA's EM never credits.
+    """
+    if row["split"] == "hotpot" and args.hotpot_label == "em":
+        return int(row["em"] > 0)
+    return int(row["right"])
+
+
+def matrix(rows: list[dict[str, Any]], names: tuple[str, ...]) -> Any:
+    """The rows' features as an array, in the order of `names`."""
+    import numpy as np
+
+    return np.array([[r["features"].get(f, 0.0) for f in names] for r in rows])
+
+
+def fit_one(rows: list[dict[str, Any]], names: tuple[str, ...], args: argparse.Namespace) -> Any:
+    """A scaler and logistic regression fitted on `rows` (HotpotQA rows `--hotpot-weight`)."""
     import numpy as np
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
 
-    from prefrag.reasoners._confidence import FEATURES as DEFAULT_FEATURES
-
-    feature_names = tuple(args.features.split(",")) if args.features else DEFAULT_FEATURES
-    tune = [r for r in rows if r["split"] == "tune"]
-    hotpot = [r for r in rows if r["split"] == "hotpot"]
-    # Fitted on the tune half and the HotpotQA tuning rows; thresholds chosen on tune.
-    usable = [r for r in (*tune, *hotpot) if r["features"] is not None]
-    x = np.array([[r["features"][f] for f in feature_names] for r in usable])
-    y = np.array([int(r["right"]) for r in usable])
+    x = matrix(rows, names)
+    y = np.array([label(r, args) for r in rows])
+    weight = np.array([args.hotpot_weight if r["split"] == "hotpot" else 1.0 for r in rows])
     scaler = StandardScaler().fit(x)
     scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
-    if args.c is None:
-        args.c = choose_c(x, y)
-    model = LogisticRegression(C=args.c, max_iter=1000).fit((x - scaler.mean_) / scale, y)
+    model = LogisticRegression(C=args.c, max_iter=2000).fit(
+        (x - scaler.mean_) / scale, y, sample_weight=weight
+    )
+    return scaler.mean_, scale, model
 
-    def probability(row: dict[str, Any]) -> float:
-        if row["features"] is None:
-            return -1.0
-        z = (np.array([row["features"][f] for f in feature_names]) - scaler.mean_) / scale
-        return float(model.predict_proba(z.reshape(1, -1))[0, 1])
 
+def predict(fitted: Any, rows: list[dict[str, Any]], names: tuple[str, ...]) -> list[float]:
+    """The fitted probability of each row being right (-1 for rows without features)."""
+    mean, scale, model = fitted
+    usable = [r for r in rows if r["features"] is not None]
+    out = iter(model.predict_proba((matrix(usable, names) - mean) / scale)[:, 1] if usable else [])
+    return [float(next(out)) if r["features"] is not None else -1.0 for r in rows]
+
+
+def out_of_fold(
+    rows: list[dict[str, Any]], names: tuple[str, ...], args: argparse.Namespace
+) -> None:
+    """Set each fitted row's `oof`: its probability from a model fitted without its fold."""
+    for fold in FOLDS:
+        train = [r for r in rows if r["features"] is not None and r["fold"] != fold]
+        held = [r for r in rows if r["fold"] == fold]
+        for row, p in zip(held, predict(fit_one(train, names, args), held, names), strict=True):
+            row["oof"] = p
+
+
+def assign_folds(rows: list[dict[str, Any]]) -> None:
+    """Set each row's `fold`: its split, HotpotQA rows by thirds (`fold_of`)."""
+    hotpot = [r for r in rows if r["split"] == "hotpot"]
+    for index, row in enumerate(hotpot):
+        row["fold"] = fold_of(row, index, len(hotpot))
     for row in rows:
-        row["probability"] = probability(row)
-    best_cut, short_cut = choose_thresholds(tune, hotpot, args)
-    span_cut = short_cut
-    tuned = [r for r in tune if r["features"] is not None]
-    spans = sorted(
-        (r for r in tuned if r["bare_span"] and r["probability"] >= short_cut),
-        key=lambda r: r["probability"],
+        if row["split"] != "hotpot":
+            row["fold"] = row["split"]
+
+
+def select_features(rows: list[dict[str, Any]], args: argparse.Namespace) -> tuple[str, ...]:
+    """Forward selection: add the feature that most lowers the out-of-fold log-loss.
+
+    The loss is the tuning rows' log-loss plus half the HotpotQA rows' (each row predicted
+    by a model fitted without its split); selection stops when no feature lowers it by
+    0.001. Prints each step.
+    """
+    from sklearn.metrics import log_loss
+
+    assign_folds(rows)
+    fitted = [r for r in rows if r["fold"] in FOLDS and r["features"] is not None]
+    candidates = sorted(fitted[0]["features"])
+
+    def loss(names: tuple[str, ...]) -> float:
+        out_of_fold(fitted, names, args)
+        total = 0.0
+        for hotpot, share in ((False, 1.0), (True, 0.5)):
+            part = [r for r in fitted if (r["split"] == "hotpot") == hotpot]
+            if part:
+                labels = [label(r, args) for r in part]
+                total += share * log_loss(labels, [r["oof"] for r in part], labels=[0, 1])
+        return total
+
+    chosen: tuple[str, ...] = ()
+    best = float("inf")
+    while True:
+        scored = sorted((loss((*chosen, f)), f) for f in candidates if f not in chosen)
+        if not scored or scored[0][0] >= best - 0.001:
+            return chosen
+        best, feature = scored[0]
+        chosen = (*chosen, feature)
+        print(f"+ {feature:<16} out-of-fold loss {best:.4f}")
+
+
+def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
+    """The fitted model as a JSON-ready dict (coefficients, thresholds, how fitted).
+
+    Leave one split out: for each tuning split (`FOLDS`), a model fitted on the other two
+    (and two thirds of the HotpotQA rows) predicts it. The thresholds are chosen on these
+    pooled out-of-fold predictions, so they are set on answers the model never saw; the
+    shipped model is then fitted on every fold with those thresholds, and `heldout` is
+    scored with it only.
+    """
+    from prefrag.reasoners._confidence import FEATURES as DEFAULT_FEATURES
+
+    names = tuple(args.features.split(",")) if args.features else DEFAULT_FEATURES
+    hotpot = [r for r in rows if r["split"] == "hotpot"]
+    assign_folds(rows)
+    fitted_rows = [r for r in rows if r["fold"] in FOLDS]
+    usable = [r for r in fitted_rows if r["features"] is not None]
+    if args.c is None:
+        import numpy as np
+
+        args.c = choose_c(matrix(usable, names), np.array([label(r, args) for r in usable]))
+    out_of_fold(fitted_rows, names, args)
+    tuning = [r for r in fitted_rows if r["split"] != "hotpot"]
+    hotpot_oof = [r for r in fitted_rows if r["split"] == "hotpot"]
+    for row in fitted_rows:
+        row["probability"] = row["oof"]
+    if hotpot_oof and args.hotpot_em_drop is not None:
+        # The floor is the hand-weighted default's EM on the same rows (its threshold on the
+        # `hand` feature is what the default policy applies) less the drop allowed.
+        from prefrag.reasoners._params import PARAMS
+
+        kept = [
+            r
+            for r in hotpot_oof
+            if r["features"] and r["features"]["hand"] >= PARAMS.answer_confidence
+        ]
+        default_em = sum(r["em"] for r in kept) / len(hotpot_oof)
+        args.hotpot_em_floor = round(default_em - args.hotpot_em_drop, 4)
+        print(
+            f"HotpotQA EM of the hand-weighted default on these rows {default_em:.3f};"
+            f" floor {args.hotpot_em_floor}"
+        )
+    best_cut, short_cut = choose_thresholds(tuning, hotpot_oof, args)
+    span_cut = precision_cut(
+        [r for r in tuning if r["bare_span"] and r["features"] is not None],
+        args.span_precision,
+        short_cut,
     )
-    for index, row in enumerate(spans):
-        above = spans[index:]
-        if sum(r["right"] for r in above) / len(above) >= args.span_precision:
-            span_cut = max(short_cut, row["probability"])
-            break
-    else:
-        span_cut = 1.0 if spans else short_cut
-    correct_cut = 1.0
-    low = min(best_cut, short_cut)
-    answered = sorted(
-        (r for r in tuned if answered_by(r, best_cut, short_cut)), key=lambda r: r["probability"]
+    correct_cut = precision_cut(
+        [r for r in tuning if r["features"] is not None and answered_by(r, best_cut, short_cut)],
+        args.correct_precision,
+        min(best_cut, short_cut),
     )
-    for index, row in enumerate(answered):
-        above = answered[index:]
-        if sum(r["right"] for r in above) / len(above) >= args.correct_precision:
-            correct_cut = max(low, row["probability"])
-            break
+    summary: dict[str, Any] = {}
+    for fold in FOLDS:
+        part = [r for r in tuning if r["split"] == fold]
+        summary[f"{fold} (left out)"] = rates(
+            part, [answered_by(r, best_cut, short_cut) for r in part]
+        )
+    summary["pooled out-of-fold"] = rates(
+        tuning, [answered_by(r, best_cut, short_cut) for r in tuning]
+    )
+    if hotpot_oof:
+        summary["hotpot (out-of-fold)"] = hotpot_kept(hotpot_oof, best_cut, short_cut)
+    from prefrag.reasoners._params import PARAMS
+
+    def hand_weighted(row: dict[str, Any]) -> bool:
+        # The default policy: the hand-weighted confidence at `answer_confidence`.
+        return bool(row["features"]) and row["features"]["hand"] >= PARAMS.answer_confidence
+
+    for split in (*FOLDS, "heldout"):
+        part = [r for r in rows if r["split"] == split]
+        if part:
+            summary[f"{split} (hand-weighted default)"] = rates(
+                part, [hand_weighted(r) for r in part]
+            )
+    final = fit_one(usable, names, args)
+    for row, p in zip(rows, predict(final, rows, names), strict=True):
+        row["probability"] = p
+    for split in sorted({r["split"] for r in rows} - {*FOLDS, "hotpot"}):
+        part = [r for r in rows if r["split"] == split]
+        summary[f"{split} (final model)"] = rates(
+            part, [answered_by(r, best_cut, short_cut) for r in part]
+        )
     curve = []
     for cut in (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
-        for split in ("tune", "heldout"):
-            part = [r for r in rows if r["split"] == split]
-            curve.append(
-                {
-                    "threshold": cut,
-                    "split": split,
-                    **rates(part, [r["probability"] >= cut for r in part]),
-                }
-            )
-    summary: dict[str, Any] = {
-        split: rates(
-            [r for r in rows if r["split"] == split],
-            [answered_by(r, best_cut, short_cut) for r in rows if r["split"] == split],
+        curve.append(
+            {
+                "threshold": cut,
+                "split": "out-of-fold",
+                **rates(tuning, [r["oof"] >= cut for r in tuning]),
+            }
         )
-        for split in ("tune", "heldout")
-    }
-    if hotpot:
-        # EM kept on the HotpotQA rows: the policy's answers whose probability passes.
-        summary["hotpot"] = {
-            "rows": len(hotpot),
-            "em_all_answered": round(sum(r["em"] for r in hotpot) / len(hotpot), 3),
-            "em_kept": round(
-                sum(r["em"] for r in hotpot if answered_by(r, best_cut, short_cut)) / len(hotpot),
-                3,
-            ),
-            "answered": sum(answered_by(r, best_cut, short_cut) for r in hotpot),
-        }
+    mean, scale, model = final
     return {
-        "features": list(feature_names),
-        "mean": [round(float(v), 6) for v in scaler.mean_],
+        "features": list(names),
+        "mean": [round(float(v), 6) for v in mean],
         "scale": [round(float(v), 6) for v in scale],
         "coef": [round(float(v), 6) for v in model.coef_[0]],
         "intercept": round(float(model.intercept_[0]), 6),
@@ -401,31 +531,59 @@ def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
         "correct_threshold": round(correct_cut, 4),
         "how_fitted": {
             "command": "bench/fit_confidence.py " + " ".join(sys.argv[1:]),
-            "data": "bench/tuning/questions.jsonl, split 'tune' only"
+            "data": f"bench/tuning/questions.jsonl, splits {', '.join(FOLDS)}"
             + (f", and HotpotQA items {args.hotpot} (dev loop)" if hotpot else "")
             + ": the policy's best answer per question (calibrated=False), labelled"
-            " right/wrong by tuning_set.is_right; thresholds chosen on tune",
+            " right/wrong by tuning_set.is_right"
+            + (" (HotpotQA rows by exact match)" if args.hotpot_label == "em" else ""),
             "estimator": f"sklearn StandardScaler + LogisticRegression(C={args.c}); C chosen"
-            f" from {list(C_GRID)} by 5-fold cross-validated log-loss on tune unless given",
+            f" from {list(C_GRID)} by 5-fold cross-validated log-loss unless given;"
+            f" HotpotQA rows weighted {args.hotpot_weight}",
+            "thresholds": "chosen on the pooled leave-one-split-out predictions (a model"
+            " fitted on two tuning splits and two thirds of the HotpotQA rows predicts the"
+            " third); the shipped model is fitted on all of them",
             "rows": len(usable),
             "hotpot_rows": sum(r["features"] is not None for r in hotpot),
-            "right": int(y.sum()),
-            "declined_without_features": len(tune) + len(hotpot) - len(usable),
+            "right": sum(label(r, args) for r in usable),
+            "declined_without_features": len(fitted_rows) - len(usable),
             "answer_threshold": "sentence answers (no short answer): with short_threshold,"
-            f" the pair scoring best on tune as right - {args.wrong_cost} x confidently wrong"
+            f" the pair scoring best out of fold as right - {args.wrong_cost} x confidently"
+            " wrong"
             + (
                 f", among pairs keeping HotpotQA EM >= {args.hotpot_em_floor}"
                 if hotpot and args.hotpot_em_floor is not None
                 else ""
             ),
             "short_threshold": "answers holding a short answer (a span, a yes/no, an option)",
-            "span_threshold": f"bare spans on tune right >= {args.span_precision} above it",
-            "correct_threshold": f"answers on tune right >= {args.correct_precision} above it"
-            " (below it the self-reflection does not say CORRECT)",
+            "span_threshold": f"bare spans right >= {args.span_precision} above it (out of fold)",
+            "correct_threshold": f"answers right >= {args.correct_precision} above it (out of"
+            " fold; below it the self-reflection does not say CORRECT)",
             "fitted_on": time.strftime("%Y-%m-%d"),
         },
-        "scored_with_fitted_model": summary,
+        "scored": summary,
         "curve": curve,
+    }
+
+
+def precision_cut(rows: list[dict[str, Any]], precision: float, low: float) -> float:
+    """The lowest probability (at least `low`) above which `rows` are right >= `precision`."""
+    ordered = sorted((r for r in rows if r["probability"] >= low), key=lambda r: r["probability"])
+    for index, row in enumerate(ordered):
+        above = ordered[index:]
+        if sum(r["right"] for r in above) / len(above) >= precision:
+            return max(low, row["probability"])
+    return 1.0 if ordered else low
+
+
+def hotpot_kept(rows: list[dict[str, Any]], cut: float, short_cut: float) -> dict[str, Any]:
+    """EM the HotpotQA rows keep when only answers clearing their threshold are given."""
+    return {
+        "rows": len(rows),
+        "em_all_answered": round(sum(r["em"] for r in rows) / len(rows), 3),
+        "em_kept": round(
+            sum(r["em"] for r in rows if answered_by(r, cut, short_cut)) / len(rows), 3
+        ),
+        "answered": sum(answered_by(r, cut, short_cut) for r in rows),
     }
 
 
@@ -462,6 +620,34 @@ def main() -> None:
         " default policy's EM on items 1-200 minus one point: 0.105)",
     )
     parser.add_argument(
+        "--hand-floor",
+        action="store_true",
+        help="fit and score as if the policy drafted at the hand-weighted floor"
+        " (answer_confidence): the fitted confidence would only withhold answers the"
+        " default gives (the reasoner drafts at candidate_floor when it is on)",
+    )
+    parser.add_argument(
+        "--select",
+        action="store_true",
+        help="choose the features by forward selection on leave-one-split-out log-loss"
+        " (C 0.1 unless given) instead of _confidence.FEATURES",
+    )
+    parser.add_argument(
+        "--hotpot-em-drop",
+        type=float,
+        help="set the EM floor to the hand-weighted default's EM on the HotpotQA rows minus"
+        " this (0.01: one point)",
+    )
+    parser.add_argument(
+        "--hotpot-label",
+        choices=("contains", "em"),
+        default="em",
+        help="what makes a HotpotQA row right for the fit (default: exact match of what is scored)",
+    )
+    parser.add_argument(
+        "--hotpot-weight", type=float, default=1.0, help="sample weight of HotpotQA rows"
+    )
+    parser.add_argument(
         "--features",
         help="comma-separated features to fit on (default: _confidence.FEATURES)",
     )
@@ -484,12 +670,12 @@ def main() -> None:
     if args.refit and args.rows:
         rows = json.loads(args.rows.read_text())
     else:
-        # Only `tune` is fitted on (`heldout` is scored); `fresh3` and `sealed` are reported
-        # only and never collected (`fresh`, `fresh2` are tuning data but not collected here).
+        # The tuning splits are fitted on (one left out at a time); `heldout` is collected
+        # to be scored only, and any other split (`fresh3`, `sealed`) never reaches a fit.
         items = [
             item
             for item in tuning_set.load_questions("all", None)
-            if item["split"] in ("tune", "heldout")
+            if item["split"] in (*FOLDS, "heldout")
         ]
         if args.limit:
             items = [
@@ -501,8 +687,20 @@ def main() -> None:
         if args.rows:
             args.rows.parent.mkdir(parents=True, exist_ok=True)
             args.rows.write_text(json.dumps(rows, indent=1))
+    from prefrag.reasoners._params import PARAMS
+
+    for row in (*rows, *hotpot) if args.hand_floor else ():
+        if row["features"] is not None and row["features"]["hand"] < PARAMS.answer_confidence:
+            # The policy drafts at its floor (`answer_confidence`): below it, it declines
+            # before the fitted confidence is asked, so the row is an abstention.
+            row["features"] = None
+    if args.select:
+        if args.c is None:
+            args.c = 0.1
+        args.features = ",".join(select_features([*rows, *hotpot], args))
+        print("selected:", args.features)
     model = fit([*rows, *hotpot], args)
-    for split, numbers in model["scored_with_fitted_model"].items():
+    for split, numbers in model["scored"].items():
         print(split, numbers)
     print(
         "thresholds: answer",

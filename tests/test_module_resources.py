@@ -27,6 +27,7 @@ ALLOWED_CACHES = {
     "prefrag.reasoners._text.stem": "a pure memo (stems come from the thread's stemmer)",
     "prefrag.reasoners._text._content_terms": "a pure function of the text",
     "prefrag.reasoners._text.split_sentences": "a pure function of the text",
+    "prefrag.reasoners._text.listed_sentences": "a pure function of the text",
     "prefrag.reasoners._text.analyze_question": "a pure function of the question",
     "prefrag.sources.graph._stopwords": "a constant word set",
     "prefrag.sources.web._bounded_ddgs": "a class derived once from ddgs's; holds no state",

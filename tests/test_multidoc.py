@@ -107,3 +107,45 @@ def test_options_before_the_question_make_a_comparison() -> None:
     record = ask_json("The Wenn or the Arrow: which is shorter?", "valley")
     assert not record["abstained"], record["answer"]
     assert record["short_answer"].endswith("Arrow"), record
+
+
+LINKED_NOTES = {
+    "pharmacy/morvalin.md": """# Morvalin
+
+Morvalin is an old tablet for night cramps with a narrow margin between the dose that works
+and the dose that harms.
+It is cleared almost entirely by the liver enzyme KRX7.
+Its blood level is checked every three months.
+Too much causes ringing in the ears and a slow pulse.
+""",
+    "pharmacy/tessadrine.md": """# Tessadrine
+
+Tessadrine is an antibiotic for chest infections, taken twice a day for five days.
+It strongly blocks the liver enzyme KRX7: medicines cleared by KRX7 can build up when
+tessadrine is started, and fall when it is stopped.
+Take it with food to avoid an upset stomach.
+""",
+    "pharmacy/lumafen.md": """# Lumafen
+
+Lumafen is a painkiller for period pain, cleared by the kidneys.
+It should be taken with food.
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def _linked_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    with indexed_home(tmp_path_factory, LINKED_NOTES, ("pharmacy",)) as home:
+        yield home
+
+
+def test_two_notes_about_two_lower_case_medicines_are_joined_by_the_enzyme_both_name(
+    _linked_home: Path,
+) -> None:
+    # Neither note names the other medicine; the enzyme both name is the link.
+    record = ask_json(
+        "Why might someone's morvalin level go up after starting tessadrine?", "pharmacy"
+    )
+    assert not record["abstained"], record["answer"]
+    assert "KRX7" in record["answer"], record
+    assert {"morvalin", "tessadrine"} <= cited(record), record["citations"]

@@ -88,7 +88,8 @@ def test_is_x_inherited_answers_with_the_inheritance_sentence_not_yes_or_no(reas
 def test_a_list_kind_answers_with_the_listing_sentence_and_its_bullet_lines(reasoner):
     draft = reasoner.answer("What are the symptoms of Mollen syndrome?", [], [PELL, MOLLEN])
     assert draft.answer.startswith("Symptoms include:")
-    assert "spinning dizziness." in draft.answer and "ringing in the ears." in draft.answer
+    # Every bullet, whole, read out after its lead line.
+    assert "spinning dizziness" in draft.answer and "ringing in the ears" in draft.answer
     assert "fever" not in draft.answer.replace("Pell", "")  # not Pell fever's symptoms
     assert draft.cited_ids == ["mollen"]
 

@@ -31,7 +31,7 @@ from prefrag.reasoners._evidence import (
     answer_candidates,
     rank_sentences,
 )
-from prefrag.reasoners._listing import listing_answer
+from prefrag.reasoners._listing import completed_list, listing_answer
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._policy import (
     FROM,
@@ -71,6 +71,7 @@ from prefrag.reasoners._text import (
     split_sentences,
 )
 from prefrag.reasoners._two_documents import (
+    linked_subjects,
     pair_answer,
     pair_span,
     subject_and_topic,
@@ -330,7 +331,11 @@ def policy_answer(
                 f"no retrieved sentence gives the {kind} it asks for", judged[0].confidence
             )
         confident = [j for j in confident if j.fits]
-    bridged = two_documents(judge, judged, floor) or subject_and_topic(judge, judged, floor)
+    bridged = (
+        two_documents(judge, judged, floor)
+        or subject_and_topic(judge, judged, floor)
+        or linked_subjects(judge, judged, floor)
+    )
     if bridged is not None and (not confident or bridged[2] > confident[0].confidence):
         pair = pair_answer(evidence, judged[0], *bridged)
         if shape.form == "span":
@@ -357,6 +362,8 @@ def policy_answer(
         if listed is not None:
             return listed
     answer = sentences_answer(evidence, weights, ranked, confident)
+    if shape.form != "span":
+        answer = completed_list(evidence, confident, answer) or answer
     if shape.form == "span":
         answer = with_short_span(
             shape, evidence, answer, confident[0], frozenset(judge.asked), rejected

@@ -25,17 +25,24 @@ describe the evidence the answer stands on, never the question's wording:
   evidence checks also apply);
 - `bridged`: the best sentence was reached through another document's sentence (a
   two-hop answer), and `title_span`: the short answer is a held document's title (the
-  bridged document's own subject).
+  bridged document's own subject);
+- `cited`, `typed`, `yesno`: how many documents the answer cites (a two-document answer
+  is less often right), whether a name, figure or date is asked, whether it is a yes/no;
+- `asks_figure`, `asks_name`, `asks_sentences`, `relation_asked`: the asked type
+  (`_spans.asked_type`) by group and how many words of an asked relation the question
+  holds (`_checks.relation_words`).
 
-Features computed but not in the model (`fits`, `doc_asked`, `evidence_names`,
-`agreeing_docs`, `yesno`, `typed`) were dropped when 5-fold cross-validation on the `tune`
-half showed they did not separate right from wrong answers.
+Which features a fit uses by default (`FEATURES`) was chosen by forward selection on the
+log-loss of leave-one-split-out predictions (`bench/fit_confidence.py --select`): a
+feature stays only when it helps predict a tuning split the model was not fitted on. The
+shipped model names its own features (`ConfidenceModel.features`).
 
-The coefficients are not typed here: `bench/fit_confidence.py` fits them with
-scikit-learn on the `tune` half of our tuning set (`bench/tuning/`) and writes
-`prefrag/data/confidence_model.json` (`app/data/` in the repository), with how it was
-fitted and the thresholds it chose. It is used when `PREFRAG_CALIBRATED_CONFIDENCE` is on
-(`active_model`); otherwise, or without the file, the hand-weighted confidence stands.
+The coefficients are not typed here: `bench/fit_confidence.py` fits them with scikit-learn
+and writes `prefrag/data/confidence_model.json` (`app/data/` in the repository), with how
+it was fitted and the thresholds it chose (the shipped model: the `tune` split and
+HotpotQA items 1-200; the script now fits on every tuning split, one left out at a time,
+docs/answers.md). It is used when `PREFRAG_CALIBRATED_CONFIDENCE` is on (`active_model`);
+otherwise, or without the file, the hand-weighted confidence stands.
 """
 
 from __future__ import annotations
@@ -48,10 +55,25 @@ from functools import lru_cache
 from pathlib import Path
 
 from prefrag.config import get_settings
-from prefrag.reasoners._checks import common_word_span
+from prefrag.reasoners._checks import common_word_span, relation_words
 from prefrag.reasoners._evidence import Evidence
 from prefrag.reasoners._policy import FROM, Judge, Judged
 from prefrag.reasoners._relations import with_relations
+from prefrag.reasoners._spans import (
+    CONTACT,
+    DATE,
+    GROUP,
+    MEDICINE,
+    NAME,
+    ORGANISATION,
+    PERSON,
+    PLACE,
+    PROCEDURE,
+    QUANTITY,
+    REASON,
+    TIME,
+    asked_type,
+)
 from prefrag.reasoners._text import candidate_spans, term_set
 from prefrag.reasoners.base import AnswerDraft
 
@@ -100,21 +122,15 @@ def new_of_type(judge: Judge, draft: AnswerDraft) -> float:
 
 
 FEATURES: tuple[str, ...] = (
-    "similarity",
-    "overlap",
-    "names",
-    "margin",
-    "evidence_asked",
-    "joint",
     "hand",
-    "answer_words",
-    "span",
-    "pair",
     "choice",
+    "cited",
+    "evidence_asked",
+    "margin",
+    "yesno",
+    "doc_asked",
+    "typed",
     "labels",
-    "bridged",
-    "title_span",
-    "answer_asked",
     "new_of_type",
 )
 
@@ -144,6 +160,7 @@ def answer_features(
     if draft.short_answer and draft.rationale.startswith(FROM):
         source = f"{source} {draft.rationale}"
     labels = len(_LABEL_RE.findall(source.replace(FROM, " ")))
+    wanted = asked_type(judge.shape)
     return {
         "similarity": best.similarity,
         "overlap": best.overlap,
@@ -168,6 +185,11 @@ def answer_features(
         "title_span": float(bool(short) and short in {t.lower() for t in evidence.titles}),
         "answer_asked": answer_asked(judge, draft),
         "new_of_type": new_of_type(judge, draft),
+        "asks_figure": float(wanted in (QUANTITY, DATE, TIME, CONTACT)),
+        "asks_name": float(wanted in (PERSON, PLACE, ORGANISATION, NAME, MEDICINE)),
+        "asks_sentences": float(wanted in (REASON, PROCEDURE, GROUP)),
+        "relation_asked": float(min(len(relation_words(judge.shape.text, judge.name_terms)), 3)),
+        "cited": float(min(len(draft.cited_ids), 3)),
         "answer_names": _share(
             names,
             term_set(f"{draft.answer} {draft.rationale.removeprefix(FROM)}").union(

@@ -24,9 +24,9 @@ from prefrag.reasoners._text import (
     candidate_spans,
     content_terms,
     idf_weights,
+    listed_sentences,
     mentions,
     normalize_answer,
-    split_sentences,
     term_set,
     unseen_idf,
     words,
@@ -101,6 +101,8 @@ class Sentence:
     text: str
     terms: frozenset[str]
     section: frozenset[str] = frozenset()
+    # The list (section number, list number) whose bullet, lead line or table row this is.
+    block: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -143,11 +145,12 @@ class Evidence:
             terms = set(self.title_terms[index])
             content = without_heading(document.page_content, self.titles[index])
             position = 0
-            for heading, body in sections(content):
+            for number, (heading, body) in enumerate(sections(content)):
                 section = term_set(heading)
                 terms |= section
-                for text in split_sentences(body):
-                    sentence = Sentence(index, position, text, term_set(text), section)
+                for text, listed in listed_sentences(body):
+                    block = (number, listed) if listed >= 0 else None
+                    sentence = Sentence(index, position, text, term_set(text), section, block)
                     self.sentences.append(sentence)
                     terms |= sentence.terms
                     position += 1

@@ -11,6 +11,7 @@ from prefrag.reasoners._evidence import (
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._policy import (
     Judged,
+    plain,
 )
 from prefrag.reasoners._shapes import (
     listed_items,
@@ -59,6 +60,9 @@ def listing_answer(
     # ("oranges and pomelos contain related compounds") is not what is asked.
     floor = PARAMS.list_sentence_share * confident[0].confidence if confident else 1.0
     for judged in (j for j in confident if j.confidence >= floor):
+        whole = block_answer(evidence, judged)
+        if whole is not None:
+            return whole
         # A sentence reached through another ("Marrowick is a market town ...") was led to
         # by a sentence naming it; when that one lists, it is the list asked for.
         # A sentence that refers back to a list ("Guests may pick them") is answered by
@@ -90,3 +94,71 @@ def listing_answer(
         rationale="Listed in: " + " ".join(c.text for c in chosen),
         confidence=confidence,
     )
+
+
+_ITEM_END = " ;,."
+# A list longer than this is pasted, not read out: its sentences answer instead.
+MAX_LIST_WORDS = 90
+
+
+def block_answer(evidence: Evidence, judged: Judged) -> AnswerDraft | None:
+    """The whole list a judged bullet, lead line or table row belongs to, or None.
+
+    "What stops X being absorbed?" is answered by every bullet under "These stop it being
+    absorbed:", not by the one bullet closest to the question: the lead line (when there is
+    one) and the items, read out in order as one sentence, each item whole. A table's rows
+    are its items. A list of one item, or one too long to read out, is no list answer.
+    """
+    sentence = judged.scored.sentence
+    if sentence.block is None:
+        return None
+    members = sorted(
+        (s for s in evidence.sentences if s.doc == sentence.doc and s.block == sentence.block),
+        key=lambda s: s.position,
+    )
+    texts = [plain(s.text).strip(_ITEM_END) for s in members]
+    lead = texts[0] if texts[0].endswith(":") or _is_lead(members[0]) else ""
+    items = [t for t in (texts[1:] if lead else texts) if t]
+    if len(items) < 2:
+        return None
+    lead = lead if not lead or lead.endswith(":") else lead + ":"
+    answer = (f"{lead} " if lead else "") + "; ".join(items) + "."
+    if len(answer.split()) > MAX_LIST_WORDS:
+        return None
+    return AnswerDraft(
+        answer=answer,
+        short_answer="; ".join(items),
+        cited_ids=[evidence.ids[sentence.doc]],
+        rationale="Listed in: " + answer,
+        confidence=judged.confidence,
+    )
+
+
+def _is_lead(sentence: Sentence) -> bool:
+    """Whether the first sentence of a list is its lead line (bold), not its first item."""
+    return sentence.text.startswith("**") and sentence.text.endswith("**")
+
+
+def completed_list(
+    evidence: Evidence, confident: list[Judged], draft: AnswerDraft
+) -> AnswerDraft | None:
+    """The whole list when a sentences answer opens with two or more of its items, or None.
+
+    "When do we refer to the renal team?" matched three of the four bullets under that
+    heading best: a list answers whole or not at all, so the fourth joins them.
+    """
+    # Only when the best sentence is one of the list's: a list further down is not asked.
+    for judged in confident[:1]:
+        block = judged.scored.sentence.block
+        if block is None:
+            continue
+        shown = [
+            s
+            for s in evidence.sentences
+            if s.doc == judged.scored.sentence.doc and s.block == block and s.text in draft.answer
+        ]
+        if len(shown) >= 2:
+            whole = block_answer(evidence, judged)
+            if whole is not None:
+                return whole.model_copy(update={"short_answer": ""})
+    return None

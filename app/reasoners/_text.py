@@ -144,7 +144,8 @@ _NUMBER_WORDS = {
 _NUMBER_WORD_RE = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
 _QUOTE_RE = re.compile(r"[\"“”]([^\"“”]{2,80})[\"“”]")
 _CAP_TOKEN_RE = re.compile(r"[^\W\d_][\w'\u2019.\-&]*|\d[\w\-]*", re.UNICODE)
-_SENTENCE_END_RE = re.compile(r"(?<=[.!?])[\"”')\]]*\s+(?=[\"“'(\[]?[A-Z0-9À-Ý])")
+# Bold or italic marks may open a sentence ("... needed. **Medicine.** Take ...").
+_SENTENCE_END_RE = re.compile(r"(?<=[.!?])[\"”')\]]*\s+(?=[\"“'(\[*_]*[A-Z0-9À-Ý])")
 
 # --------------------------------------------------------------------------- terms
 
@@ -235,6 +236,18 @@ def split_sentences(text: str) -> tuple[str, ...]:
     Control-field lines ("Status: False") are dropped and the text is cut at
     `MAX_TEXT_CHARS` first.
     """
+    return tuple(sentence for sentence, _ in listed_sentences(text))
+
+
+@lru_cache(maxsize=8192)
+def listed_sentences(text: str) -> tuple[tuple[str, int], ...]:
+    """`split_sentences` with each sentence's list: its number in `text`, or -1 for prose.
+
+    The bullets of one list, the line that leads into it ("These stop it being absorbed:",
+    a line in bold) and the rows of one table share a number: a list question is answered
+    by the whole list, not by the one bullet that matches it best. A bullet ends at a blank
+    line: the prose after a list is not its last item.
+    """
     text = _CONTROL_LINE_RE.sub(" ", text[:MAX_TEXT_CHARS])
     # A table row is a statement of its own, each cell named by its column's header.
     text = _TABLE_RE.sub(_table_rows, text)
@@ -244,13 +257,50 @@ def split_sentences(text: str) -> tuple[str, ...]:
     # A label line ("Author: Dr Mayo", "Reviewed: 2025-01-10") is a sentence of its own,
     # never the opening words of the prose below it.
     text = _LABEL_LINE_RE.sub(lambda m: f"\n{_BLOCK}{m.group(1)}{_BLOCK}\n", text)
-    # Each bullet line of a list is a sentence of its own, its marker dropped.
-    return tuple(
-        s
-        for part in text.split(_BLOCK)
-        for block in _BULLET_LINE_RE.split(part)
-        for s in _sentences_of(block)
-    )
+    out: list[tuple[str, int]] = []
+    lists = 0
+    table = -1  # the number of the table whose rows are being read, or -1
+    for part in text.split(_BLOCK):
+        if part.startswith(_ROW):
+            if table < 0:
+                table, lists = lists, lists + 1
+            out += [(s, table) for s in _sentences_of(part[len(_ROW) :])]
+            continue
+        if part.strip():
+            table = -1
+        # Each bullet line of a list is a sentence of its own, its marker dropped.
+        blocks = _BULLET_LINE_RE.split(part)
+        number = lists if len(blocks) > 1 else -1
+        before, bold = blocks[0], ""
+        last_line = before.rstrip().rsplit("\n", 1)[-1].strip()
+        if number >= 0 and len(last_line) > 4 and last_line[:2] == last_line[-2:] == "**":
+            # A line in bold above a list is its heading, not the end of the prose above.
+            before, bold = before.rstrip()[: -len(last_line)], last_line
+        lead = _paragraph_sentences(before)
+        led = number >= 0 and bool(lead) and not bold and lead[-1].strip("*_ ").endswith(":")
+        out += [(s, number if led and i == len(lead) - 1 else -1) for i, s in enumerate(lead)]
+        if bold:
+            out.append((bold, number))
+        for bullet in blocks[1:]:
+            item, _, after = [*_ITEM_END_RE.split(bullet, maxsplit=1), "", ""][:3]
+            out += [(s, number) for s in _sentences_of(item)]
+            out += [(s, -1) for s in _paragraph_sentences(after)]
+        if number >= 0:
+            lists += 1
+    return tuple(out)
+
+
+_ROW = "\x01"
+_PARAGRAPH_BREAK_RE = re.compile(r"(\n[ \t]*\n)")
+# A bullet ends at a blank line or at a line that opens like a new sentence (a capital, a
+# bold mark): an indexed note has lost its blank lines, and the prose after a list is not
+# its last item. A bullet wrapped onto a second line goes on in lower case.
+_ITEM_END_RE = re.compile(r"(\n[ \t]*\n|\n[ \t]*(?=[A-Z*_]))")
+
+
+def _paragraph_sentences(text: str) -> list[str]:
+    """Sentences of `text`, a blank line ending one ("**Red flags**" above a list)."""
+    return [s for paragraph in _PARAGRAPH_BREAK_RE.split(text) for s in _sentences_of(paragraph)]
 
 
 def _table_rows(match: re.Match[str]) -> str:
@@ -273,7 +323,7 @@ def _table_rows(match: re.Match[str]) -> str:
             statements.append(f"{cells[0]}, {'; '.join(named)}" if named else cells[0])
         else:
             statements.append("; ".join(c for c in cells if c))
-    return "".join(f"\n{_BLOCK}{row}{_BLOCK}\n" for row in statements)
+    return "".join(f"\n{_BLOCK}{_ROW}{row}{_BLOCK}\n" for row in statements)
 
 
 def _sentences_of(text: str) -> list[str]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from prefrag.reasoners._evidence import (
     Evidence,
     answer_candidates,
@@ -21,6 +23,7 @@ from prefrag.reasoners._text import (
     QuestionShape,
     normalize_answer,
     unique,
+    words,
 )
 from prefrag.reasoners.base import (
     AnswerDraft,
@@ -141,3 +144,52 @@ def pair_span(
             "rationale": f"{FROM}{pair.answer}",
         }
     )
+
+
+# A word written as a name inside a sentence: capitalised or holding a digit ("CYP3A4").
+_NAME_WORD_RE = re.compile(r"(?<=\s)(?:[A-Z][\w-]*|\w*\d\w*)")
+
+
+def linked_subjects(
+    judge: Judge, judged: list[Judged], floor: float = PARAMS.answer_confidence
+) -> tuple[Judged, Judged, float] | None:
+    """Two notes, each about one thing the question names, joined by a name both give.
+
+    "Why does the level of X rise after starting Y?": X's note says it is cleared by an
+    enzyme, Y's note says Y blocks that enzyme; neither note names the other medicine, and
+    medicines written in lower case are no names to `two_documents`. The things asked about
+    are the question's words that title a held note; the pair is one sentence of each of
+    two such notes (about different things) sharing a name the question does not give (the
+    enzyme, a place, a person), read together (`Judge.pair`). A question asking for a
+    span (a figure, a name) needs one of the two sentences to hold one of the asked type.
+    """
+    if judge.sides or judge.name_terms:
+        return None
+    evidence = judge.evidence
+    question = frozenset(judge.weights.weights)
+    about = {
+        doc: terms & question for doc, terms in enumerate(evidence.title_terms) if terms & question
+    }
+    if len({frozenset(terms) for terms in about.values()}) < 2:
+        return None
+    question_words = {w.lower() for w in words(judge.shape.text)}
+    linked: list[tuple[Judged, frozenset[str]]] = []
+    for j in judged:
+        sentence = j.scored.sentence
+        if sentence.doc in about:
+            found = {w for w in _NAME_WORD_RE.findall(f" {sentence.text}") if len(w) > 2}
+            names = frozenset(w for w in found if w.lower() not in question_words)
+            if names:
+                linked.append((j, names))
+    best: tuple[Judged, Judged, float] | None = None
+    for i, (first, first_names) in enumerate(linked):
+        for second, second_names in linked[i + 1 :]:
+            a, b = first.scored.sentence.doc, second.scored.sentence.doc
+            if a == b or about[a] & about[b] or not first_names & second_names:
+                continue
+            if judge.shape.form == "span" and not (first.fits or second.fits):
+                continue  # "By how much ...?": the link is no figure
+            confidence = judge.pair(first, second)
+            if confidence >= floor and (best is None or confidence > best[2]):
+                best = (first, second, confidence)
+    return best

@@ -291,7 +291,7 @@ def sources_check(
         bool, typer.Option("--full", help="Also parse every chunk record (slow on big sources).")
     ] = False,
 ) -> None:
-    """Check that a source's files agree (records, vectors, lexical index, Qdrant points).
+    """Check that a source's files agree (records, vectors, lexical index; a server's points).
 
     Records are checked by their offsets and line ends without being parsed (`--full`
     parses each). Knowledge graphs get SQLite's own check and a count of every lookup

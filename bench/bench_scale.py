@@ -13,8 +13,8 @@ standard deviation 0.5/sqrt(d) per dimension (so about half the norm of a unit v
 its record is a's record with its own id. Queries are 200 seeded MedQuAD questions
 embedded with the bundled MiniLM (the real query distribution).
 
-The source is written as `prefrag index` writes one (records, vectors, lexical index, past
-`--hnsw-min` chunks the HNSW shard, and the Qdrant Edge store of record), timing each part.
+The source is written as `prefrag index` writes one (records, vectors, lexical index and,
+past `--hnsw-min` chunks, the HNSW shards), timing each part.
 Then, each in its own process, a reader opens it (`LocalSource`, dense mode) exactly and
 with HNSW, and times the dense lookup of every query (vectors encoded beforehand):
 p50/p95, recall@10 of HNSW against exact, open time and resident memory. With `--add N`,
@@ -176,13 +176,6 @@ def build(args: argparse.Namespace) -> dict:
             lexical_format=FORMAT,
         ),
     )
-    if args.add:  # the store of record is what an add appends to (searches never open it)
-        from prefrag.index.dense import open_store
-
-        started = time.perf_counter()
-        with open_store("scale", folder / docstore.QDRANT, settings) as store:
-            store.replace_all(rows, vectors)
-        result["store_of_record_build_s"] = time.perf_counter() - started
     result["build_rss_mib"] = _rss_mib()
     return result
 

@@ -47,10 +47,10 @@ from prefrag.sources.combined import CombinedSource
 from prefrag.sources.medquad_demo import (
     GRAPH_STORE,
     SITE_STORES,
+    bundled_registry_path,
     by_site,
     graph_triples,
     read_medquad,
-    registry_path,
     sample_site,
     snippet_document,
 )
@@ -154,7 +154,7 @@ def build_sources(
             )
             index_paths([path], store, settings=settings, progress=progress)
             marker.write_text(json.dumps(ids))
-    specs = load_registry_file(config.registry or registry_path())
+    specs = load_registry_file(config.registry or bundled_registry_path())
     sites: list[Source] = []
     graph: Source | None = None
     for spec in specs:
@@ -174,7 +174,7 @@ def build_sources(
         from prefrag.errors import ConfigurationError
 
         raise ConfigurationError(
-            f"Registry {config.registry or registry_path()} has no text source for "
+            f"Registry {config.registry or bundled_registry_path()} has no text source for "
             f"{', '.join(missing)}."
         )
     return sites, graph, questions

@@ -7,7 +7,6 @@ import time
 
 import numpy as np
 import pytest
-from cli_checks import garble_store_of_record
 from langchain_core.documents import Document
 from stub_server import StubChatServer
 from typer.testing import CliRunner
@@ -237,21 +236,6 @@ def test_leftovers_of_a_killed_writer_are_removed_by_the_next_write(store, tmp_p
     assert not list(folder.glob(".staging-*")) and not list(folder.glob(".manifest-*"))
 
 
-def test_a_malformed_qdrant_store_is_reported_and_rebuilt_by_the_next_write(store, tmp_path):
-    from prefrag.index.ingest import index_paths
-    from prefrag.index.integrity import check_source
-
-    settings, _ = store
-    garble_store_of_record(settings.sources_dir / "bad")
-    check = check_source("bad", settings, qdrant=True)
-    assert not check.sound and "Qdrant store cannot be read" in check.problems[0]
-    extra = tmp_path / "extra.jsonl"
-    extra.write_text(json.dumps({"id": "x1", "title": "X", "text": "Another drug."}) + "\n")
-    index_paths([extra], "bad")
-    repaired = check_source("bad", settings, qdrant=True)
-    assert repaired.sound and repaired.counts["qdrant"] == len(DOCS) + 1
-
-
 # --- untrusted text -------------------------------------------------------------------------
 
 
@@ -302,10 +286,10 @@ def test_injected_lines_in_indexed_files_never_reach_the_answer(tmp_path, paddin
 
 
 def test_a_document_cut_into_many_chunks_is_named_with_an_estimate(tmp_path, monkeypatch):
-    from prefrag.index import ingest
+    from prefrag.index import ingest_steps
 
-    monkeypatch.setattr(ingest, "LARGE_DOCUMENT_CHUNKS", 5)  # stands for a 9.6 MB file
-    monkeypatch.setattr(ingest, "_CALIBRATION", 2)
+    monkeypatch.setattr(ingest_steps, "LARGE_DOCUMENT_CHUNKS", 5)  # stands for a 9.6 MB file
+    monkeypatch.setattr(ingest_steps, "_CALIBRATION", 2)
     path = tmp_path / "one_big_note.txt"
     path.write_text("\n".join(f"Paragraph {i} about renal dosing. " * 12 for i in range(12)))
     small = tmp_path / "small.txt"

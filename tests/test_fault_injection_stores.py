@@ -129,6 +129,7 @@ DAMAGE = {
     "manifest deleted": _drop_manifest,
     "manifest garbage": _garbage_manifest,
 }
+RECORDS_LOST = {"chunks cut short", "one garbage chunk line"}  # the files must give them again
 
 
 # --- 1. adding to a damaged source keeps every record -----------------------------------
@@ -140,15 +141,24 @@ def test_adding_a_document_to_a_damaged_source_keeps_every_record(notes, how):
     before = _vectors_by_id(folder)
     DAMAGE[how](folder)
     assert _check("herbs").exit_code == 2
-    added = _index(str(tmp_path / "extra.jsonl"), "--source", "herbs")
+    inputs = [str(tmp_path / "extra.jsonl")]
+    if how in RECORDS_LOST:  # no second copy: the records come back from the files
+        inputs.append(str(tmp_path / "files"))
+    added = _index(*inputs, "--source", "herbs")
     assert added.exit_code == 0, added.output
     assert "was damaged" in output_words(added) and "repaired" in output_words(added)
-    assert "1 chunks added" in output_words(added)
+    if how in RECORDS_LOST:
+        assert "lost records from the files given" in output_words(added)
+        # The kept chunks keep their vectors (found by their keys), nothing is embedded again.
+        assert "whose vectors were lost" not in output_words(added)
+        assert "1 chunks added" in output_words(added)
+    else:
+        assert "1 chunks added" in output_words(added)
     assert _parents(folder) == sorted([*(n["id"] for n in NOTES), EXTRA["id"]])
     check = _check("herbs")
     assert check.exit_code == 0 and "herbs: sound" in check.output
-    assert "qdrant 9" in output_words(check)
-    # Every old chunk has its own vector back (taken from Qdrant or embedded again).
+    assert "records 9" in output_words(check) and not (folder / "qdrant").exists()
+    # Every old chunk has its own vector back (kept, or embedded again).
     after = _vectors_by_id(folder)
     for chunk_id, vector in before.items():
         assert np.allclose(after[chunk_id], vector, atol=1e-4), chunk_id
@@ -158,10 +168,10 @@ def test_adding_a_document_to_a_damaged_source_keeps_every_record(notes, how):
     assert "0 chunks added" in output_words(again) and "damaged" not in output_words(again)
 
 
-def test_lost_records_qdrant_cannot_restore_are_refused_with_the_fix(notes):
+@pytest.mark.parametrize("how", sorted(RECORDS_LOST))
+def test_lost_records_the_files_do_not_hold_are_refused_with_the_fix(notes, how):
     tmp_path, folder = notes
-    _cut_chunks(folder)
-    garble_store_of_record(folder)
+    DAMAGE[how](folder)
     before = (_generation(folder) / "chunks.jsonl").read_bytes()
     refused = _index(str(tmp_path / "extra.jsonl"), "--source", "herbs")
     assert refused.exit_code == 2
@@ -207,39 +217,49 @@ def test_each_lexical_file_is_checked_and_reindexing_repairs_it(notes, name, dam
     assert _ask("herbs", "Which remedy eases colic?").exit_code == 0
 
 
-# --- 3. Qdrant reconciled both ways -------------------------------------------------------
+# --- 3. the store of record earlier versions kept: a last repair, then removed --------
 
 
-def _qdrant_points(folder, change: str) -> None:
-    from prefrag.config import get_settings
-    from prefrag.index.dense import open_store
+def _old_store_of_record(folder) -> None:
+    """What earlier versions kept beside the generation: a Qdrant Edge shard of every
+    chunk, its record as payload (`EdgeStore`, as they wrote it)."""
+    from prefrag.index.edge_store import EdgeStore
 
-    with open_store("herbs", folder / "qdrant", get_settings()) as store:
-        if change == "one too many":
-            # What a run killed between its upsert and its manifest swap leaves behind.
-            (point_id, payload, vector) = store.points()[0]
-            ghost = {**payload, "id": "00000000-0000-4000-8000-000000000001", "text": "Ghost."}
-            store.upsert([ghost], np.asarray([vector]))
-        else:
-            (point_id, _, _) = store.points(with_vectors=False)[0]
-            store.delete([point_id])
+    generation = _generation(folder)
+    lines = (generation / "chunks.jsonl").read_text().splitlines()
+    with EdgeStore("herbs", folder / "qdrant") as store:
+        store.upsert([json.loads(line) for line in lines], np.load(generation / "vectors.npy"))
 
 
-@pytest.mark.parametrize("change", ["one too many", "one too few", "garbage storage"])
-def test_reindexing_reconciles_qdrant_with_the_records(notes, change):
+@pytest.mark.parametrize("state", ["sound", "garbage storage"])
+def test_an_old_store_of_record_is_removed_by_the_next_index(notes, state):
     tmp_path, folder = notes
-    if change == "garbage storage":
+    assert not (folder / "qdrant").exists()  # `prefrag index` keeps no second copy
+    _old_store_of_record(folder)
+    if state == "garbage storage":
         garble_store_of_record(folder)
-    else:
-        _qdrant_points(folder, change)
     check = _check("herbs")
-    assert check.exit_code == 2 and "Qdrant store" in output_words(check)
+    assert check.exit_code == 0 and "second copy earlier versions kept" in output_words(check)
     again = _index(str(tmp_path / "files"), "--source", "herbs")
     assert again.exit_code == 0 and "0 chunks added" in output_words(again)
-    assert "rebuilt its Qdrant store" in output_words(again)
-    repaired = _check("herbs")
-    assert repaired.exit_code == 0 and "qdrant 8" in output_words(repaired)
+    assert "no longer keeps a second copy" in output_words(again)
+    assert "damaged" not in output_words(again)
+    assert not (folder / "qdrant").exists() and _check("herbs").exit_code == 0
+    assert "second copy" not in output_words(_check("herbs"))
     assert _parents(folder) == sorted(n["id"] for n in NOTES)
+    answer = _ask("herbs", "Which remedy eases colic?")
+    assert answer.exit_code == 0 and "Remedy 4" in answer.stdout
+
+
+def test_an_old_store_of_record_restores_lost_records_one_last_time(notes):
+    tmp_path, folder = notes
+    _old_store_of_record(folder)
+    _cut_chunks(folder)
+    added = _index(str(tmp_path / "extra.jsonl"), "--source", "herbs")
+    assert added.exit_code == 0, added.output
+    assert "restored" in output_words(added) and "from its Qdrant store" in output_words(added)
+    assert _parents(folder) == sorted([*(n["id"] for n in NOTES), EXTRA["id"]])
+    assert not (folder / "qdrant").exists() and _check("herbs").exit_code == 0
 
 
 # --- 4. check, list, remove: graphs, orphans, read-only homes, the API ------------------
@@ -339,8 +359,7 @@ def test_a_read_only_home_is_not_called_damaged(notes, monkeypatch):
     check = _check("herbs")
     words = output_words(check)
     assert check.exit_code == 0, words
-    # Qdrant Edge opens its files from Rust, past this patch: its count is then checked.
-    assert "herbs: sound" in words and ("not writable" in words or "qdrant 8" in words)
+    assert "herbs: sound" in words
     assert "damaged" not in words and "remove" not in words
 
 

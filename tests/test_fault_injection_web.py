@@ -105,9 +105,9 @@ def test_every_search_engine_reads_bounded():
 
 
 def test_one_huge_document_gets_a_warning_with_its_size(tmp_path, monkeypatch):
-    from prefrag.index import ingest
+    from prefrag.index import ingest_steps
 
-    monkeypatch.setattr(ingest, "LARGE_DOCUMENT_CHUNKS", 20)
+    monkeypatch.setattr(ingest_steps, "LARGE_DOCUMENT_CHUNKS", 20)
     path = tmp_path / "tome.jsonl"
     words = " ".join(f"word{i}" for i in range(6_000))
     path.write_text(json.dumps({"id": "tome", "title": "The Tome", "text": words}) + "\n")

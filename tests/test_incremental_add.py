@@ -153,10 +153,16 @@ def test_a_damaged_delta_is_reported_and_repaired_by_the_next_index(large):
     no_traceback(check)
     assert check.exit_code == 2 and "changed or cut" in output_words(check)
     extra = _write(tmp_path / "extra.jsonl", [{"id": "x", "text": "Osk's bridge was rebuilt."}])
-    repaired = runner.invoke(app, ["index", str(extra), "--source", "town"])
+    # The cut record is in no file given (and no second copy is kept): nothing is written.
+    refused = runner.invoke(app, ["index", str(extra), "--source", "town"])
+    no_traceback(refused)
+    assert refused.exit_code == 2 and "lost 1 of its 42 records" in output_words(refused)
+    repaired = runner.invoke(
+        app, ["index", str(extra), str(tmp_path / "new.jsonl"), "--source", "town"]
+    )
     no_traceback(repaired)
     assert repaired.exit_code == 0, repaired.output
-    assert "repaired" in output_words(repaired)
+    assert "repaired" in output_words(repaired) and "1 chunks added" in output_words(repaired)
     records = docstore.load_records(_generation(settings, "town"))
     assert {"fern-1", "cooper-late"} <= {r["parent_id"] for r in records}
     assert len(records) == 43
@@ -262,3 +268,57 @@ def test_key_lookup_finds_rows_when_two_ids_share_the_first_half_of_their_key(mo
     )
     index = rows.KeyIndex(np.array([made["a"], made["c"], made["b"]], dtype=np.uint64))
     assert index.rows(["b", "a", "c", "d"]).tolist() == [2, 0, 1, -1]
+
+
+def _lexical_stats(settings) -> dict:
+    return json.loads(
+        (_generation(settings, "town") / "lexical" / "prefrag.stats.json").read_text()
+    )
+
+
+def test_a_fold_extends_the_sparse_shard_instead_of_tokenising_every_row(large, monkeypatch):
+    from prefrag.index.lexical import record_texts
+    from prefrag.index.sparse_lexical import SparseLexicalIndex
+
+    settings, tmp_path = large
+    mean = _lexical_stats(settings)["average_length"]
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("the sparse shard was built again at a fold")
+
+    monkeypatch.setattr(SparseLexicalIndex, "build", no_build)
+    # Five rows pass 10% of the 40 base rows: this add writes the generation whole.
+    index_paths(_write(tmp_path / "more.jsonl", _notes(5, start=300)), "town", settings=settings)
+    monkeypatch.undo()
+    generation = _generation(settings, "town")
+    assert not (generation / "delta").exists()
+    stats = _lexical_stats(settings)
+    assert stats["documents"] == 45 and stats["average_length"] == mean
+    lexical = LocalSource("town", settings=settings, mode="lexical")
+    assert lexical.search("ledger 303", 1)[0].metadata["parent_id"] == "osk-303"
+    # It scores as one index over every row built at the base's mean length.
+    whole = SparseLexicalIndex.build(
+        record_texts(docstore.load_records(generation)), average_length=mean
+    )
+    whole.save(tmp_path / "whole")
+    reference = SparseLexicalIndex.load(tmp_path / "whole")
+    try:
+        for query in QUERIES:
+            ours = lexical._lexical.search(query, 10)  # type: ignore[union-attr]
+            theirs = reference.search(query, 10)
+            assert [row for row, _ in ours] == [row for row, _ in theirs], query
+            assert np.allclose([s for _, s in ours], [s for _, s in theirs], rtol=1e-5)
+    finally:
+        reference.close()
+
+
+def test_a_fold_that_moves_the_mean_length_builds_the_shard_again(large):
+    settings, tmp_path = large
+    mean = _lexical_stats(settings)["average_length"]
+    long_notes = [
+        {**note, "text": note["text"] + " The receipt lists every coin and cart." * 20}
+        for note in _notes(5, start=400)
+    ]
+    index_paths(_write(tmp_path / "long.jsonl", long_notes), "town", settings=settings)
+    stats = _lexical_stats(settings)
+    assert stats["documents"] == 45 and stats["average_length"] > 1.05 * mean

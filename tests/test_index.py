@@ -20,7 +20,7 @@ from prefrag.errors import (
 )
 from prefrag.index.catalog import list_sources, source_exists
 from prefrag.index.chunking import chunk_tokenizer, chunk_tokens, chunk_words
-from prefrag.index.dense import NumpyDenseIndex, open_store
+from prefrag.index.dense import NumpyDenseIndex
 from prefrag.index.fusion import reciprocal_rank_fusion
 from prefrag.index.ingest import index_paths
 from prefrag.sources.local import LocalSource
@@ -238,28 +238,34 @@ def test_bad_inputs_on_a_fresh_source_create_nothing(settings, tmp_path) -> None
         LocalSource("fresh", settings=settings)
 
 
-def test_second_holder_of_embedded_store_gets_store_locked(settings, corpus) -> None:
+def test_a_second_writer_gets_store_locked_and_readers_go_on(settings, corpus) -> None:
+    from prefrag.index.docstore import writer_lock
+
     index_paths(corpus, "meds", settings=settings)
     folder = settings.sources_dir / "meds"
-    with open_store("meds", folder / "qdrant", settings):
+    with writer_lock(folder, "meds"):  # what another `prefrag index` of it holds
         more = corpus.parent / "more.md"
         more.write_text("# Another\n\nSomething new to write.")
         with pytest.raises(StoreLockedError) as caught:
             index_paths([more], "meds", settings=settings)
         assert "another PrefRAG process" in str(caught.value)
-        # Readers never open Qdrant in embedded mode, so they work while it is held.
+        # Readers take no lock: they read the generation's files while it is held.
         assert LocalSource("meds", settings=settings).search("warfarin", 2)
     assert index_paths([more], "meds", settings=settings).added == 1
 
 
-def test_numpy_index_matches_qdrant_query_points(settings, corpus) -> None:
+def test_numpy_index_matches_qdrant_query_points(settings, corpus, tmp_path) -> None:
+    from prefrag.index.edge_store import EdgeStore
+
     index_paths(corpus, "meds", settings=settings)
     source = LocalSource("meds", settings=settings, mode="dense")
     from prefrag.index.embeddings import get_embedder
 
     vector = get_embedder(settings).encode_one("bleeding with blood thinners")
     numpy_hits = [(source._records[row]["id"], s) for row, s in source._numpy.search(vector, 3)]  # type: ignore[union-attr]
-    with open_store("meds", settings.sources_dir / "meds" / "qdrant", settings) as store:
+    records = list(source._records)
+    with EdgeStore("meds", tmp_path / "qdrant") as store:  # Qdrant's exact search, same vectors
+        store.upsert(records, np.asarray(source.vectors_by_id([r["id"] for r in records])))
         assert store.count() == 3
         qdrant_hits = store.search(vector, 3)
     assert [i for i, _ in numpy_hits] == [i for i, _ in qdrant_hits]

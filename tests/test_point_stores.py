@@ -1,7 +1,8 @@
-"""Both stores of record keep one contract: the Qdrant Edge shard and a Qdrant collection.
+"""Both kinds of Qdrant points keep one contract: a Qdrant Edge shard and a collection.
 
-`EdgeStore` is what `prefrag index` writes in process; `QdrantStore` is a collection on a
-server (`QDRANT_URL`), here on qdrant-client's in-memory engine, which speaks the same API.
+`EdgeStore` is the store of record earlier versions wrote in process (read once to repair,
+then removed); `QdrantStore` is a source's collection on a server (`QDRANT_URL`), here on
+qdrant-client's in-memory engine, which speaks the same API.
 """
 
 from __future__ import annotations

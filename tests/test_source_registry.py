@@ -206,21 +206,43 @@ def test_settings_accept_no_registry() -> None:
     assert Settings().sources_file is None
 
 
+def test_the_medquad_registry_read_is_the_shipped_one_until_a_build_writes_one(
+    _isolated_home: Path,
+) -> None:
+    from prefrag.sources.medquad_demo import bundled_registry_path, registry_path
+
+    assert registry_path() == bundled_registry_path()
+    written = _isolated_home / "medquad_sources.yaml"
+    written.write_text(
+        "sources:\n  - name: mine\n    kind: text\n    store: demo\n    description: My notes.\n"
+    )
+    assert registry_path() == written
+    assert [s.name for s in load_registry_file(registry_path())] == ["mine"]
+
+
 @pytest.mark.slow
-def test_the_medquad_demo_builds_every_source_its_registry_names(tmp_path: Path) -> None:
+def test_the_medquad_demo_builds_every_source_its_registry_names(
+    tmp_path: Path, _isolated_home: Path
+) -> None:
+    import hashlib
+
     from test_eval_multisource import _medquad
 
-    from prefrag.sources.medquad_demo import registry_path
+    from prefrag.sources.medquad_demo import bundled_registry_path, registry_path
 
+    shipped = hashlib.sha256(bundled_registry_path().read_bytes()).hexdigest()
     data = _medquad(tmp_path / "mq")
     built = runner.invoke(
         app, ["sources", "build-medquad-demo", "--data", str(data), "--per-site", "2"]
     )
     assert built.exit_code == 0, built.output
     assert "medquad-ghr: 2 snippets" in built.output
-    shown = runner.invoke(
-        app, ["sources", "--sources", str(registry_path())], env={"COLUMNS": "300"}
-    )
+    # The registry is written in the user's data directory, never into the package.
+    written = _isolated_home / "medquad_sources.yaml"
+    assert registry_path() == written and written.is_file()
+    assert hashlib.sha256(bundled_registry_path().read_bytes()).hexdigest() == shipped
+    assert str(written) in " ".join(built.output.split())
+    shown = runner.invoke(app, ["sources", "--sources", str(written)], env={"COLUMNS": "300"})
     assert shown.exit_code == 0, shown.output
     assert "not indexed" not in shown.output
     assert shown.output.count("2 documents") == 7

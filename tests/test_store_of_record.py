@@ -1,4 +1,9 @@
-"""A local source's store of record is a Qdrant Edge shard: appended to, and moved into."""
+"""A local source keeps one copy of its chunks: the generation's files, no store of record.
+
+Through the user's path: `prefrag index` twice adds, `prefrag ask` finds the added chunk by
+a word only it has, and a source an earlier version wrote (with its store of record in
+`qdrant/`) loses that second copy at its next `prefrag index`.
+"""
 
 from __future__ import annotations
 
@@ -6,26 +11,26 @@ import json
 from pathlib import Path
 
 import numpy as np
-import pytest
+from cli_checks import words
+from typer.testing import CliRunner
 
-from prefrag.config import Settings
+from prefrag.cli import app
+from prefrag.config import get_settings
 from prefrag.index import docstore
-from prefrag.index.dense import open_store
-from prefrag.index.edge_store import EdgeStore
-from prefrag.index.ingest import index_paths
 from prefrag.index.integrity import check_source
-from prefrag.sources.local import LocalSource
+
+runner = CliRunner(env={"COLUMNS": "1000"})
 
 NOTES = [
     {"id": "kiln", "title": "The kiln", "text": "The kiln at Marrow Lane fires pots on Fridays."},
     {"id": "ferry", "title": "The ferry", "text": "The Oskeby ferry stops running in January."},
     {"id": "choir", "title": "The choir", "text": "The choir rehearses in the old grain store."},
 ]
-
-
-@pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(home=tmp_path / "home")
+ADDED = {
+    "id": "quoits",
+    "title": "The quoits club",
+    "text": "The Brindlecombe quoits club meets behind the cooperage on Tuesdays.",
+}
 
 
 def _write(path: Path, rows: list[dict[str, str]]) -> Path:
@@ -33,42 +38,52 @@ def _write(path: Path, rows: list[dict[str, str]]) -> Path:
     return path
 
 
-def test_an_add_appends_to_the_store_of_record_without_rebuilding_it(
-    tmp_path, settings, monkeypatch
-):
-    index_paths(_write(tmp_path / "a.jsonl", NOTES[:2]), "town", settings=settings)
-
-    def no_rebuild(self, records, vectors):
-        raise AssertionError("the store of record was rebuilt for an add")
-
-    monkeypatch.setattr(EdgeStore, "replace_all", no_rebuild)
-    report = index_paths(_write(tmp_path / "b.jsonl", NOTES[2:]), "town", settings=settings)
-    assert report.added == 1 and not report.rebuilt and not report.repairs
-    folder = settings.sources_dir / "town"
-    with open_store("town", folder / "qdrant", settings) as store:
-        points = {payload["parent_id"]: vector for _, payload, vector in store.points()}
-    assert sorted(points) == ["choir", "ferry", "kiln"]
-    source = LocalSource("town", settings=settings)
-    records = {r["parent_id"]: r["id"] for r in source._records}
-    for parent, vector in points.items():
-        (stored,) = source.vectors_by_id([records[parent]])
-        assert stored is not None and np.allclose(vector, stored, atol=1e-6)
-    assert check_source("town", settings, qdrant=True).counts["qdrant"] == 3
+def _index(*args: str):
+    result = runner.invoke(app, ["index", *args])
+    assert result.exit_code == 0, result.output
+    return result
 
 
-def test_a_store_of_an_earlier_version_is_moved_on_the_next_index(tmp_path, settings):
+def _source_files(folder: Path) -> set[str]:
+    """The files of a source below its folder (the lock file aside)."""
+    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()} - {".lock"}
+
+
+def test_index_twice_adds_and_keeps_one_copy_of_every_chunk(tmp_path, _isolated_home):
+    folder = _isolated_home / "sources" / "town"
+    _index(str(_write(tmp_path / "a.jsonl", NOTES)), "--source", "town")
+    added = _index(str(_write(tmp_path / "b.jsonl", [ADDED])), "--source", "town")
+    assert "1 chunks added" in words(added) and "damaged" not in words(added)
+    # Nothing beside the manifest and the generations: no store of record, no second copy.
+    assert not (folder / "qdrant").exists()
+    assert {name.split("/")[0] for name in _source_files(folder)} <= {
+        "manifest.json",
+        *(p.name for p in folder.glob("gen-*")),
+    }
+    generation = folder / docstore.read_manifest(folder).generation  # type: ignore[union-attr]
+    texts = (generation / "chunks.jsonl").read_text(encoding="utf-8")
+    assert texts.count("cooperage") == 1  # the added chunk's record, once
+    asked = runner.invoke(
+        app, ["ask", "Where does the quoits club meet?", "--source", "town", "--no-web", "--json"]
+    )
+    assert asked.exit_code == 0, asked.output
+    cited = {c["title"] for c in json.loads(asked.stdout)["citations"]}
+    assert "The quoits club" in cited
+    check = check_source("town", get_settings())
+    assert check.sound and check.counts["records"] == 4 and "qdrant" not in check.counts
+
+
+def test_a_store_of_an_earlier_version_is_removed_on_the_next_index(tmp_path, _isolated_home):
     from qdrant_client import QdrantClient, models
 
     corpus = _write(tmp_path / "a.jsonl", NOTES)
-    index_paths(corpus, "town", settings=settings)
-    folder = settings.sources_dir / "town"
+    _index(str(corpus), "--source", "town")
+    folder = _isolated_home / "sources" / "town"
     generation = folder / docstore.read_manifest(folder).generation  # type: ignore[union-attr]
     records = docstore.load_records(generation)
     vectors = docstore.load_vectors(generation)
-    # What earlier versions wrote: an embedded qdrant-client store with the same points.
-    import shutil
-
-    shutil.rmtree(folder / "qdrant")
+    kept = {name: (folder / name).read_bytes() for name in _source_files(folder)}
+    # What versions before Qdrant Edge wrote: an embedded qdrant-client store, same points.
     client = QdrantClient(path=str(folder / "qdrant"))
     client.create_collection(
         "prefrag-town",
@@ -77,22 +92,25 @@ def test_a_store_of_an_earlier_version_is_moved_on_the_next_index(tmp_path, sett
     client.upsert(
         "prefrag-town",
         points=[
-            models.PointStruct(id=r["id"], vector=v.tolist(), payload=r)
+            models.PointStruct(id=r["id"], vector=np.asarray(v).tolist(), payload=r)
             for r, v in zip(records, vectors, strict=True)
         ],
     )
     client.close()
-    before = check_source("town", settings, qdrant=True)
-    assert before.sound and "earlier version" in " ".join(before.unchecked)
+    before = check_source("town", get_settings(), qdrant=True)
+    assert before.sound and "second copy earlier versions kept" in " ".join(before.unchecked)
 
-    report = index_paths(corpus, "town", settings=settings)
-    assert report.added == 0 and not report.rebuilt and not report.repairs
-    assert any("moved from embedded qdrant-client to Qdrant Edge" in w for w in report.warnings)
-    assert (folder / "qdrant" / "edge_config.json").is_file()
-    assert not list((folder / "qdrant").rglob("storage.sqlite"))
-    after = check_source("town", settings, qdrant=True)
-    assert after.sound and after.counts["qdrant"] == len(records) and not after.unchecked
-    again = index_paths(corpus, "town", settings=settings)
-    assert not again.warnings and not again.rebuilt
-    hits = LocalSource("town", settings=settings).search("When does the ferry stop?", 1)
-    assert hits[0].metadata["parent_id"] == "ferry"
+    again = _index(str(corpus), "--source", "town")
+    assert "0 chunks added" in words(again) and "damaged" not in words(again)
+    assert "no longer keeps a second copy of its chunks" in words(again)
+    assert not (folder / "qdrant").exists()
+    # The generation was not rewritten: only the second copy went.
+    assert {name: (folder / name).read_bytes() for name in _source_files(folder)} == kept
+    after = check_source("town", get_settings(), qdrant=True)
+    assert after.sound and not after.unchecked
+    quiet = _index(str(corpus), "--source", "town")
+    assert "second copy" not in words(quiet)
+    asked = runner.invoke(
+        app, ["ask", "When does the ferry stop?", "--source", "town", "--no-web", "--json"]
+    )
+    assert asked.exit_code == 0 and "January" in asked.stdout

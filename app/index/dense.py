@@ -1,15 +1,16 @@
-"""Dense vector search (an exact in-process numpy index) and a source's Qdrant store.
+"""Dense vector search (an exact in-process numpy index) and a source's server collection.
 
-Qdrant is the store of record: in process a Qdrant Edge shard (`prefrag.index.edge_store`),
-on a server or cluster (`QDRANT_URL`) a collection, which then also answers dense queries.
-In process, queries go to the generation's own files instead: the numpy index (exact
-cosine search, one matrix-vector product over memory-mapped vectors) or, past the HNSW
-size, the generation's HNSW shard (`prefrag.index.hnsw`). Neither needs a lock, so any
-number of processes can read a source while one writes it.
+In process a source's chunks live once, in its generation's files: queries go to the
+numpy index (exact cosine search, one matrix-vector product over memory-mapped vectors)
+or, past the HNSW size, the generation's HNSW shards (`prefrag.index.hnsw`). Neither
+needs a lock, so any number of processes can read a source while one writes it. On a
+server or cluster (`QDRANT_URL`) a source is one collection (`QdrantStore`): records as
+payload, dense and BM25 vectors; it answers every query and nothing is kept locally.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
 _UPSERT_BATCH = 256
 _MEAN_LENGTH = "prefrag_bm25_mean_words"  # collection metadata: BM25's mean document length
+PARENT = "parent_id"  # the payload field naming a chunk's document
 
 
 class NumpyDenseIndex:
@@ -121,6 +123,12 @@ class QdrantStore(PointStore):
             sparse_vectors_config={VECTOR: models.SparseVectorParams(modifier=models.Modifier.IDF)},
             metadata={_MEAN_LENGTH: mean_words(record_texts(records))},
         )
+        # Which documents a source holds is asked by parent id (`has_parents`).
+        with warnings.catch_warnings():  # qdrant-client's local engine has no such index
+            warnings.filterwarnings("ignore", "Payload indexes have no effect", UserWarning)
+            self.client.create_payload_index(
+                self.collection, PARENT, field_schema=models.PayloadSchemaType.KEYWORD
+            )
         self._dimension = None
 
     def holds_lexical(self) -> bool:
@@ -139,6 +147,12 @@ class QdrantStore(PointStore):
 
     def lexical_search(self, query: str, k: int) -> list[tuple[str, float]]:
         """Up to `k` (chunk id, BM25 score) pairs by the collection's sparse vectors."""
+        return [(point, score) for point, score, _ in self.lexical_records(query, k, False)]
+
+    def lexical_records(
+        self, query: str, k: int, with_payload: bool = True
+    ) -> list[tuple[str, float, dict[str, Any]]]:
+        """Up to `k` (chunk id, BM25 score, record) by the collection's sparse vectors."""
         from qdrant_client import models
 
         from prefrag.index.sparse_lexical import VECTOR, query_terms
@@ -151,9 +165,62 @@ class QdrantStore(PointStore):
             query=models.SparseVector(indices=terms, values=[1.0] * len(terms)),
             using=VECTOR,
             limit=k,
-            with_payload=False,
+            with_payload=with_payload,
         )
-        return [(str(p.id), float(p.score)) for p in response.points if p.score > 0]
+        return [
+            (str(p.id), float(p.score), dict(p.payload or {}))
+            for p in response.points
+            if p.score > 0
+        ]
+
+    def dense_records(self, vector: np.ndarray, k: int) -> list[tuple[str, float, dict[str, Any]]]:
+        """Up to `k` (chunk id, cosine, record) nearest to `vector`, best first."""
+        if k <= 0 or not self._exists():
+            return []
+        response = self.client.query_points(
+            self.collection,
+            query=np.asarray(vector, dtype=np.float32).tolist(),
+            limit=k,
+            with_payload=True,
+        )
+        return [(str(p.id), float(p.score), dict(p.payload or {})) for p in response.points]
+
+    def existing(self, ids: Sequence[str]) -> set[str]:
+        """Which of the chunk ids `ids` the collection holds."""
+        if not ids or not self._exists():
+            return set()
+        return {
+            str(point.id)
+            for start in range(0, len(ids), self.batch)
+            for point in self._retrieve(ids[start : start + self.batch], False, False)
+        }
+
+    def has_parents(self, parent_ids: Sequence[str]) -> set[str]:
+        """Which of the documents `parent_ids` have a chunk in the collection."""
+        from qdrant_client import models
+
+        found: set[str] = set()
+        if not parent_ids or not self._exists():
+            return found
+        for start in range(0, len(parent_ids), self.batch):
+            wanted = list(parent_ids[start : start + self.batch])
+            condition = models.FieldCondition(key=PARENT, match=models.MatchAny(any=wanted))
+            seen: set[str] = set()
+            offset = None
+            while True:
+                page, offset = self.client.scroll(
+                    self.collection,
+                    scroll_filter=models.Filter(must=[condition]),
+                    limit=self.batch,
+                    offset=offset,
+                    with_payload=[PARENT],
+                    with_vectors=False,
+                )
+                seen.update(str((p.payload or {}).get(PARENT)) for p in page)
+                if offset is None or len(seen) == len(set(wanted)):
+                    break
+            found |= seen
+        return found
 
     def count(self) -> int:
         """How many points the collection holds (0 when it does not exist)."""
@@ -241,10 +308,10 @@ class QdrantStore(PointStore):
 
 
 def open_store(source: str, folder: Path, settings: Settings) -> PointStore:
-    """The store of record of `source`.
+    """The Qdrant points of `source`.
 
-    Its collection on the Qdrant server when `QDRANT_URL` is set, else its Qdrant Edge
-    shard in `folder`.
+    Its collection on the Qdrant server when `QDRANT_URL` is set, else the Qdrant Edge
+    shard in `folder` (the store of record earlier versions kept, read to repair).
 
     Raises:
         StoreLockedError: Another process has the embedded shard open.

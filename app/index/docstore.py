@@ -81,6 +81,9 @@ class Manifest:
     # Where the lexical index lives: "generation" (its `lexical/` folder, in process) or
     # "collection" (the BM25 sparse vectors of the source's Qdrant server collection).
     lexical_store: str = "generation"
+    # Where the chunk records and vectors live: "generation" (the generation's files) or
+    # "collection" (only the Qdrant server collection; the generation folder is empty).
+    records_store: str = "generation"
 
 
 def check_source_name(name: str) -> str:
@@ -236,6 +239,22 @@ def write_generation(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return name
+
+
+def write_empty_generation(folder: Path) -> str:
+    """Write an empty generation (a source whose chunks all live on a Qdrant server)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    number = 1 + max((_generation_number(p.name) for p in folder.glob("gen-*")), default=0)
+    name = f"gen-{number:06d}"
+    (folder / name).mkdir()
+    return name
+
+
+def remove_other_generations(folder: Path, keep: str) -> None:
+    """Delete every generation of `folder` but `keep` (the one the manifest names)."""
+    for old in folder.glob("gen-*"):
+        if old.name != keep:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def write_delta_generation(

@@ -1,10 +1,10 @@
-"""A local source's store of record in Qdrant Edge: one shard, chunk records as payloads.
+"""The store of record earlier versions kept in process: a Qdrant Edge shard in `qdrant/`.
 
-Each point is a chunk: its id, its dense vector and its record (text and metadata) as
-payload, as on a Qdrant server. `prefrag index` appends the new chunks (nothing is
-rebuilt), and the repair code takes lost records and vectors back from it. Searches do not
-open it: a reader must not hold the writer's shard, so they read the generation's own
-files (exact search, or its HNSW shard past the HNSW size).
+Each point was a chunk: its id, its dense vector and its record (text and metadata) as
+payload, a second copy of the generation's files. `prefrag index` no longer writes one:
+it reads an existing shard once, to repair a damaged generation from it, and removes it
+(`ingest._open_store`). The class keeps the same contract as a server collection
+(`PointStore`), which tests check.
 
 Opening the shard takes its write-ahead-log lock: a second process gets
 `StoreLockedError`. Use it as a context manager so the lock is released.

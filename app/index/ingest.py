@@ -1,9 +1,15 @@
 """`prefrag index`: read files, chunk, embed new chunks and write one local source.
 
 The order is what keeps the store whole: every input is parsed and validated first (a
-bad line raises `IngestError` before anything is touched), then the source's locks are
-taken, new chunks are embedded, Qdrant is upserted (idempotent: ids come from content),
-and finally a new generation of the docstore is swapped in atomically.
+bad line raises `IngestError` before anything is touched), then the source's lock is
+taken, new chunks are embedded, a Qdrant server's collection (with `QDRANT_URL`) is
+upserted (idempotent: ids come from content), and finally a new generation of the
+docstore is swapped in atomically.
+
+In process the generation's files are the one copy of every chunk: no store of record
+is written beside them. The Qdrant Edge shard earlier versions kept in `qdrant/` (or
+their embedded qdrant-client store) serves one last time to repair a damaged source,
+and is removed once the write is published.
 """
 
 from __future__ import annotations
@@ -12,68 +18,44 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from prefrag.errors import ConfigurationError, IngestError
+from prefrag.errors import ConfigurationError
 from prefrag.index import docstore
-from prefrag.index.chunking import Chunking, ChunkUnit, chunk_document
-from prefrag.index.loaders import RawDocument, iter_input_files, load_file
+from prefrag.index.chunking import Chunking
+from prefrag.index.ingest_steps import (
+    IndexReport,
+    _announce,
+    _id_clashes,
+    _large_documents,
+    _new_chunks,
+    _read_inputs,
+    _report,
+    _source_authority,
+    _vectors,
+    source_chunking,
+    source_embedding_settings,
+)
 
 if TYPE_CHECKING:
     from prefrag.config import Settings
     from prefrag.index.dense import PointStore
-    from prefrag.index.embeddings import Embedder
-    from prefrag.index.repair import Salvage
 
 # A source of at least this many rows takes an add's rows in a delta part beside hard
 # links to its unchanged files, until the delta would pass this share of its base rows;
 # then the next add writes everything again (and folds the delta in).
 DELTA_MIN_ROWS = 5_000
 DELTA_MAX_SHARE = 0.1
-_EMBED_STEP = 256  # texts per progress update; the embedder batches inside
-_CALIBRATION = 32  # chunks embedded first to time the rest (the longest: a safe estimate)
-LARGE_DOCUMENT_CHUNKS = 1_000  # a document cut into more chunks is named before embedding
+# A full write extends a large source's sparse shard while the mean length it was weighted
+# with stays within this share of the source's mean; past it the shard is built again.
+_MEAN_DRIFT = 0.05
 
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class IndexReport:
-    """What one indexing run did.
-
-    Attributes:
-        source: The source name.
-        path: The source's folder under the data directory.
-        files: Input files read.
-        documents: Documents read from them.
-        added: New chunks written.
-        skipped: Chunks already in the index (or repeated in the input).
-        total_documents: Documents in the source afterwards.
-        total_chunks: Chunks in the source afterwards.
-        seconds: Wall time of the run.
-        rebuilt: What was damaged, when this run repaired the source ("" when sound).
-        repairs: What the repair did (records restored, chunks embedded again, ...).
-        warnings: What the user should know about the input (e.g. one id, two texts).
-    """
-
-    source: str
-    path: Path
-    files: int
-    documents: int
-    added: int
-    skipped: int
-    total_documents: int
-    total_chunks: int
-    seconds: float
-    rebuilt: str = ""
-    repairs: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
 
 
 def index_paths(
@@ -117,8 +99,23 @@ def index_paths(
     files, raws = _read_inputs(list(paths))
 
     folder = settings.sources_dir / source
-    with docstore.writer_lock(folder, source), _open_store(source, folder, settings) as opened:
-        store, store_problem, moved = opened
+    if settings.qdrant_url is not None:  # records and vectors only in the server's collection
+        from prefrag.index.server_ingest import index_on_server
+
+        return index_on_server(
+            files,
+            raws,
+            source,
+            settings,
+            progress=progress,
+            authority=authority,
+            description=description,
+            rebuild=rebuild,
+            started=started,
+        )
+    with docstore.writer_lock(folder, source), _open_store(source, folder) as opened:
+        _refuse_server_source(folder, source, rebuild)
+        store, store_problem, retired = opened
         contents = Salvage(None) if rebuild else salvage(folder, source, store, settings)
         manifest = contents.manifest
         old_records = contents.records
@@ -127,22 +124,18 @@ def index_paths(
         new_records, chunk_total, largest = _new_chunks(
             raws, source, settings, chunking, source_authority, old_records
         )
-        skipped = chunk_total - len(new_records)
+        # Records lost from the files come back with the input, or nothing is written.
+        restored = contents.restore_lost(new_records)
+        skipped = chunk_total - len(new_records) + restored
         migrated = ""
         if manifest is not None and _lexical_outdated(manifest, settings) and not contents.damaged:
             migrated = _migration(source, manifest, settings)
         problems = [*contents.problems, *([store_problem] if store_problem else [])]
         repairs = list(contents.repairs)
-        # Filling a store moved from an older format is no repair: its problems are not kept.
-        store_problems = [] if moved and not contents.damaged else problems
-        notes = [_MOVED.format(source=source)] if moved and manifest is not None else []
+        notes = []
+        if retired and manifest is not None:
+            notes.append(_RETIRED.format(source=source, size=retired))
         if not new_records and manifest is not None and not contents.damaged and not migrated:
-            assert contents.vectors is not None
-            fixed = _reconcile_qdrant(
-                store, old_records, contents.vectors, [], None, store_problems
-            )
-            if fixed and not moved:
-                repairs.append(fixed)
             if not _manifest_current(manifest, source_authority, description):
                 manifest.authority = source_authority
                 manifest.description = manifest.description if description is None else description
@@ -162,13 +155,6 @@ def index_paths(
         embedding_seconds = time.perf_counter() - embedding_started
         if rebuild:
             problems.append("rebuilt on request from the files given")
-            store.replace_all(new_records, new_vectors)
-        else:
-            fixed = _reconcile_qdrant(
-                store, old_records, old_vectors, new_records, new_vectors, store_problems
-            )
-            if fixed and not moved:
-                repairs.append(fixed)
         if contents.damaged:
             repairs.append("rebuilt its lexical index")
         # A sound source's rows come first and unchanged: its HNSW shard is extended, and
@@ -204,7 +190,8 @@ def index_paths(
         if description is not None:
             manifest.description = description
         docstore.write_manifest(folder, manifest)
-    report = _report(source, folder, files, raws, len(new_records), skipped, manifest, started)
+    added = len(new_records) - restored
+    report = _report(source, folder, files, raws, added, skipped, manifest, started)
     warnings = [*_id_clashes(raws), *([migrated] if migrated else []), *notes]
     if large:
         warnings.extend(large)
@@ -217,114 +204,29 @@ def index_paths(
     )
 
 
-def _stacked(old: np.ndarray, new: np.ndarray | None) -> np.ndarray:
-    """The kept rows' vectors, then the new ones'."""
-    return old if new is None or not len(new) else np.vstack([old, new]) if len(old) else new
+def _refuse_server_source(folder: Path, source: str, rebuild: bool) -> None:
+    """Refuse to add in process to a source whose chunks live only on a Qdrant server.
 
-
-def _large_documents(
-    raws: Sequence[RawDocument], new_records: Sequence[dict[str, Any]]
-) -> list[str]:
-    """A sentence for each input document that alone became very many new chunks."""
-    from collections import Counter
-
-    from prefrag.index.chunking import parent_id_of
-
-    chunks = Counter(record.get("parent_id") for record in new_records)
-    lines = []
-    for raw in raws:
-        count = chunks.pop(parent_id_of(raw), 0)
-        if count >= LARGE_DOCUMENT_CHUNKS:
-            name = raw.title or raw.id or raw.origin or "untitled"
-            megabytes = len(raw.text.encode("utf-8")) / 1e6
-            lines.append(
-                f"Document {name!r} ({megabytes:.1f} MB of text) alone becomes {count:,} chunks "
-                f"to embed ({count / max(1, len(new_records)):.0%} of this run)."
-            )
-    return lines
-
-
-def _vectors(
-    contents: Salvage,
-    new_records: list[dict[str, Any]],
-    manifest: docstore.Manifest | None,
-    settings: Settings,
-    progress: bool,
-    source: str,
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """(vectors of the kept records, of the new ones, dimension), embedding what is missing."""
-    again = contents.to_embed()
-    if not new_records and not again:
-        assert contents.vectors is not None
-        vectors = contents.vectors
-        dimension = int(vectors.shape[1]) if vectors.ndim == 2 and len(vectors) else 0
-        return vectors, np.zeros((0, dimension), dtype=np.float32), dimension
-    from prefrag.index.embeddings import get_embedder
-
-    embedder = get_embedder(source_embedding_settings(manifest, settings))
-    if manifest is not None and manifest.dimension not in (0, embedder.dimension):
-        raise ConfigurationError(
-            f"Source '{source}' was built with {manifest.embedding_model} "
-            f"({manifest.dimension}-d vectors); re-index it into a new source name."
-        )
-    texts = [contents.records[row]["text"] for row in again] + [r["text"] for r in new_records]
-    embedded = _embed(texts, embedder, progress, source)
-    if contents.vectors is not None:
-        old = contents.vectors
-    else:
-        old = np.zeros((len(contents.records), embedder.dimension), dtype=np.float32)
-        for row, record in enumerate(contents.records):
-            vector = contents.recovered.get(record["id"])
-            if vector is not None:
-                old[row] = vector
-        old[again] = embedded[: len(again)]
-    return old, embedded[len(again) :], embedder.dimension
-
-
-def _reconcile_qdrant(
-    store: PointStore,
-    old_records: list[dict[str, Any]],
-    old_vectors: np.ndarray,
-    new_records: list[dict[str, Any]],
-    new_vectors: np.ndarray | None,
-    problems: list[str],
-) -> str:
-    """Make Qdrant hold exactly the source's records; what was rebuilt, if anything.
-
-    Before this run Qdrant should hold exactly `old_records`. Too few points (lost ones, a
-    new server) or too many (a run killed between its upsert and its manifest swap), or
-    other ids than the records' after damage, and the collection is rebuilt from the
-    records and vectors; otherwise only the new points are upserted.
+    Raises:
+        ConfigurationError: It does, and this is not a `--rebuild`.
     """
-    from prefrag.index.dense import QdrantStore
+    from prefrag.errors import DamagedStoreError
 
-    points = store.count()
-    wrong = points != len(old_records)
-    if not wrong and isinstance(store, QdrantStore) and not store.holds_lexical():
-        # A collection written before it held BM25 vectors: written again with them.
-        store.replace_all([*old_records, *new_records], _stacked(old_vectors, new_vectors))
-        return ""
-    if not wrong and problems:
-        wrong = store.ids() != {record["id"] for record in old_records}
-    if wrong:
-        records = [*old_records, *new_records]
-        parts = [old_vectors] if old_records else []
-        if new_records and new_vectors is not None:
-            parts.append(new_vectors)
-        if parts:
-            vectors = np.vstack(parts)
-            store.replace_all(records, vectors)
-        problems.append(f"its Qdrant store held {points} points for {len(old_records)} records")
-        return f"rebuilt its Qdrant store from the {len(records)} records and their vectors"
-    if new_records and new_vectors is not None:
-        store.ensure_collection(int(new_vectors.shape[1]))
-        store.upsert(new_records, new_vectors)
-    return ""
+    try:
+        manifest = docstore.read_manifest(folder)
+    except DamagedStoreError:
+        return  # salvage reports it
+    if manifest is not None and manifest.records_store == "collection" and not rebuild:
+        raise ConfigurationError(
+            f"Source '{source}' keeps its chunks in its Qdrant server collection; set "
+            "QDRANT_URL to that server to add to it (or index it with --rebuild to keep "
+            "it in this machine's files instead)."
+        )
 
 
-_MOVED = (
-    "The store of record of '{source}' moved from embedded qdrant-client to Qdrant Edge "
-    "(filled from its records and vectors; nothing was re-embedded)."
+_RETIRED = (
+    "'{source}' no longer keeps a second copy of its chunks in a store of record: its "
+    "generation's files are the one copy ({size} of qdrant/ freed)."
 )
 _MIGRATED = (
     "The lexical index of '{source}' was {old}; it was rebuilt over titles and texts as "
@@ -363,210 +265,41 @@ def _lexical_outdated(manifest: docstore.Manifest, settings: Settings) -> bool:
 
 
 @contextlib.contextmanager
-def _open_store(
-    source: str, folder: Path, settings: Settings
-) -> Iterator[tuple[PointStore, str, bool]]:
-    """The source's store of record, what was wrong with it, and whether it was moved.
+def _open_store(source: str, folder: Path) -> Iterator[tuple[PointStore | None, str, str]]:
+    """The store salvage may read, what was wrong with it, and what a retired one freed.
 
-    The problem is "" when the store opened; moved is True when a store of an older
-    format was dropped to be filled again.
-
-    The embedded store (a Qdrant Edge shard) only mirrors the records and vectors of the
-    source, so an unreadable one is removed and filled again from the records by this run
-    (`_reconcile_qdrant`). A store written by earlier versions (embedded qdrant-client,
-    `storage.sqlite`) is replaced the same way, without calling it damage.
+    In process no store of record is kept: a `qdrant/` folder left by an earlier version
+    (a Qdrant Edge shard, or an embedded qdrant-client store) is read by salvage only, and
+    removed when the run publishes its write (the third value is its size in words then;
+    "" when there was none). With `QDRANT_URL` see `prefrag.index.server_ingest`.
     """
     import shutil
 
-    from prefrag.index.dense import open_store
-    from prefrag.index.edge_store import StoreUnreadableError, is_legacy_store
+    from prefrag.index.edge_store import EdgeStore, StoreUnreadableError, is_edge_store
 
-    problem = ""
     where = folder / docstore.QDRANT
-    moved = settings.qdrant_url is None and is_legacy_store(where)
-    if moved:
-        logger.info("Moving the store of record of '%s' to Qdrant Edge.", source)
-        shutil.rmtree(where, ignore_errors=True)
+    if not where.exists():
+        yield None, "", ""
+        return
+    size = _folder_size(where)
+    old: PointStore | None = None
+    if is_edge_store(where):
+        try:
+            old = EdgeStore(source, where)
+        except StoreUnreadableError as error:  # only a copy: nothing to restore from it
+            logger.warning("Old store of record of '%s' unreadable (%s).", source, error)
     try:
-        store = open_store(source, where, settings)
-    except StoreUnreadableError as error:
-        logger.warning("Qdrant store of '%s' unreadable (%s); rebuilding it.", source, error)
-        problem = f"its Qdrant store could not be read ({error})"
-        shutil.rmtree(where, ignore_errors=True)
-        store = open_store(source, where, settings)
-    with store:
-        yield store, problem, moved
+        yield old, "", size
+    finally:
+        if old is not None:
+            old.close()
+    shutil.rmtree(where, ignore_errors=True)
 
 
-def _id_clashes(raws: Sequence[RawDocument], shown: int = 5) -> list[str]:
-    """Ids given to documents with different texts (both are kept, as separate documents)."""
-    texts: dict[str, set[str]] = {}
-    for raw in raws:
-        if raw.id is not None:
-            texts.setdefault(raw.id, set()).add(raw.text)
-    clashes = sorted(i for i, variants in texts.items() if len(variants) > 1)
-    if not clashes:
-        return []
-    named = ", ".join(f"'{i}'" for i in clashes[:shown]) + (" ..." if len(clashes) > shown else "")
-    return [
-        f"{len(clashes)} id(s) name documents with different texts ({named}); both versions "
-        "were indexed. Give each document its own id, or remove the outdated version."
-    ]
-
-
-def _read_inputs(paths: Sequence[str | Path]) -> tuple[int, list[RawDocument]]:
-    files = list(iter_input_files(paths))
-    raws = [raw for path in files for raw in load_file(path)]
-    if not raws:
-        where = ", ".join(str(p) for p in paths) or "(no paths)"
-        raise IngestError(f"Found no text to index in {where}.")
-    return len(files), raws
-
-
-def _source_authority(authority: float | None, manifest: docstore.Manifest | None) -> float:
-    if authority is not None:
-        return float(authority)
-    return manifest.authority if manifest is not None else docstore.DEFAULT_AUTHORITY
-
-
-def source_embedding_settings(manifest: docstore.Manifest | None, settings: Settings) -> Settings:
-    """The settings a source's chunks are embedded with: its recorded precision kept.
-
-    A source never mixes vectors of two precisions: adds to an existing source embed at
-    the precision it was built with (`--rebuild`, or a new source, takes the settings').
-    """
-    from prefrag.index.embeddings import with_precision
-
-    return with_precision(settings, manifest.embedding_precision if manifest else None)
-
-
-def source_chunking(manifest: docstore.Manifest | None, settings: Settings) -> Chunking:
-    """How `index` cuts documents for a source: as it was built, else by word pieces.
-
-    A source keeps the chunking recorded in its manifest (so re-indexing the same files
-    adds nothing); a new or rebuilt one takes the settings' size and overlap in word pieces.
-
-    Raises:
-        ConfigurationError: The size does not fit the embedder's window.
-    """
-    from prefrag.index.chunking import SPECIAL_TOKENS
-    from prefrag.index.embeddings import MAX_TOKENS
-
-    if manifest is not None:
-        unit: ChunkUnit = "tokens" if manifest.chunk_unit == "tokens" else "words"
-        return Chunking(unit, manifest.chunk_size, manifest.chunk_overlap)
-    window = MAX_TOKENS - SPECIAL_TOKENS
-    if settings.chunk_size > window:
-        raise ConfigurationError(
-            f"PREFRAG_CHUNK_SIZE={settings.chunk_size} is more word pieces than the embedder "
-            f"reads ({window}); set it to {window} or less."
-        )
-    return Chunking("tokens", settings.chunk_size, settings.chunk_overlap)
-
-
-def _new_chunks(
-    raws: Sequence[RawDocument],
-    source: str,
-    settings: Settings,
-    chunking: Chunking,
-    authority: float,
-    old_records: Sequence[dict[str, Any]],
-) -> tuple[list[dict[str, Any]], int, tuple[int, str]]:
-    """(new chunk records, chunks in the input, (chunks, location) of its largest document)."""
-    chunks = []
-    largest = (0, "")
-    for raw in raws:
-        cut = chunk_document(
-            raw, source=source, chunking=chunking, settings=settings, authority=authority
-        )
-        chunks.extend(cut)
-        largest = max(largest, (len(cut), raw.location))
-    known = _known(old_records, [chunk.metadata["id"] for chunk in chunks])
-    seen: set[str] = set()
-    fresh: list[dict[str, Any]] = []
-    for chunk, stored in zip(chunks, known, strict=True):
-        if not stored and chunk.metadata["id"] not in seen:
-            seen.add(chunk.metadata["id"])
-            fresh.append(docstore.document_to_record(chunk))
-    return fresh, len(chunks), largest
-
-
-def _announce(source: str, chunks: int, documents: int, largest: tuple[int, str]) -> None:
-    """Say how much embedding is ahead, and name a document that alone makes much of it."""
-    from rich.console import Console
-    from rich.markup import escape
-
-    console = Console(stderr=True)
-    console.print(f"{escape(source)}: {chunks:,} new chunks to embed from {documents:,} documents.")
-    count, location = largest
-    if count >= LARGE_DOCUMENT_CHUNKS:
-        console.print(
-            f"[yellow]note:[/] one document, {escape(location)}, is cut into {count:,} chunks; "
-            "if it is several documents, give each its own file or JSONL line."
-        )
-
-
-def _speed_column() -> Any:
-    """A progress column showing chunks per second."""
-    from rich.progress import ProgressColumn, Task
-    from rich.text import Text
-
-    class Speed(ProgressColumn):
-        def render(self, task: Task) -> Text:
-            return Text(f"{task.speed:.1f} chunks/s" if task.speed else "")
-
-    return Speed()
-
-
-def _format_duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
-
-
-def _embed(texts: list[str], embedder: Embedder, progress: bool, source: str) -> np.ndarray:
-    if not texts:
-        return np.zeros((0, embedder.dimension), dtype=np.float32)
-    # One global length order keeps padding small across the progress steps.
-    order = np.argsort([-len(t) for t in texts], kind="stable")
-    vectors = np.empty((len(texts), embedder.dimension), dtype=np.float32)
-    steps = range(0, len(texts), _EMBED_STEP)
-    if not progress:
-        for start in steps:
-            rows = order[start : start + _EMBED_STEP]
-            vectors[rows] = embedder.encode([texts[i] for i in rows])
-        return vectors
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
-
-    console = Console(stderr=True)
-    # Time the longest chunks first: the estimate errs long, and comes before the long work.
-    first = order[:_CALIBRATION]
-    started = time.perf_counter()
-    vectors[first] = embedder.encode([texts[i] for i in first])
-    rate = len(first) / max(time.perf_counter() - started, 1e-6)
-    remaining = len(texts) - len(first)
-    if remaining:
-        console.print(
-            f"Embedding {len(texts):,} chunks at about {rate:.0f} chunks/s: "
-            f"about {_format_duration(remaining / rate)} to go."
-        )
-    columns = (
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        _speed_column(),
-        TimeRemainingColumn(),
-    )
-    with Progress(*columns, console=console, transient=False) as bar:
-        task = bar.add_task(f"Embedding {source}", total=len(texts), completed=len(first))
-        for start in range(len(first), len(texts), _EMBED_STEP):
-            rows = order[start : start + _EMBED_STEP]
-            vectors[rows] = embedder.encode([texts[i] for i in rows])
-            bar.advance(task, len(rows))
-    return vectors
+def _folder_size(folder: Path) -> str:
+    """The size of the files under `folder`, in words (e.g. "285 MB")."""
+    total = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+    return f"{total / 1e6:.0f} MB" if total >= 1e6 else f"{total / 1e3:.0f} kB"
 
 
 def _write(
@@ -586,8 +319,11 @@ def _write(
     from prefrag.index.sparse_lexical import SparseLexicalIndex
 
     store = _lexical_store(settings)
+    extended = _extended_lexical(previous, records)
     if store == "collection":  # the server's collection holds the BM25 vectors
         save_lexical, lexical_documents = None, len(records)
+    elif extended is not None:
+        save_lexical, lexical_documents = extended, len(records)
     else:
         lexical = SparseLexicalIndex.build(record_texts(records))
         save_lexical, lexical_documents = lexical.save, lexical.documents
@@ -615,14 +351,38 @@ def _write(
     )
 
 
-def _known(records: Sequence[dict[str, Any]], chunk_ids: Sequence[str]) -> list[bool]:
-    """Whether `records` hold each chunk id, without parsing a stored source's records."""
-    from prefrag.index.rows import Records
+def _extended_lexical(
+    previous: Path | None, records: Sequence[dict[str, Any]]
+) -> Callable[[Path], None] | None:
+    """What writes the lexical index as `previous`'s sparse shard extended by the new rows.
 
-    if isinstance(records, Records):
-        return (records.rows_of(chunk_ids) >= 0).tolist()
-    stored = {r["id"] for r in records}
-    return [chunk_id in stored for chunk_id in chunk_ids]
+    A large source's full write (every 10% of growth) extends its base shard by the rows
+    past it, weighted with its mean length as its delta rows are, instead of tokenising
+    every row again; None (build it again) for a small source, a base of another format,
+    or when the rows added since the base was built moved the mean length by more than
+    `_MEAN_DRIFT` (then the shard is rebuilt at the new mean).
+    """
+    from prefrag.index import sparse_lexical
+    from prefrag.index.lexical import record_texts
+
+    if previous is None or not sparse_lexical.is_sparse_index(previous / docstore.LEXICAL):
+        return None
+    folder = previous / docstore.LEXICAL
+    base = sparse_lexical.problem(folder)
+    mean = sparse_lexical.average_length(folder)
+    if isinstance(base, str) or mean is None or not DELTA_MIN_ROWS <= base <= len(records):
+        return None
+    texts = record_texts(records[base:])
+    words = float(sum(len(text.split()) for text in texts))
+    overall = (sparse_lexical.total_words(folder) + words) / max(1, len(records))
+    if abs(overall - mean) > _MEAN_DRIFT * mean:
+        return None
+    rows = [(v.indices, v.values) for v in sparse_lexical.document_vectors(texts, mean)]
+
+    def write(target: Path) -> None:
+        sparse_lexical.extend(folder, rows, target, words)
+
+    return write
 
 
 def _new_documents(records: Sequence[dict[str, Any]], added: Sequence[dict[str, Any]]) -> int:
@@ -726,26 +486,3 @@ def _manifest_current(
     manifest: docstore.Manifest, authority: float, description: str | None
 ) -> bool:
     return manifest.authority == authority and description in (None, manifest.description)
-
-
-def _report(
-    source: str,
-    folder: Path,
-    files: int,
-    raws: Sequence[RawDocument],
-    added: int,
-    skipped: int,
-    manifest: docstore.Manifest,
-    started: float,
-) -> IndexReport:
-    return IndexReport(
-        source=source,
-        path=folder,
-        files=files,
-        documents=len(raws),
-        added=added,
-        skipped=skipped,
-        total_documents=manifest.documents,
-        total_chunks=manifest.chunks,
-        seconds=time.perf_counter() - started,
-    )

@@ -48,15 +48,6 @@ class StoreCheck:
         return DamagedStoreError(docstore.damage_message(self.name, problem), problem)
 
 
-def read_only(error: BaseException) -> bool:
-    """Whether `error` says a file cannot be written (permissions, a read-only disk)."""
-    import errno
-
-    return isinstance(error, PermissionError) or (
-        isinstance(error, OSError) and error.errno in (errno.EACCES, errno.EPERM, errno.EROFS)
-    )
-
-
 def check_graph(name: str, settings: Settings) -> StoreCheck:
     """Check graph source `name`: SQLite's own check, then every table the lookup reads."""
     import sqlite3
@@ -106,6 +97,8 @@ def check_generation(
 
     check = StoreCheck(manifest.name or folder.name)
     generation = folder / manifest.generation
+    if manifest.records_store == "collection" and generation.is_dir():
+        return check  # every chunk lives in the server's collection (`check_source`)
     if not generation.is_dir():
         check.problems.append(f"{generation} is missing")
         return check
@@ -207,7 +200,7 @@ def _delta_terms(part: Path, check: StoreCheck) -> int | None:
 def check_source(
     name: str, settings: Settings, *, qdrant: bool = False, thorough: bool = False
 ) -> StoreCheck:
-    """Check local source `name`; with `qdrant`, also count the points in its Qdrant store.
+    """Check local source `name`; with `qdrant`, also count its Qdrant server's points.
 
     Records are checked by their offsets and line ends (`check_generation`), not parsed;
     `thorough` parses every one.
@@ -220,32 +213,25 @@ def check_source(
     if manifest is None:
         return StoreCheck(name, [f"{folder / docstore.MANIFEST} is missing"])
     check = check_generation(folder, manifest, thorough=thorough, line_ends=True)
-    if qdrant and check.sound:
-        from prefrag.errors import StoreLockedError
-        from prefrag.index.dense import open_store
-        from prefrag.index.edge_store import is_legacy_store
-
+    on_server = manifest.records_store == "collection"
+    if on_server and settings.qdrant_url is None:
+        check.unchecked.append(
+            "its chunks live in its Qdrant server collection, not checked without QDRANT_URL"
+        )
+    elif qdrant and check.sound and settings.qdrant_url is None:
         where = folder / docstore.QDRANT
-        if settings.qdrant_url is None and is_legacy_store(where):
+        if where.exists():
             check.unchecked.append(
-                f"its store of record ({where}) is in the format of an earlier version; the "
-                f"next `prefrag index ... --source {name}` moves it to Qdrant Edge"
+                f"it still holds the second copy earlier versions kept ({where}); the next "
+                f"`prefrag index ... --source {name}` removes it"
             )
-            return check
+    elif qdrant and check.sound:
+        from prefrag.index.dense import QdrantStore
+
         try:
-            with open_store(name, where, settings) as store:
+            with QdrantStore(name, folder / docstore.QDRANT, settings) as store:
                 points = store.count()
-        except StoreLockedError as error:
-            check.unchecked.append(f"its Qdrant store was not checked ({error})")
-            return check
-        except Exception as error:  # a malformed shard, a lost server...
-            if read_only(error) and settings.qdrant_url is None:
-                # The embedded shard takes a lock file: a read-only home is not damage.
-                check.unchecked.append(
-                    f"its Qdrant store was not checked ({folder / docstore.QDRANT} is not "
-                    f"writable: {getattr(error, 'strerror', None) or error})"
-                )
-                return check
+        except Exception as error:  # a lost server, a malformed reply...
             check.problems.append(f"its Qdrant store cannot be read ({_short(error)})")
         else:
             check.counts["qdrant"] = points

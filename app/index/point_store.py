@@ -1,7 +1,8 @@
-"""What a source's store of record does the same on a Qdrant server and in process.
+"""What a source's Qdrant points do the same on a server and in a Qdrant Edge shard.
 
-`QdrantStore` (a collection on a server, `prefrag.index.dense`) and `EdgeStore` (a Qdrant
-Edge shard, `prefrag.index.edge_store`) differ in their client calls only: each says how to
+`QdrantStore` (a collection on a server, `prefrag.index.dense`: a source's one copy with
+`QDRANT_URL`) and `EdgeStore` (the Qdrant Edge store of record earlier versions kept in
+process, `prefrag.index.edge_store`) differ in their client calls only: each says how to
 reach its points (`_exists`, `_nearest`, `_retrieve`, `_scroll`, `_drop`), and this base
 turns those into the store's methods (`search`, `ids`, `points`, `replace_all`).
 """

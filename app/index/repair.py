@@ -4,14 +4,17 @@
 chunks it salvages the current contents of the source:
 
 - a lost or unreadable `manifest.json` is rebuilt from the newest generation folder;
-- records lost from `chunks.jsonl` (cut short, garbage lines) are taken back from the
-  Qdrant store of record, whose points carry each chunk's record as payload, when it can
-  name exactly the lost ones;
-- vectors that are missing, cut short or unreadable are taken from Qdrant by chunk id, and
-  the chunks Qdrant lacks are embedded again (`Salvage.to_embed`);
-- the lexical index and the Qdrant collection are rebuilt from the salvaged records.
+- records lost from `chunks.jsonl` (cut short, garbage lines) are restored from the files
+  being indexed when they hold every lost chunk: the generation's keys file
+  (`chunks.keys.npy`, a key of each row's chunk id) names the lost chunks without their
+  records (`Salvage.restore_lost`). A Qdrant store that keeps the records as payload (a
+  server's collection, or the store of record an earlier version kept in `qdrant/`)
+  restores them itself when it can name exactly the lost ones;
+- vectors that are missing, cut short or unreadable are taken from such a store by chunk
+  id when there is one, and the other chunks are embedded again (`Salvage.to_embed`);
+- the lexical index (and a server's collection) is rebuilt from the salvaged records.
 
-When records are lost and cannot be restored, `RecordsLostError` refuses the write and
+When records are lost and nothing restores them, `RecordsLostError` refuses the write and
 says how to rebuild the source from its files (`prefrag index ... --rebuild`).
 """
 
@@ -21,6 +24,7 @@ import json
 import logging
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,6 +58,9 @@ class Salvage:
         recovered: Vectors taken back from Qdrant, by chunk id (when `vectors` is None).
         problems: What was damaged (empty when the source is sound).
         repairs: What the salvage did about it, in words for the report.
+        lost: Records lost that no store restored (the files indexed must hold them).
+        lost_keys: The keys of the lost chunks' ids, when the keys file names them.
+        lost_message: Why the write is refused when the files do not hold them.
     """
 
     manifest: docstore.Manifest | None
@@ -62,11 +69,32 @@ class Salvage:
     recovered: dict[str, np.ndarray] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     repairs: list[str] = field(default_factory=list)
+    lost: int = 0
+    lost_keys: np.ndarray | None = None
+    lost_message: str = ""
 
     @property
     def damaged(self) -> bool:
         """True when some part had to be rebuilt."""
         return bool(self.problems)
+
+    def restore_lost(self, new_records: Sequence[dict[str, Any]]) -> int:
+        """Check that the chunks being indexed hold every lost record; how many they restore.
+
+        Raises:
+            RecordsLostError: Records are lost and `new_records` lack some of them (or
+                the keys file cannot name them); nothing has been written.
+        """
+        if not self.lost:
+            return 0
+        if self.lost_keys is not None:
+            from prefrag.index.rows import id_keys
+
+            given = {tuple(key) for key in id_keys(r["id"] for r in new_records).tolist()}
+            if all(tuple(key) in given for key in self.lost_keys.tolist()):
+                self.repairs.append(f"restored {self.lost} lost records from the files given")
+                return self.lost
+        raise RecordsLostError(self.lost_message)
 
     def to_embed(self) -> list[int]:
         """Rows of `records` whose vectors are lost (to embed again)."""
@@ -79,10 +107,10 @@ class Salvage:
 def salvage(folder: Path, source: str, store: PointStore | None, settings: Settings) -> Salvage:
     """What source `source` in `folder` still holds, with damaged parts marked for rebuilding.
 
-    `store` is the source's opened Qdrant store (None when it could not be opened).
-
-    Raises:
-        RecordsLostError: Records are lost and Qdrant cannot name exactly which.
+    `store` is a Qdrant store holding the records as payload (a server's collection, or
+    the store of record an earlier version kept), else None. Records lost that it does
+    not restore are counted in `Salvage.lost`: the caller checks that the files being
+    indexed hold them (`Salvage.restore_lost`) before writing anything.
     """
     from prefrag.index.integrity import check_generation
 
@@ -185,7 +213,11 @@ def _salvage_records(
     elif len(pool) == lost:
         chosen = list(pool)
     else:
-        raise RecordsLostError(_lost_message(source, lost, expected or 0, result.problems))
+        result.lost = lost
+        result.lost_message = _lost_message(source, lost, expected or 0, result.problems)
+        if generation is not None:
+            result.lost_keys = _lost_keys(generation, list(known), lost)
+        return kept, rows
     for point_id in chosen:
         payload, vector = pool[point_id]
         result.records.append({**payload, "id": point_id})
@@ -196,11 +228,42 @@ def _salvage_records(
     return kept, rows
 
 
+def _stored_keys(generation: Path) -> np.ndarray | None:
+    """The key of each row's chunk id from the keys files of every part (None: unreadable)."""
+    from prefrag.index.rows import KEYS, parts
+
+    stored = []
+    for part in parts(generation):
+        try:
+            keys = np.load(part / KEYS)
+        except (OSError, ValueError, EOFError):
+            return None
+        if keys.ndim != 2 or keys.shape[1] != 4 or keys.dtype != np.dtype("<u8"):
+            return None
+        stored.append(keys[:, :2])
+    return np.vstack(stored) if stored else None
+
+
+def _lost_keys(generation: Path, kept_ids: list[str], lost: int) -> np.ndarray | None:
+    """The keys of the `lost` chunk ids the keys files list beyond `kept_ids` (else None)."""
+    from prefrag.index.rows import id_keys
+
+    stored = _stored_keys(generation)
+    if stored is None:
+        return None
+    kept = {tuple(key) for key in id_keys(kept_ids).tolist()}
+    missing = {tuple(key) for key in stored.tolist()} - kept
+    if len(missing) != lost:
+        return None
+    return np.array(sorted(missing), dtype=np.uint64).reshape(-1, 2)
+
+
 def _lost_message(source: str, lost: int, expected: int, problems: list[str]) -> str:
     return (
         f"Source '{source}' lost {lost} of its {expected} records "
-        f"({'; '.join(problems)}) and its Qdrant store cannot restore them; nothing was "
-        f"changed. Rebuild it from every file it was built from with `prefrag index FILES "
+        f"({'; '.join(problems)}) and the files given do not hold them all; nothing was "
+        f"changed. Index every file it was built from again (`prefrag index FILES --source "
+        f"{source}` restores them), rebuild it from files with `prefrag index FILES "
         f"--source {source} --rebuild` (the source then holds exactly FILES), or delete it "
         f"with `prefrag sources remove {source}`."
     )
@@ -235,25 +298,51 @@ def _salvage_vectors(
         if len(result.recovered) == len(result.records) and list(rows.values()) == list(
             range(len(result.records))
         ):
-            result.vectors = np.asarray(vectors, dtype=np.float32)
+            # (Lines lost at the end leave vectors past the kept rows: not theirs.)
+            result.vectors = np.asarray(vectors[: len(result.records)], dtype=np.float32)
             result.recovered = {}
             return
     wanted = [r["id"] for r in result.records if r["id"] not in result.recovered]
+    if wanted and generation is not None and vectors is not None and vectors.ndim == 2:
+        # Rows no longer line up with the lines (records lost): the keys file says which
+        # row each kept chunk had, so its vector is kept rather than embedded again.
+        _vectors_by_key(result, generation, vectors, wanted, dimension)
+        wanted = [r["id"] for r in result.records if r["id"] not in result.recovered]
+    taken = 0
     if wanted and store is not None:
         try:
             for point_id, _, vector in store.points(wanted, with_payload=False):
                 if vector is not None and dimension in (None, len(vector)):
                     result.recovered[point_id] = vector
+                    taken += 1
         except Exception as error:  # an unreadable store: embed again instead
             logger.warning("Qdrant vectors unreadable (%s); embedding again.", error)
     if len(result.recovered) == len(result.records) and result.records:
         result.vectors = np.vstack([result.recovered[r["id"]] for r in result.records])
         result.recovered = {}
+    if taken:
+        result.repairs.append("took its vectors back from its Qdrant store")
     again = len(result.to_embed())
     if again:
         result.repairs.append(f"embedded {again} chunks again whose vectors were lost")
-    elif vectors is None or len(vectors) != line_count:
-        result.repairs.append("took its vectors back from its Qdrant store")
+
+
+def _vectors_by_key(
+    result: Salvage,
+    generation: Path,
+    vectors: np.ndarray,
+    wanted: list[str],
+    dimension: int | None,
+) -> None:
+    """Take the vectors of chunk ids `wanted` from the rows the keys file gives them."""
+    from prefrag.index.rows import KeyIndex
+
+    keys = _stored_keys(generation)
+    if keys is None or len(keys) != len(vectors) or dimension not in (None, vectors.shape[1]):
+        return
+    for chunk_id, row in zip(wanted, KeyIndex(keys).rows(wanted).tolist(), strict=True):
+        if row >= 0:
+            result.recovered[chunk_id] = np.asarray(vectors[row], dtype=np.float32)
 
 
 def _rebuilt_manifest(

@@ -94,6 +94,97 @@ def _frequencies(term_lists: Sequence[Sequence[int]]) -> np.ndarray:
     return np.stack([ids, counts.astype(np.int64)])
 
 
+def read_delta(path: Path) -> list[tuple[list[int], list[float]]]:
+    """The (term ids, weights) of each row of a delta's `sparse.jsonl`.
+
+    Raises:
+        ValueError: A line is not a pair of equally long lists.
+    """
+    vectors = []
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            pair = json.loads(line)
+            if not (isinstance(pair, list) and len(pair) == 2 and len(pair[0]) == len(pair[1])):
+                raise ValueError(f"{path}:{number} is not a sparse vector")
+            vectors.append((pair[0], pair[1]))
+    return vectors
+
+
+def _merged(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Two (2, terms) term-count tables added together (term ids sorted)."""
+    ids = np.concatenate([first[0], second[0]])
+    counts = np.concatenate([first[1], second[1]]).astype(np.int64)
+    terms, where = np.unique(ids, return_inverse=True)
+    total = np.zeros(len(terms), dtype=np.int64)
+    np.add.at(total, where, counts)
+    return np.stack([terms.astype(np.int64), total])
+
+
+def total_words(folder: Path) -> float:
+    """The words of every document of a saved index.
+
+    Indexes saved before the total was kept: their mean length times their documents.
+    """
+    stats = json.loads((folder / _STATS).read_text(encoding="utf-8"))
+    words = stats.get("words")
+    if isinstance(words, int | float) and not isinstance(words, bool):
+        return float(words)
+    return float(stats["average_length"]) * int(stats["documents"])
+
+
+def extend(
+    previous: Path,
+    rows: Sequence[tuple[Sequence[int], Sequence[float]]],
+    folder: Path,
+    words: float,
+) -> int:
+    """Write into `folder` the index saved in `previous` with `rows` appended; its documents.
+
+    `rows` (of `words` words in all) are sparse vectors weighted with `previous`'s mean
+    length (`document_vectors`, as `delta_lines` writes them): the
+    shard is copied and they are upserted after its points (point id = row), their term
+    counts added, and the mean length kept, so this index scores alone exactly as
+    `previous` with `rows` as its delta does. Nothing is tokenised again.
+
+    Raises:
+        ValueError: `previous` is not a readable sparse index.
+    """
+    import shutil
+
+    from qdrant_edge import EdgeShard, Point, SparseVector, UpdateOperation
+
+    found = problem(previous)
+    if isinstance(found, str):
+        raise ValueError(found)
+    stats = json.loads((previous / _STATS).read_text(encoding="utf-8"))
+    base = int(stats["documents"])
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(previous / _SHARD, folder / _SHARD)
+    shard = EdgeShard.load(str(folder / _SHARD))
+    try:
+        for start in range(0, len(rows), _BATCH):
+            points = [
+                Point(
+                    id=base + row,
+                    vector={VECTOR: SparseVector(indices=list(terms), values=list(weights))},
+                    payload=None,
+                )
+                for row, (terms, weights) in enumerate(rows[start : start + _BATCH], start=start)
+            ]
+            shard.update(UpdateOperation.upsert_points(points))
+        shard.optimize()
+        shard.flush()
+    finally:
+        shard.close()
+    EdgeShard.load(str(folder / _SHARD)).close()  # settles the files, as `save` does
+    counts = _merged(np.load(previous / _FREQUENCIES), _frequencies([t for t, _ in rows]))
+    np.save(folder / _FREQUENCIES, counts)
+    stats["documents"] = base + len(rows)
+    stats["words"] = total_words(previous) + words
+    (folder / _STATS).write_text(json.dumps(stats), encoding="utf-8")
+    return base + len(rows)
+
+
 class SparseDelta:
     """The sparse vectors of the rows added since the base was written, as postings."""
 
@@ -117,14 +208,7 @@ class SparseDelta:
         Raises:
             ValueError: A line is not a pair of equally long lists.
         """
-        vectors = []
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                pair = json.loads(line)
-                if not (isinstance(pair, list) and len(pair) == 2 and len(pair[0]) == len(pair[1])):
-                    raise ValueError(f"{path}:{number} is not a sparse vector")
-                vectors.append((pair[0], pair[1]))
-        return cls(vectors)
+        return cls(read_delta(path))
 
     def __len__(self) -> int:
         return self.size
@@ -157,6 +241,7 @@ class SparseLexicalIndex:
         self.average_length = average_length
         self.delta = delta
         self._vectors = vectors  # held from `build` until `save` writes them
+        self.words = average_length * documents  # the documents' words (exact once built)
 
     @classmethod
     def build(cls, texts: Sequence[str], average_length: float | None = None) -> SparseLexicalIndex:
@@ -164,7 +249,9 @@ class SparseLexicalIndex:
         average = mean_words(texts) if average_length is None else average_length
         vectors = document_vectors(texts, average)
         frequencies = _frequencies([v.indices for v in vectors])
-        return cls(None, frequencies, len(texts), average, vectors=vectors)
+        built = cls(None, frequencies, len(texts), average, vectors=vectors)
+        built.words = float(sum(len(t.split()) for t in texts))
+        return built
 
     def save(self, folder: Path) -> None:
         """Write the shard, the term counts and the stats into `folder`."""
@@ -201,7 +288,12 @@ class SparseLexicalIndex:
         # The first load after a build settles the shard's files; later loads change nothing.
         EdgeShard.load(str(folder / _SHARD)).close()
         np.save(folder / _FREQUENCIES, self._frequencies)
-        stats = {"average_length": self.average_length, "documents": self.base, "format": FORMAT}
+        stats = {
+            "average_length": self.average_length,
+            "documents": self.base,
+            "format": FORMAT,
+            "words": self.words,
+        }
         (folder / _STATS).write_text(json.dumps(stats), encoding="utf-8")
 
     @classmethod

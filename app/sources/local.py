@@ -105,6 +105,10 @@ class LocalSource:
         """
         if self._opened:
             return self
+        if self.manifest.records_store == "collection":  # every chunk in the server's collection
+            self._open_server()
+            self._opened = True
+            return self
         try:
             self._open(self._folder, self._generation)
         except DamagedStoreError:
@@ -129,6 +133,13 @@ class LocalSource:
         (exact, HNSW or a Qdrant server), so nothing is embedded again.
         """
         self.open()
+        if self.manifest.records_store == "collection":
+            assert self._qdrant is not None
+            found = {
+                point: vector
+                for point, _, vector in self._qdrant.points(list(chunk_ids), with_payload=False)
+            }
+            return [found.get(chunk_id) for chunk_id in chunk_ids]
         if self._vectors is None:
             return [None] * len(chunk_ids)
         assert self._ids is not None
@@ -220,6 +231,11 @@ class LocalSource:
             if self.settings.qdrant_url is None:
                 from prefrag.errors import ConfigurationError
 
+                if self.manifest.records_store == "collection":
+                    raise ConfigurationError(
+                        f"Source '{self.store}' keeps its chunks in its Qdrant server "
+                        "collection; set QDRANT_URL to that server."
+                    )
                 raise ConfigurationError(
                     f"Source '{self.store}' keeps its lexical index in its Qdrant server "
                     "collection; set QDRANT_URL to that server (or search it with --mode dense)."
@@ -288,7 +304,9 @@ class LocalSource:
         return self._note
 
     def __len__(self) -> int:
-        return len(self.open()._records)
+        if self.open().manifest.records_store == "collection":
+            return self.manifest.chunks
+        return len(self._records)
 
     def __bool__(self) -> bool:
         """Always true: `source or other` must not read a lazy source's files to count them."""
@@ -307,22 +325,50 @@ class LocalSource:
         if not query.strip():
             self._note = f"Empty query: nothing searched in '{self.name}'."
             return []
-        if self.mode == "dense":
-            hits = self._dense(query, k)
-        elif self.mode == "lexical":
-            hits = self._lexical_hits(query, k)
+        if self.manifest.records_store == "collection":
+            found = self._server_hits(query, k)
         else:
-            depth = max(k, _FUSION_DEPTH)
-            dense = [row for row, _ in self._dense(query, depth)]
-            lexical = [row for row, _ in self._lexical_hits(query, depth)]
-            hits = reciprocal_rank_fusion([dense, lexical], limit=k)
-        if not hits:
+            if self.mode == "dense":
+                hits = self._dense(query, k)
+            elif self.mode == "lexical":
+                hits = self._lexical_hits(query, k)
+            else:
+                depth = max(k, _FUSION_DEPTH)
+                dense = [row for row, _ in self._dense(query, depth)]
+                lexical = [row for row, _ in self._lexical_hits(query, depth)]
+                hits = reciprocal_rank_fusion([dense, lexical], limit=k)
+            found = [(self._record(row), score) for row, score in hits]
+        if not found:
             self._note = f"No document in '{self.name}' matches the query."
-        documents = [docstore.record_to_document(self._record(row), score) for row, score in hits]
+        documents = [docstore.record_to_document(record, score) for record, score in found]
         if self.name != self.store:
             for document in documents:
                 document.metadata["source"] = self.name
         return documents
+
+    def _server_hits(self, query: str, k: int) -> list[tuple[dict[str, Any], float]]:
+        """(record, score) of the best `k` chunks, as the server's collection answers.
+
+        The same retrievers and fusion as in process: the collection's dense vectors, its
+        BM25 sparse vectors, or both fused by reciprocal rank; records come as payloads.
+        """
+        assert self._qdrant is not None
+        depth = k if self.mode != "hybrid" else max(k, _FUSION_DEPTH)
+        dense: list[tuple[str, float, dict[str, Any]]] = []
+        lexical: list[tuple[str, float, dict[str, Any]]] = []
+        if self.mode != "lexical":
+            dense = self._qdrant.dense_records(self._query_vector(query), depth)
+        if self.mode != "dense":
+            lexical = self._qdrant.lexical_records(query, depth)
+        records = {point: {**payload, "id": point} for point, _, payload in [*dense, *lexical]}
+        if self.mode == "dense":
+            return [(records[point], score) for point, score, _ in dense]
+        if self.mode == "lexical":
+            return [(records[point], score) for point, score, _ in lexical]
+        fused = reciprocal_rank_fusion(
+            [[point for point, _, _ in dense], [point for point, _, _ in lexical]], limit=k
+        )
+        return [(records[point], score) for point, score in fused]
 
     def _record(self, row: int) -> dict[str, Any]:
         from prefrag.index.rows import RowsDamagedError
@@ -342,13 +388,16 @@ class LocalSource:
         return self._lexical.search(query, k)
 
     def _dense(self, query: str, k: int) -> list[tuple[int, float]]:
+        return self.dense_hits(self._query_vector(query), k)
+
+    def _query_vector(self, query: str) -> np.ndarray:
         if self._embedder is None:
             from prefrag.index.embeddings import get_embedder, with_precision
 
             # Queries at the precision the source's chunks were embedded with.
             precision = self.manifest.embedding_precision
             self._embedder = get_embedder(with_precision(self.settings, precision))
-        return self.dense_hits(self._embedder.encode_one(query), k)
+        return self._embedder.encode_one(query)
 
     def dense_hits(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
         """Up to `k` (row, cosine) pairs for a query vector, best first.

@@ -5,7 +5,9 @@ symptom lists, genetics, cancer summaries, neurology, ...), which makes them rea
 separate sources. `build_medquad_demo` indexes each site's snippets into its own local
 source and builds a concept graph from what the data holds about each focus term (its
 names, UMLS concept ids and semantic types, a definition from an "information" answer,
-the sites covering it); the bundled `medquad_sources.yaml` describes them.
+the sites covering it). The build writes the registry describing them into the user's
+data directory (`PREFRAG_HOME/medquad_sources.yaml`, from the shipped one); until one is
+built, the shipped `prefrag/data/medquad_sources.yaml` is the default read.
 """
 
 from __future__ import annotations
@@ -79,9 +81,31 @@ class DemoReport:
     registry: Path
 
 
-def registry_path() -> Path:
-    """The bundled MedQuAD demo registry (YAML)."""
+def bundled_registry_path() -> Path:
+    """The MedQuAD demo registry shipped with the package (YAML; never written)."""
     return Path(__file__).resolve().parent.parent / "data" / REGISTRY_FILE
+
+
+def registry_path(settings: Settings | None = None) -> Path:
+    """The MedQuAD demo registry to read: the one the build wrote in the data directory.
+
+    Before `build-medquad-demo` has run (no registry in `PREFRAG_HOME`), the shipped one.
+    """
+    from prefrag.config import get_settings
+
+    built = (settings or get_settings()).home_dir / REGISTRY_FILE
+    return built if built.is_file() else bundled_registry_path()
+
+
+def write_registry(settings: Settings) -> Path:
+    """Write the demo registry into the data directory (a user's edited copy is kept)."""
+    path = settings.home_dir / REGISTRY_FILE
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(path.name + ".tmp")
+        temporary.write_bytes(bundled_registry_path().read_bytes())
+        temporary.replace(path)
+    return path
 
 
 def read_medquad(folder: Path) -> list[dict[str, Any]]:
@@ -201,7 +225,8 @@ def build_medquad_demo(
     """Index every site's snippets (or a seeded `per_site` sample) and the concept graph.
 
     Idempotent: a second run adds nothing. Also indexes the bundled demo corpus, which
-    the registry lists too.
+    the registry lists too, and writes the registry into the data directory
+    (`write_registry`; the package's own copy is never written).
 
     Raises:
         IngestError: `folder` holds no MedQuAD data.
@@ -228,4 +253,4 @@ def build_medquad_demo(
         GRAPH_STORE,
         settings=settings,
     )
-    return DemoReport(counts, graph.concepts, graph.relations, registry_path())
+    return DemoReport(counts, graph.concepts, graph.relations, write_registry(settings))

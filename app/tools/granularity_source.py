@@ -15,6 +15,25 @@ if TYPE_CHECKING:
     from prefrag.tools.granularity_index import GranularityIndex
 
 
+def _records(
+    name: str, folder: Any, manifest: docstore.Manifest, settings: Settings
+) -> list[dict[str, Any]]:
+    """Every chunk record of the source, in document and chunk order.
+
+    From the generation's files, or from the Qdrant server collection of a source whose
+    chunks live there (`QDRANT_URL`).
+    """
+    if manifest.records_store != "collection":
+        return docstore.load_records(folder / manifest.generation)
+    from prefrag.index.dense import QdrantStore
+
+    with QdrantStore(name, folder / docstore.QDRANT, settings) as server:
+        records = [
+            {**payload, "id": point} for point, payload, _ in server.points(with_vectors=False)
+        ]
+    return sorted(records, key=lambda r: (str(r.get("parent_id", r["id"])), r.get("chunk", 0)))
+
+
 def source_documents(name: str, settings: Settings | None = None) -> list[Document]:
     """The whole documents of local source `name`, rebuilt from its chunks in order.
 
@@ -27,7 +46,7 @@ def source_documents(name: str, settings: Settings | None = None) -> list[Docume
     folder = settings.sources_dir / name
     manifest = docstore.require_manifest(folder, name)
     parents: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
-    for record in docstore.load_records(folder / manifest.generation):
+    for record in _records(name, folder, manifest, settings):
         parents.setdefault(str(record.get("parent_id") or record["id"]), []).append(record)
     documents = []
     for parent_id, chunks in parents.items():

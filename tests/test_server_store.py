@@ -1,10 +1,10 @@
-"""On a Qdrant server (`QDRANT_URL`) the lexical side is the collection's BM25 sparse vectors.
+"""On a Qdrant server (`QDRANT_URL`) a source's chunks live only in its collection.
 
 The server here is qdrant-client's in-memory engine (the same API as a server), shared by
 every client `prefrag` opens in the test, so `prefrag index` and `prefrag ask` run exactly
-as with `QDRANT_URL` set: nothing lexical is written in the source's files, an add appends
-points, and a source indexed in process moves its lexical index into the collection at
-its next `prefrag index`.
+as with `QDRANT_URL` set: records, dense and BM25 vectors are written to the collection
+and nowhere else, an add appends points, `prefrag ask` reads them back from it, and a
+source indexed in process moves into the collection at its next `prefrag index`.
 """
 
 from __future__ import annotations
@@ -79,37 +79,76 @@ def _cited(question: str) -> set[str]:
     return {c["document"] for c in json.loads(asked.stdout)["citations"]}
 
 
-def test_on_a_server_the_collection_holds_the_bm25_vectors_and_an_add_appends(server, tmp_path):
+def _local_files(name: str = "farm") -> set[str]:
+    """Every file of the source's folder on this machine (its lock file aside)."""
+    from prefrag.config import get_settings
+
+    folder = get_settings().sources_dir / name
+    return {str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()} - {".lock"}
+
+
+def test_on_a_server_index_writes_chunks_only_to_the_collection_and_ask_reads_them(
+    server, tmp_path
+):
     first = _index(_write(tmp_path / "a.jsonl", NOTES))
-    assert first.exit_code == 0, first.output
-    generation = current_generation("farm")
-    assert not (generation / docstore.LEXICAL).exists()  # nothing lexical on this machine
+    assert first.exit_code == 0 and "3 chunks added" in output_words(first), first.output
+    assert _local_files() == {"manifest.json"}  # no record, vector or lexical file here
     collection = server.get_collection("prefrag-farm")
     assert VECTOR in (collection.config.params.sparse_vectors or {})
     added = _index(_write(tmp_path / "b.jsonl", [ADDED]))
     assert added.exit_code == 0 and "1 chunks added" in output_words(added), added.output
-    assert server.count("prefrag-farm").count == 4
-    assert not (current_generation("farm") / docstore.LEXICAL).exists()
+    assert server.count("prefrag-farm").count == 4 and _local_files() == {"manifest.json"}
+    again = _index(tmp_path / "b.jsonl")
+    assert "0 chunks added" in output_words(again) and server.count("prefrag-farm").count == 4
+    manifest = docstore.read_manifest(current_generation("farm").parent)
+    assert manifest is not None and (manifest.chunks, manifest.documents) == (4, 4)
 
     from prefrag.sources.local import LocalSource
 
     lexical = LocalSource("farm", mode="lexical")
     assert [d.metadata["parent_id"] for d in lexical.search("wickerwork", 3)] == ["weir"]
+    dense = LocalSource("farm", mode="dense")
+    assert dense.dense_search == "qdrant-server" and len(dense) == 4
+    (hit,) = dense.search("eel traps in the weir", 1)
+    assert hit.metadata["parent_id"] == "weir" and "Wickerwork" in hit.page_content
+    (vector,) = dense.vectors_of([hit])
+    assert vector is not None and abs(float(vector @ vector) - 1.0) < 1e-4
     assert "weir" in _cited("What stands in the mill weir, made of wickerwork?")
     checked = runner.invoke(app, ["sources", "check", "farm"])
+    assert checked.exit_code == 0 and "qdrant 4" in output_words(checked), checked.output
+    listed = runner.invoke(app, ["sources"])
+    assert listed.exit_code == 0 and "farm" in listed.output
+
+
+def test_a_run_killed_after_its_upsert_is_completed_by_the_next(server, tmp_path, monkeypatch):
+    assert _index(_write(tmp_path / "a.jsonl", NOTES)).exit_code == 0
+    real = docstore.write_manifest
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt  # the process dies after its points are upserted
+
+    monkeypatch.setattr(docstore, "write_manifest", killed)
+    more = _write(tmp_path / "b.jsonl", [ADDED])
+    assert runner.invoke(app, ["index", str(more), "--source", "farm"]).exit_code != 0
+    assert server.count("prefrag-farm").count == 4  # upserted, not yet in the manifest
+    monkeypatch.setattr(docstore, "write_manifest", real)
+    done = _index(more)
+    assert done.exit_code == 0 and "0 chunks added" in output_words(done), done.output
+    manifest = docstore.read_manifest(current_generation("farm").parent)
+    assert manifest is not None and manifest.chunks == 4
+    checked = runner.invoke(app, ["sources", "check", "farm"])
     assert checked.exit_code == 0, checked.output
+    assert "weir" in _cited("What stands in the mill weir, made of wickerwork?")
 
 
-def test_a_source_indexed_in_process_moves_its_lexical_index_into_the_collection(
-    server, monkeypatch, tmp_path
-):
+def test_a_source_indexed_in_process_moves_into_the_collection(server, monkeypatch, tmp_path):
     from prefrag.config import get_settings
 
     notes = _write(tmp_path / "a.jsonl", NOTES)
     monkeypatch.delenv("QDRANT_URL")
     get_settings.cache_clear()
     assert runner.invoke(app, ["index", str(notes), "--source", "farm"]).exit_code == 0
-    assert (current_generation("farm") / docstore.LEXICAL).is_dir()
+    assert "chunks.jsonl" in {Path(name).name for name in _local_files()}
 
     monkeypatch.setenv("QDRANT_URL", "http://qdrant.invalid:6333")
     get_settings.cache_clear()
@@ -117,14 +156,17 @@ def test_a_source_indexed_in_process_moves_its_lexical_index_into_the_collection
     no_traceback(moved)
     assert moved.exit_code == 0 and "0 chunks added" in output_words(moved), moved.output
     assert "moved into its Qdrant server collection" in output_words(moved)
-    assert not (current_generation("farm") / docstore.LEXICAL).exists()
+    assert _local_files() == {"manifest.json"} and server.count("prefrag-farm").count == 3
     assert "kiln" in _cited("What sweetens sour fields?")
     again = runner.invoke(app, ["index", str(notes), "--source", "farm"])
     assert again.exit_code == 0 and "moved" not in output_words(again)
 
-    # Without the server, the source says where its lexical index is instead of failing.
+    # Without the server, the source says where its chunks are instead of failing.
     monkeypatch.delenv("QDRANT_URL")
     get_settings.cache_clear()
     asked = runner.invoke(app, ["ask", "What sweetens fields?", "--no-web", "--source", "farm"])
     no_traceback(asked)
     assert asked.exit_code == 2 and "set QDRANT_URL" in output_words(asked)
+    adding = runner.invoke(app, ["index", str(notes), "--source", "farm"])
+    no_traceback(adding)
+    assert adding.exit_code == 2 and "set QDRANT_URL" in output_words(adding)

@@ -1,0 +1,291 @@
+"""`prefrag index` with `QDRANT_URL`: a source's chunks live only in its server collection.
+
+Each point of the collection holds a chunk's dense vector, its BM25 sparse vector and its
+record as payload; nothing of the chunks is written on the machine. The source's folder
+keeps its `manifest.json` (name, chunking, embedding model, counts) and an empty
+generation folder, so a corpus larger than one machine lives entirely in the cluster.
+
+An add asks the server which of the input's chunk ids it already holds (point ids come
+from content, so indexing the same files twice adds nothing), embeds the others and
+upserts them; the manifest is written last and counts the collection's points, so a run
+killed after its upsert is completed by the next one. A source indexed in process moves
+its records and vectors into the collection at its first `prefrag index` with
+`QDRANT_URL` (nothing is re-embedded) and its local files are removed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import shutil
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from prefrag.errors import ConfigurationError, DamagedStoreError
+from prefrag.index import docstore
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from prefrag.config import Settings
+    from prefrag.index.dense import QdrantStore
+    from prefrag.index.ingest_steps import IndexReport
+    from prefrag.index.loaders import RawDocument
+
+logger = logging.getLogger(__name__)
+
+_MOVED = (
+    "The chunks of '{source}' moved into its Qdrant server collection (records, dense and "
+    "BM25 vectors); its files on this machine were removed. Nothing was re-embedded."
+)
+
+
+def on_server(manifest: docstore.Manifest | None) -> bool:
+    """Whether a source's records and vectors live only in its server collection."""
+    return manifest is not None and manifest.records_store == "collection"
+
+
+def index_on_server(
+    files: int,
+    raws: Sequence[RawDocument],
+    source: str,
+    settings: Settings,
+    *,
+    progress: bool,
+    authority: float | None,
+    description: str | None,
+    rebuild: bool,
+    started: float,
+) -> IndexReport:
+    """Add the chunks of `raws` to source `source`'s collection on the Qdrant server.
+
+    Raises:
+        StoreLockedError: Another process is writing the source.
+        RecordsLostError: Moving a damaged local source, records are lost and the files
+            given do not hold them.
+        ConfigurationError: A different embedding model than the source was built with.
+    """
+    from prefrag.index.dense import QdrantStore
+
+    folder = settings.sources_dir / source
+    with (
+        docstore.writer_lock(folder, source),
+        QdrantStore(source, folder / docstore.QDRANT, settings) as server,
+    ):
+        return _index(
+            files,
+            raws,
+            source,
+            folder,
+            settings,
+            server,
+            progress,
+            authority,
+            description,
+            rebuild,
+            started,
+        )
+
+
+def _index(
+    files: int,
+    raws: Sequence[RawDocument],
+    source: str,
+    folder: Path,
+    settings: Settings,
+    server: QdrantStore,
+    progress: bool,
+    authority: float | None,
+    description: str | None,
+    rebuild: bool,
+    started: float,
+) -> IndexReport:
+    from prefrag.index.ingest_steps import (
+        _announce,
+        _id_clashes,
+        _new_chunks,
+        _report,
+        _source_authority,
+        source_chunking,
+    )
+
+    try:
+        manifest = docstore.read_manifest(folder)
+    except DamagedStoreError:
+        manifest = None  # a local source's is rebuilt by salvage; a server source's here
+    problems: list[str] = []
+    repairs: list[str] = []
+    warnings: list[str] = []
+    if rebuild:
+        manifest = None
+    elif not on_server(manifest) and (manifest is not None or any(folder.glob("gen-*"))):
+        manifest = _move_into_collection(source, folder, settings, server, problems, repairs)
+        warnings.append(_MOVED.format(source=source))
+    source_authority = _source_authority(authority, manifest)
+    chunking = source_chunking(manifest, settings)
+    before = 0 if rebuild else server.count()
+    if manifest is not None and before != manifest.chunks:
+        problems.append(
+            f"its Qdrant collection held {before} points for the manifest's {manifest.chunks}"
+        )
+
+    def known(ids: list[str]) -> list[bool]:
+        held = set() if rebuild else server.existing(ids)
+        return [chunk_id in held for chunk_id in ids]
+
+    new_records, chunk_total, largest = _new_chunks(
+        raws, source, settings, chunking, source_authority, [], known
+    )
+    if progress and new_records:
+        _announce(source, len(new_records), len(raws), largest)
+    vectors, dimension = _embedded(new_records, manifest, settings, progress, source)
+    parents = sorted({str(r.get("parent_id", r["id"])) for r in new_records})
+    held = set() if rebuild else server.has_parents(parents)
+    if rebuild:
+        server.replace_all(new_records, vectors)
+    elif new_records:
+        server.ensure_collection(dimension)
+        server.upsert(new_records, vectors)
+    if manifest is None and not rebuild and before:
+        documents = len(server.has_parents(_every_parent(server)))  # manifest lost: count
+    else:
+        documents = (manifest.documents if manifest is not None else 0) + len(parents) - len(held)
+    chunks = server.count()
+    if problems and chunks >= (manifest.chunks if manifest is not None else 0):
+        repairs.append(f"its collection holds {chunks} points again")
+    updated = _manifest(
+        source,
+        folder,
+        manifest,
+        settings,
+        chunking,
+        dimension,
+        source_authority,
+        description,
+        documents,
+        chunks,
+    )
+    if updated != manifest:
+        docstore.write_manifest(folder, updated)
+    docstore.remove_other_generations(folder, updated.generation)
+    skipped = chunk_total - len(new_records)
+    report = _report(source, folder, files, raws, len(new_records), skipped, updated, started)
+    return dataclasses.replace(
+        report,
+        rebuilt="; ".join(problems),
+        repairs=tuple(repairs),
+        warnings=tuple([*_id_clashes(raws), *warnings]),
+    )
+
+
+def _every_parent(server: QdrantStore) -> list[str]:
+    """Every document id of the collection (read once, when the manifest was lost)."""
+    return sorted({str(p.get("parent_id", i)) for i, p, _ in server.points(with_vectors=False)})
+
+
+def _embedded(
+    records: list[dict[str, Any]],
+    manifest: docstore.Manifest | None,
+    settings: Settings,
+    progress: bool,
+    source: str,
+) -> tuple[np.ndarray, int]:
+    """The vectors of `records` (embedded at the source's precision) and the dimension."""
+    from prefrag.index.embeddings import get_embedder
+    from prefrag.index.ingest_steps import _embed, source_embedding_settings
+
+    dimension = manifest.dimension if manifest is not None else 0
+    if not records:
+        return np.zeros((0, dimension), dtype=np.float32), dimension
+    embedder = get_embedder(source_embedding_settings(manifest, settings))
+    if manifest is not None and manifest.dimension not in (0, embedder.dimension):
+        raise ConfigurationError(
+            f"Source '{source}' was built with {manifest.embedding_model} "
+            f"({manifest.dimension}-d vectors); re-index it into a new source name."
+        )
+    texts = [record["text"] for record in records]
+    return _embed(texts, embedder, progress, source), embedder.dimension
+
+
+def _move_into_collection(
+    source: str,
+    folder: Path,
+    settings: Settings,
+    server: QdrantStore,
+    problems: list[str],
+    repairs: list[str],
+) -> docstore.Manifest | None:
+    """Make the collection hold every record and vector of a source indexed in process.
+
+    What the source's files hold is salvaged as for any write (a damaged source is
+    repaired on the way); the collection is filled from it unless it already holds
+    exactly those points with their BM25 vectors (as earlier versions kept it).
+    """
+    from prefrag.index.ingest_steps import _reconcile_qdrant, _vectors
+    from prefrag.index.repair import salvage
+
+    contents = salvage(folder, source, server, settings)
+    contents.restore_lost([])  # lost records cannot come back from the files here
+    problems.extend(contents.problems)
+    repairs.extend(contents.repairs)
+    records = list(contents.records)
+    old, _, _ = _vectors(contents, [], contents.manifest, settings, False, source)
+    # Fills a new collection, or one without BM25 vectors, or one that disagrees.
+    fixed = _reconcile_qdrant(server, records, np.asarray(old), [], None, problems)
+    if fixed:
+        repairs.append(fixed)
+    shutil.rmtree(folder / docstore.QDRANT, ignore_errors=True)  # an older local store
+    return contents.manifest
+
+
+def _manifest(
+    source: str,
+    folder: Path,
+    manifest: docstore.Manifest | None,
+    settings: Settings,
+    chunking: Any,
+    dimension: int,
+    authority: float,
+    description: str | None,
+    documents: int,
+    chunks: int,
+) -> docstore.Manifest:
+    """The manifest after this write: the collection's counts, an empty generation."""
+    from prefrag.index.dense import collection_name
+    from prefrag.index.ingest_steps import source_embedding_settings
+    from prefrag.index.lexical import FORMAT
+
+    if on_server(manifest) and manifest is not None and (folder / manifest.generation).is_dir():
+        generation = manifest.generation
+    else:
+        generation = docstore.write_empty_generation(folder)
+    base = manifest or docstore.Manifest(
+        name=source,
+        generation=generation,
+        documents=0,
+        chunks=0,
+        dimension=dimension,
+        embedding_model=settings.embedding_model,
+        embedding_precision=source_embedding_settings(None, settings).embedding_precision,
+        chunk_size=chunking.size,
+        chunk_overlap=chunking.overlap,
+        chunk_unit=chunking.unit,
+    )
+    changed = dataclasses.replace(
+        base,
+        generation=generation,
+        documents=documents,
+        chunks=chunks,
+        dimension=base.dimension or dimension,
+        authority=authority,
+        description=base.description if description is None else description,
+        collection=collection_name(source),
+        lexical_format=FORMAT,
+        lexical_store="collection",
+        records_store="collection",
+    )
+    if changed == manifest:
+        return manifest
+    return dataclasses.replace(changed, updated=docstore.now_iso())

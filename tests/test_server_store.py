@@ -10,6 +10,7 @@ source indexed in process moves into the collection at its next `prefrag index`.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -156,6 +157,7 @@ def test_a_source_indexed_in_process_moves_into_the_collection(server, monkeypat
     no_traceback(moved)
     assert moved.exit_code == 0 and "0 chunks added" in output_words(moved), moved.output
     assert "moved into its Qdrant server collection" in output_words(moved)
+    assert "held 0 points" not in output_words(moved)  # a move is no damage to report
     assert _local_files() == {"manifest.json"} and server.count("prefrag-farm").count == 3
     assert "kiln" in _cited("What sweetens sour fields?")
     again = runner.invoke(app, ["index", str(notes), "--source", "farm"])
@@ -170,3 +172,37 @@ def test_a_source_indexed_in_process_moves_into_the_collection(server, monkeypat
     adding = runner.invoke(app, ["index", str(notes), "--source", "farm"])
     no_traceback(adding)
     assert adding.exit_code == 2 and "set QDRANT_URL" in output_words(adding)
+
+
+def test_a_server_source_whose_manifest_was_lost_indexes_again(server, tmp_path):
+    notes = _write(tmp_path / "a.jsonl", NOTES)
+    assert _index(notes).exit_code == 0
+    folder = current_generation("farm").parent
+    (folder / docstore.MANIFEST).unlink()
+    again = _index(notes)
+    assert again.exit_code == 0 and "0 chunks added" in output_words(again), again.output
+    assert server.count("prefrag-farm").count == 3
+    manifest = docstore.read_manifest(folder)
+    assert manifest is not None and (manifest.chunks, manifest.documents) == (3, 3)
+    assert "kiln" in _cited("What sweetens sour fields?")
+
+
+def test_moving_into_a_collection_holding_other_chunks_is_refused(server, monkeypatch, tmp_path):
+    from prefrag.config import get_settings
+
+    other = _write(tmp_path / "other.jsonl", [ADDED])
+    assert _index(other).exit_code == 0  # another home's 'farm' on the same server
+    shutil.rmtree(get_settings().sources_dir / "farm")
+    monkeypatch.delenv("QDRANT_URL")
+    get_settings.cache_clear()
+    notes = _write(tmp_path / "a.jsonl", NOTES)
+    assert runner.invoke(app, ["index", str(notes), "--source", "farm"]).exit_code == 0
+    kept = _local_files()
+
+    monkeypatch.setenv("QDRANT_URL", "http://qdrant.invalid:6333")
+    get_settings.cache_clear()
+    moved = runner.invoke(app, ["index", str(notes), "--source", "farm"])
+    no_traceback(moved)
+    assert moved.exit_code == 2, moved.output
+    assert "already holds 1 chunks this source does not have" in output_words(moved)
+    assert _local_files() == kept and server.count("prefrag-farm").count == 1

@@ -36,6 +36,17 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+_LOST_ON_SERVER = (
+    "With QDRANT_URL set the files are not read for lost records: unset it and run that "
+    "`prefrag index FILES --source {source}` once in process, then index with QDRANT_URL "
+    "again to move the repaired source."
+)
+_FOREIGN = (
+    "The Qdrant server's collection for source '{source}' already holds {n} chunks this "
+    "source does not have (a source of the same name from another data directory, or one "
+    "rebuilt in process since); nothing was changed. Index into another source name, or "
+    "delete that collection on the server first."
+)
 _MOVED = (
     "The chunks of '{source}' moved into its Qdrant server collection (records, dense and "
     "BM25 vectors); its files on this machine were removed. Nothing was re-embedded."
@@ -63,9 +74,10 @@ def index_on_server(
 
     Raises:
         StoreLockedError: Another process is writing the source.
-        RecordsLostError: Moving a damaged local source, records are lost and the files
-            given do not hold them.
-        ConfigurationError: A different embedding model than the source was built with.
+        RecordsLostError: Moving a damaged local source whose records are lost (they are
+            restored in process, from the files, before the move).
+        ConfigurationError: A different embedding model than the source was built with, or
+            the collection already holds chunks the local source being moved does not.
     """
     from prefrag.index.dense import QdrantStore
 
@@ -120,7 +132,7 @@ def _index(
     warnings: list[str] = []
     if rebuild:
         manifest = None
-    elif not on_server(manifest) and (manifest is not None or any(folder.glob("gen-*"))):
+    elif not on_server(manifest) and (manifest is not None or _holds_records(folder)):
         manifest = _move_into_collection(source, folder, settings, server, problems, repairs)
         warnings.append(_MOVED.format(source=source))
     source_authority = _source_authority(authority, manifest)
@@ -180,6 +192,11 @@ def _index(
     )
 
 
+def _holds_records(folder: Path) -> bool:
+    """Whether a generation of `folder` holds chunk records (a server source's holds none)."""
+    return any((generation / docstore.CHUNKS).is_file() for generation in folder.glob("gen-*"))
+
+
 def _every_parent(server: QdrantStore) -> list[str]:
     """Every document id of the collection (read once, when the manifest was lost)."""
     return sorted({str(p.get("parent_id", i)) for i, p, _ in server.points(with_vectors=False)})
@@ -224,18 +241,23 @@ def _move_into_collection(
     exactly those points with their BM25 vectors (as earlier versions kept it).
     """
     from prefrag.index.ingest_steps import _reconcile_qdrant, _vectors
-    from prefrag.index.repair import salvage
+    from prefrag.index.repair import RecordsLostError, salvage
 
     contents = salvage(folder, source, server, settings)
-    contents.restore_lost([])  # lost records cannot come back from the files here
+    try:
+        contents.restore_lost([])  # lost records cannot come back from the files here
+    except RecordsLostError as error:
+        raise RecordsLostError(f"{error} {_LOST_ON_SERVER.format(source=source)}") from error
     problems.extend(contents.problems)
     repairs.extend(contents.repairs)
     records = list(contents.records)
+    foreign = server.ids() - {str(record["id"]) for record in records}
+    if foreign:
+        raise ConfigurationError(_FOREIGN.format(source=source, n=len(foreign)))
     old, _, _ = _vectors(contents, [], contents.manifest, settings, False, source)
-    # Fills a new collection, or one without BM25 vectors, or one that disagrees.
-    fixed = _reconcile_qdrant(server, records, np.asarray(old), [], None, problems)
-    if fixed:
-        repairs.append(fixed)
+    # Fills a new collection (or completes one a killed move left), or one without BM25
+    # vectors: moving is no damage, so what it fills is not reported as a problem.
+    _reconcile_qdrant(server, records, np.asarray(old), [], None, [])
     shutil.rmtree(folder / docstore.QDRANT, ignore_errors=True)  # an older local store
     return contents.manifest
 

@@ -153,6 +153,8 @@ def test_a_source_indexed_in_process_moves_into_the_collection(server, monkeypat
 
     monkeypatch.setenv("QDRANT_URL", "http://qdrant.invalid:6333")
     get_settings.cache_clear()
+    checked = runner.invoke(app, ["sources", "check", "farm"])  # not damage: not moved yet
+    assert checked.exit_code == 0 and "moves it into" in output_words(checked), checked.output
     moved = runner.invoke(app, ["index", str(notes), "--source", "farm"])
     no_traceback(moved)
     assert moved.exit_code == 0 and "0 chunks added" in output_words(moved), moved.output

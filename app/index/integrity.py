@@ -225,6 +225,11 @@ def check_source(
                 f"it still holds the second copy earlier versions kept ({where}); the next "
                 f"`prefrag index ... --source {name}` removes it"
             )
+    elif qdrant and check.sound and not on_server and manifest.lexical_store != "collection":
+        check.unchecked.append(
+            "it is indexed on this machine; the next `prefrag index ... --source "
+            f"{name}` with QDRANT_URL set moves it into its Qdrant server collection"
+        )
     elif qdrant and check.sound:
         from prefrag.index.dense import QdrantStore
 

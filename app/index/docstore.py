@@ -218,8 +218,7 @@ def write_generation(
     complete or absent.
     """
     folder.mkdir(parents=True, exist_ok=True)
-    number = 1 + max((_generation_number(p.name) for p in folder.glob("gen-*")), default=0)
-    name = f"gen-{number:06d}"
+    name = _next_generation_name(folder)
     from prefrag.index.rows import record_line, write_part
 
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=folder))
@@ -241,11 +240,16 @@ def write_generation(
     return name
 
 
+def _next_generation_name(folder: Path) -> str:
+    """The name after the highest generation of `folder` ("gen-000001" for the first)."""
+    number = 1 + max((_generation_number(p.name) for p in folder.glob("gen-*")), default=0)
+    return f"gen-{number:06d}"
+
+
 def write_empty_generation(folder: Path) -> str:
     """Write an empty generation (a source whose chunks all live on a Qdrant server)."""
     folder.mkdir(parents=True, exist_ok=True)
-    number = 1 + max((_generation_number(p.name) for p in folder.glob("gen-*")), default=0)
-    name = f"gen-{number:06d}"
+    name = _next_generation_name(folder)
     (folder / name).mkdir()
     return name
 
@@ -275,8 +279,7 @@ def write_delta_generation(
     """
     from prefrag.index.rows import DELTA, KEYS, OFFSETS, PartRecords, record_line, row_keys
 
-    number = 1 + max((_generation_number(p.name) for p in folder.glob("gen-*")), default=0)
-    name = f"gen-{number:06d}"
+    name = _next_generation_name(folder)
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=folder))
     try:
         for part in (CHUNKS, OFFSETS, VECTORS):

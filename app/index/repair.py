@@ -130,9 +130,9 @@ def salvage(folder: Path, source: str, store: PointStore | None, settings: Setti
             # Read lazily: an add to a large source parses none of its records.
             return Salvage(manifest, Records(current), VectorRows.of(current))  # type: ignore[arg-type]
         problems.extend(check.problems)
-        generation = current if current.is_dir() else _newest_generation(folder)
+        generation = current if current.is_dir() else newest_generation(folder)
     else:
-        generation = _newest_generation(folder)
+        generation = newest_generation(folder)
         if generation is not None and not problems:
             problems.append(f"{folder / docstore.MANIFEST} is missing")
     if generation is None and not problems:
@@ -146,7 +146,8 @@ def salvage(folder: Path, source: str, store: PointStore | None, settings: Setti
     return result
 
 
-def _newest_generation(folder: Path) -> Path | None:
+def newest_generation(folder: Path) -> Path | None:
+    """The highest generation of `folder` that holds chunk records (None if none does)."""
     generations = [p for p in folder.glob("gen-*") if (p / docstore.CHUNKS).is_file()]
     return max(generations, key=lambda p: p.name, default=None)
 

@@ -122,6 +122,7 @@ def _index(
         _source_authority,
         source_chunking,
     )
+    from prefrag.index.repair import newest_generation
 
     try:
         manifest = docstore.read_manifest(folder)
@@ -132,7 +133,9 @@ def _index(
     warnings: list[str] = []
     if rebuild:
         manifest = None
-    elif not on_server(manifest) and (manifest is not None or _holds_records(folder)):
+    elif not on_server(manifest) and (
+        manifest is not None or newest_generation(folder) is not None
+    ):
         manifest = _move_into_collection(source, folder, settings, server, problems, repairs)
         warnings.append(_MOVED.format(source=source))
     source_authority = _source_authority(authority, manifest)
@@ -190,11 +193,6 @@ def _index(
         repairs=tuple(repairs),
         warnings=tuple([*_id_clashes(raws), *warnings]),
     )
-
-
-def _holds_records(folder: Path) -> bool:
-    """Whether a generation of `folder` holds chunk records (a server source's holds none)."""
-    return any((generation / docstore.CHUNKS).is_file() for generation in folder.glob("gen-*"))
 
 
 def _every_parent(server: QdrantStore) -> list[str]:

@@ -169,7 +169,8 @@ def closest_evidence(draft: AnswerDraft) -> str:
         text = draft.answer
         short = draft.short_answer.strip()
         if short and text.lower().startswith(short.lower()):
-            text = text[len(short) :].lstrip(" .:;,")
+            # A list answer is its items (its short answer): they are its evidence.
+            text = text[len(short) :].lstrip(" .:;,") or text
     sentences = split_sentences(text)
     return sentences[0] if sentences else text
 

@@ -96,20 +96,27 @@ def described_thing(question: str) -> Described | None:
     a thing described.
     """
     text = question.strip().rstrip("?.! ").strip()
+    # A question opening with its description: "The physio who wrote X works which day?"
+    matched = f"t{text[1:]}" if text.startswith("The ") else text
     found: list[Described] = []
     for pattern in (_PARTICIPLE, _OF_NAME, _RELATIVE):
-        for match in pattern.finditer(text):
+        for match in pattern.finditer(matched):
             head = match.group(1)
             head_words = head.split()
             if set(head_words) & _FUNCTION_WORDS or {head_words[0], head_words[-1]} & _NOT_HEADS:
                 continue
             if pattern is _RELATIVE:
                 pronoun, rest = match.group(2), match.group(3)
-                if _ASKED_RE.search(rest) or (" " in pronoun and rest[:1].islower()):
+                end = match.end(3)
+                if _ASKED_RE.search(rest) and match.start() == 0 and " " not in pronoun:
+                    # "The physio who wrote the note works which day?": the description is
+                    # the question's subject; its clause ends where the main verb starts.
+                    rest = _subject_clause(rest)
+                    end = match.start(3) + len(rest)
+                if not rest or _ASKED_RE.search(rest) or (" " in pronoun and rest[:1].islower()):
                     # "the banks of which river", "the pilot who had how many wins": the
                     # description holds what is asked, it is not a thing to find first.
                     continue
-                end = match.end(3)
                 tail = _MAIN_VERB_RE.search(rest)
                 if tail and _AUXILIARY_FIRST_RE.match(text):
                     # "Where is the company that she worked for headquartered?": the last
@@ -132,6 +139,21 @@ def described_thing(question: str) -> Described | None:
         return None
     # The outermost description the question asks about: the earliest, then the longest.
     return min(found, key=lambda d: (d.start, -(d.end - d.start)))
+
+
+# The main verb after a subject description: a copula or auxiliary, or a verb in "-s"
+# right before the asked word ("... works which day").
+_MAIN_VERBS = frozenset("is was are were does did has have can will".split())
+
+
+def _subject_clause(rest: str) -> str:
+    """A subject description's clause without the main clause after it, or ""."""
+    tokens = rest.split()
+    asked = next((i for i, t in enumerate(tokens) if _ASKED_RE.fullmatch(t)), len(tokens))
+    verb = next((i for i in range(1, asked) if tokens[i] in _MAIN_VERBS), 0)
+    if not verb and asked >= 2 and re.fullmatch(r"[a-z]+[^s\W]s", tokens[asked - 1]):
+        verb = asked - 1
+    return " ".join(tokens[:verb])
 
 
 def _possessed(text: str) -> list[Described]:
@@ -227,6 +249,8 @@ def through_described(
         return draft
     if sentences and not set(second.cited_ids) - set(hop.cited_ids):
         return draft  # the second hop read nothing beyond the first hop's documents
+    if not _names(second, name):
+        return draft  # its sentences are about something else than the thing found
     return second.model_copy(
         update={
             "cited_ids": unique([*hop.cited_ids, *second.cited_ids]),
@@ -247,6 +271,11 @@ def _only_names(draft: AnswerDraft, hop: AnswerDraft, name: str) -> bool:
         and f" {key} " in f" {normalize_answer(draft.answer)} "
         and set(draft.cited_ids) <= set(hop.cited_ids)
     )
+
+
+def _names(draft: AnswerDraft, name: str) -> bool:
+    key = normalize_answer(name)
+    return f" {key} " in f" {normalize_answer(f'{draft.answer} {draft.rationale}')} "
 
 
 def _same_question(first: str, question: str) -> bool:

@@ -199,8 +199,24 @@ def draft_with_features(
         )
         return hops[-1][0]
 
-    resolved = through_described(question, drafted[0], hop)
-    return drafted if resolved is drafted[0] else (resolved, hops[-1][1])
+    held = unique_documents([*evidence, *observed_documents(scratchpad)])
+
+    def titled(draft: AnswerDraft, name: str) -> bool:
+        # Whether the draft cites a note titled by the name (the thing's own note); a
+        # file-name title ("halvard-fell") counts, spaces and hyphens aside.
+        key = normalize_answer(name).replace(" ", "")
+        return any(
+            key in normalize_answer(str(doc.metadata.get("title", ""))).replace(" ", "")
+            for doc in held
+            if doc.id in draft.cited_ids
+        )
+
+    resolved = through_described(
+        question, drafted[0], hop, lambda reason: abstention(scratchpad, reason), titled
+    )
+    if resolved is drafted[0]:
+        return drafted
+    return resolved, None if resolved.abstained else hops[-1][1]
 
 
 def one_hop(

@@ -96,27 +96,20 @@ def described_thing(question: str) -> Described | None:
     a thing described.
     """
     text = question.strip().rstrip("?.! ").strip()
-    # A question opening with its description: "The physio who wrote X works which day?"
-    matched = f"t{text[1:]}" if text.startswith("The ") else text
     found: list[Described] = []
     for pattern in (_PARTICIPLE, _OF_NAME, _RELATIVE):
-        for match in pattern.finditer(matched):
+        for match in pattern.finditer(text):
             head = match.group(1)
             head_words = head.split()
             if set(head_words) & _FUNCTION_WORDS or {head_words[0], head_words[-1]} & _NOT_HEADS:
                 continue
             if pattern is _RELATIVE:
                 pronoun, rest = match.group(2), match.group(3)
-                end = match.end(3)
-                if _ASKED_RE.search(rest) and match.start() == 0 and " " not in pronoun:
-                    # "The physio who wrote the note works which day?": the description is
-                    # the question's subject; its clause ends where the main verb starts.
-                    rest = _subject_clause(rest)
-                    end = match.start(3) + len(rest)
-                if not rest or _ASKED_RE.search(rest) or (" " in pronoun and rest[:1].islower()):
+                if _ASKED_RE.search(rest) or (" " in pronoun and rest[:1].islower()):
                     # "the banks of which river", "the pilot who had how many wins": the
                     # description holds what is asked, it is not a thing to find first.
                     continue
+                end = match.end(3)
                 tail = _MAIN_VERB_RE.search(rest)
                 if tail and _AUXILIARY_FIRST_RE.match(text):
                     # "Where is the company that she worked for headquartered?": the last
@@ -139,21 +132,6 @@ def described_thing(question: str) -> Described | None:
         return None
     # The outermost description the question asks about: the earliest, then the longest.
     return min(found, key=lambda d: (d.start, -(d.end - d.start)))
-
-
-# The main verb after a subject description: a copula or auxiliary, or a verb in "-s"
-# right before the asked word ("... works which day").
-_MAIN_VERBS = frozenset("is was are were does did has have can will".split())
-
-
-def _subject_clause(rest: str) -> str:
-    """A subject description's clause without the main clause after it, or ""."""
-    tokens = rest.split()
-    asked = next((i for i, t in enumerate(tokens) if _ASKED_RE.fullmatch(t)), len(tokens))
-    verb = next((i for i in range(1, asked) if tokens[i] in _MAIN_VERBS), 0)
-    if not verb and asked >= 2 and re.fullmatch(r"[a-z]+[^s\W]s", tokens[asked - 1]):
-        verb = asked - 1
-    return " ".join(tokens[:verb])
 
 
 def _possessed(text: str) -> list[Described]:
@@ -219,7 +197,11 @@ def stops_at(draft: AnswerDraft, name: str) -> bool:
 
 
 def through_described(
-    question: str, draft: AnswerDraft, answer: Callable[[str], AnswerDraft]
+    question: str,
+    draft: AnswerDraft,
+    answer: Callable[[str], AnswerDraft],
+    abstain: Callable[[str], AnswerDraft] | None = None,
+    titled: Callable[[AnswerDraft, str], bool] | None = None,
 ) -> AnswerDraft:
     """The answer read in the described thing's own evidence, when the draft stopped short.
 
@@ -227,7 +209,8 @@ def through_described(
     which thing that is and the second asks the question of it by name. The second hop's
     answer replaces a draft that abstained or answered with the thing itself, citing both
     hops' documents; otherwise the draft stands. `answer` answers a question on the same
-    evidence (the reasoner's policy).
+    evidence (the reasoner's policy). A draft that stopped at the thing while nothing read
+    beyond it says what is asked of it is an abstention (`abstain`, given the reason).
     """
     described = described_thing(question)
     if described is None or _same_question(first_hop(described), question):
@@ -237,7 +220,8 @@ def through_described(
     if not name:
         return draft
     sentences = not draft.abstained and not _bare(draft)
-    if sentences and not _only_names(draft, hop, name):
+    if sentences and not (_names(draft, name) and not (titled and titled(draft, name))):
+        # Sentences stop at the thing when they name it but cite no note of its own.
         return draft
     if not (draft.abstained or sentences or stops_at(draft, name)):
         return draft
@@ -245,31 +229,24 @@ def through_described(
     if not asked:
         return draft
     second = answer(asked)
-    if second.abstained or stops_at(second, name):
-        return draft
-    if sentences and not set(second.cited_ids) - set(hop.cited_ids):
-        return draft  # the second hop read nothing beyond the first hop's documents
-    if not _names(second, name):
-        return draft  # its sentences are about something else than the thing found
+    if (
+        second.abstained
+        or stops_at(second, name)
+        or not _names(second, name)
+        or (sentences and not set(second.cited_ids) - set(draft.cited_ids))
+    ):
+        # Nothing read beyond the first hop says what is asked of the thing it found: the
+        # draft answers with that thing (or only its first document), not what is asked.
+        if draft.abstained or abstain is None:
+            return draft
+        return abstain(
+            f"{described.text} is {name}, and nothing retrieved about {name} says what is asked"
+        )
     return second.model_copy(
         update={
             "cited_ids": unique([*hop.cited_ids, *second.cited_ids]),
             "rationale": f"{described.text} is {name}. {second.rationale}".strip(),
         }
-    )
-
-
-def _only_names(draft: AnswerDraft, hop: AnswerDraft, name: str) -> bool:
-    """Whether a sentences answer stands on the first hop alone: its documents, its name.
-
-    "Ada Pell's birthplace is where which two rivers meet?" answered with "Ada Pell was
-    born at Welsby Ferry." stopped at the bridge, as a bare "Welsby Ferry" would have.
-    """
-    key = normalize_answer(name)
-    return (
-        bool(key)
-        and f" {key} " in f" {normalize_answer(draft.answer)} "
-        and set(draft.cited_ids) <= set(hop.cited_ids)
     )
 
 

@@ -27,8 +27,9 @@ answered right), unanswerable abstained (share of unanswerable items abstained o
 confidently wrong (share of all items given a non-abstained answer that is not right:
 wrong answers to answerable items plus answers to unanswerable ones).
 
-    .venv/bin/python bench/tuning_set.py [--split tune|heldout|fresh|fresh2|fresh3|fresh4|sealed|all]
-        [--corpus clinic] [--json runs/tuning.json] [--limit N] [--show] [--set bench/sealed]
+    .venv/bin/python bench/tuning_set.py
+        [--split tune|heldout|fresh|fresh2|fresh3|fresh4|sealed|all] [--corpus clinic]
+        [--json runs/tuning.json] [--limit N] [--show] [--set bench/sealed]
 
 `--set DIR` scores another set laid out the same way (`DIR/questions.jsonl`,
 `DIR/<corpus>/docs/`), such as the sealed check set in bench/sealed/ that nobody tunes on.

@@ -5,9 +5,6 @@ user meets them: `prefrag index` on their own notes, then `prefrag ask --json`.
   village ("born in Garrow"), the village's own note names the river. The answer is read
   from the village's note, not the village's name (the first hop), citing both notes.
 - "... home town" and "home village" name the same relation as "birthplace".
-- "Which days is the doctor who reviewed Mr Pell's case in?": the case note names the
-  doctor, but no note says anything of that doctor's days. The answer is an abstention
-  naming the doctor found, not the case note's sentences (which stop at the doctor).
 - "Tobin Reeve's birthplace is where which two rivers meet?": a counted plural asked
   anywhere in the question is a list, answered from the village's note with both rivers,
   not with the person's sentence naming the village.
@@ -46,18 +43,6 @@ NOTES = {
         "Lowan Quay is a small harbour at the mouth of the River Orrin, with a population "
         "of 1,300.\n"
     ),
-    "moor/case-pell.md": (
-        "# Case review: Mr Pell's fall\n\n"
-        "Reviewed by: Dr Ansel Cray\n\n"
-        "Mr Pell, 80, fell at home in January and was seen the same day. His blood pressure\n"
-        "medicines were reduced and he was referred to the falls service.\n"
-    ),
-    "moor/skelbury-surgery.md": (
-        "# Skelbury Surgery\n\n"
-        "The surgery is open Monday to Friday, 8:00 to 18:00.\n"
-        "The nurse clinic runs on Tuesdays and Fridays.\n"
-        "Repeat prescriptions take two working days.\n"
-    ),
 }
 
 
@@ -90,9 +75,3 @@ def test_a_counted_plural_asked_late_is_a_list_read_from_the_related_note() -> N
     assert not record["abstained"], record["answer"]
     assert "Brisk" in record["answer"] and "Tallow" in record["answer"], record
     assert "garrow" in cited(record), record
-
-
-def test_a_found_thing_nothing_says_the_asked_fact_of_is_an_abstention() -> None:
-    record = ask_json("Which days is the doctor who reviewed Mr Pell's case in?", "moor")
-    assert record["abstained"], record["answer"]
-    assert "Dr Ansel Cray" in record["answer"], record

@@ -211,12 +211,8 @@ def draft_with_features(
             if doc.id in draft.cited_ids
         )
 
-    resolved = through_described(
-        question, drafted[0], hop, lambda reason: abstention(scratchpad, reason), titled
-    )
-    if resolved is drafted[0]:
-        return drafted
-    return resolved, None if resolved.abstained else hops[-1][1]
+    resolved = through_described(question, drafted[0], hop, titled)
+    return drafted if resolved is drafted[0] else (resolved, hops[-1][1])
 
 
 def one_hop(

@@ -200,7 +200,6 @@ def through_described(
     question: str,
     draft: AnswerDraft,
     answer: Callable[[str], AnswerDraft],
-    abstain: Callable[[str], AnswerDraft] | None = None,
     titled: Callable[[AnswerDraft, str], bool] | None = None,
 ) -> AnswerDraft:
     """The answer read in the described thing's own evidence, when the draft stopped short.
@@ -235,13 +234,8 @@ def through_described(
         or not _names(second, name)
         or (sentences and not set(second.cited_ids) - set(draft.cited_ids))
     ):
-        # Nothing read beyond the first hop says what is asked of the thing it found: the
-        # draft answers with that thing (or only its first document), not what is asked.
-        if draft.abstained or abstain is None:
-            return draft
-        return abstain(
-            f"{described.text} is {name}, and nothing retrieved about {name} says what is asked"
-        )
+        # Nothing read beyond the first hop says what is asked of the thing it found.
+        return draft
     return second.model_copy(
         update={
             "cited_ids": unique([*hop.cited_ids, *second.cited_ids]),

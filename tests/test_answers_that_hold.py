@@ -153,3 +153,24 @@ def test_the_rules_replace_the_like_phrase_and_keep_a_name_whole(
     condensed = condense_follow_up(follow_up, prior)
     assert standalone in condensed.question, condensed.question
     assert "shouldn't" not in condensed.question.split("?")[0].split("people")[-1]
+
+
+def test_an_answer_drafted_when_the_retrieval_budget_is_spent_reads_with_minilm(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from langchain_core.documents import Document
+
+    from prefrag.reasoners.base import ScratchpadStep
+    from prefrag.reasoners.extractive import ExtractiveReasoner
+
+    reasoner = ExtractiveReasoner()
+    embedded: list[list[str]] = []
+    monkeypatch.setattr(reasoner, "_vectors_of", lambda texts: embedded.append(texts))
+    note = Document(
+        page_content="The usual dose of Tolvarin is 40 mg once a day.",
+        metadata={"id": "tolvarin", "title": "Tolvarin", "source": "notes"},
+    )
+    step = ScratchpadStep(query="Tolvarin dose", source="notes", observation=[note])
+    decision = reasoner.think("What is the usual dose of Tolvarin?", [step], force_answer=True)
+    assert decision.action == "answer"
+    assert embedded, "the budget-spent answer was drafted without MiniLM"

@@ -470,14 +470,16 @@ def unsaid_relation(
 
 # Heads of "what is the <phrase>" that any answer of the asked kind instantiates: a dose
 # says "300 mg", not "dose"; a first choice names the drug; a sentence telling what to do
-# is the warning, advice or instruction asked for without saying so.
+# is the warning, advice or instruction asked for without saying so, and a list of
+# complaints the signs or symptoms asked for.
 _GENERIC_HEADS = frozenset(
     """dose doses dosage dosages level levels amount amounts number numbers value values
     figure name names thing things way ways kind type sort reason reasons difference best
     main first last next date year years time times day days answer option options choice
     choices plan advice treatment treatments rule rules step steps warning warnings caution
     precaution precautions instruction instructions recommendation recommendations guidance
-    message point problem issue concern""".split()
+    message point problem issue concern sign signs symptom symptoms feature features effect
+    effects""".split()
 )
 
 

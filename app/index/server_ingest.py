@@ -128,19 +128,20 @@ def _index(
         manifest = docstore.read_manifest(folder)
     except DamagedStoreError:
         manifest = None  # a local source's is rebuilt by salvage; a server source's here
+    was_on_server = on_server(manifest)
     problems: list[str] = []
     repairs: list[str] = []
     warnings: list[str] = []
     if rebuild:
         manifest = None
-    elif not on_server(manifest) and (
-        manifest is not None or newest_generation(folder) is not None
-    ):
+    elif not was_on_server and (manifest is not None or newest_generation(folder) is not None):
         manifest = _move_into_collection(source, folder, settings, server, problems, repairs)
         warnings.append(_MOVED.format(source=source))
+    server.drop_strays()  # a collection a killed rebuild or move left half-filled
     source_authority = _source_authority(authority, manifest)
     chunking = source_chunking(manifest, settings)
     before = 0 if rebuild else server.count()
+    serving_before = server.target()
     if manifest is not None and before != manifest.chunks:
         problems.append(
             f"its Qdrant collection held {before} points for the manifest's {manifest.chunks}"
@@ -163,10 +164,14 @@ def _index(
     elif new_records:
         server.ensure_collection(dimension)
         server.upsert(new_records, vectors)
-    if manifest is None and not rebuild and before:
-        documents = len(server.has_parents(_every_parent(server)))  # manifest lost: count
-    else:
-        documents = (manifest.documents if manifest is not None else 0) + len(parents) - len(held)
+    counted = _documents_before(manifest, before, serving_before)
+    if rebuild:
+        documents = len(parents)
+    elif counted is not None:
+        documents = counted + len(parents) - len(held)
+    else:  # the manifest was lost, or a killed run wrote points it does not count
+        documents = server.document_count()
+    serving = server.target()
     chunks = server.count()
     if problems and chunks >= (manifest.chunks if manifest is not None else 0):
         repairs.append(f"its collection holds {chunks} points again")
@@ -181,10 +186,14 @@ def _index(
         description,
         documents,
         chunks,
+        serving,
     )
     if updated != manifest:
         docstore.write_manifest(folder, updated)
-    docstore.remove_other_generations(folder, updated.generation)
+    if was_on_server:
+        # A generation a move or an earlier version left, kept one write for readers that
+        # had opened the manifest naming it (as `write_manifest` keeps the previous one).
+        docstore.remove_other_generations(folder, updated.generation)
     skipped = chunk_total - len(new_records)
     report = _report(source, folder, files, raws, len(new_records), skipped, updated, started)
     return dataclasses.replace(
@@ -195,9 +204,21 @@ def _index(
     )
 
 
-def _every_parent(server: QdrantStore) -> list[str]:
-    """Every document id of the collection (read once, when the manifest was lost)."""
-    return sorted({str(p.get("parent_id", i)) for i, p, _ in server.points(with_vectors=False)})
+def _documents_before(
+    manifest: docstore.Manifest | None, points: int, serving: str | None
+) -> int | None:
+    """The documents the collection held at the start, by the manifest (None: count them).
+
+    The manifest's count is not trusted after a run killed between its upsert and its
+    manifest (more points than it counts), after a rebuild or a move killed after its
+    alias switch (the alias names another collection than the manifest's), nor when it
+    was lost while the collection holds points.
+    """
+    if manifest is None:
+        return 0 if points == 0 else None
+    named = manifest.collection
+    trusted = points == manifest.chunks and (not named or named == serving)
+    return manifest.documents if trusted else None
 
 
 def _embedded(
@@ -271,6 +292,7 @@ def _manifest(
     description: str | None,
     documents: int,
     chunks: int,
+    serving: str | None,
 ) -> docstore.Manifest:
     """The manifest after this write: the collection's counts, an empty generation."""
     from prefrag.index.dense import collection_name
@@ -301,7 +323,7 @@ def _manifest(
         dimension=base.dimension or dimension,
         authority=authority,
         description=base.description if description is None else description,
-        collection=collection_name(source),
+        collection=serving or collection_name(source),
         lexical_format=FORMAT,
         lexical_store="collection",
         records_store="collection",

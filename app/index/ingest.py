@@ -100,18 +100,20 @@ def index_paths(
 
     folder = settings.sources_dir / source
     if settings.qdrant_url is not None:  # records and vectors only in the server's collection
-        from prefrag.index.server_ingest import index_on_server
+        from prefrag.index.server_ingest import ServerWrite, index_on_server
 
         return index_on_server(
-            files,
-            raws,
-            source,
-            settings,
-            progress=progress,
-            authority=authority,
-            description=description,
-            rebuild=rebuild,
-            started=started,
+            ServerWrite(
+                files,
+                raws,
+                source,
+                settings,
+                progress=progress,
+                authority=authority,
+                description=description,
+                rebuild=rebuild,
+                started=started,
+            )
         )
     with docstore.writer_lock(folder, source), _open_store(source, folder) as opened:
         _refuse_server_source(folder, source, rebuild)

@@ -331,7 +331,12 @@ def _write(
         save_lexical, lexical_documents = lexical.save, lexical.documents
     verify_before_publishing(folder, len(records), vectors, lexical_documents)
     generation = docstore.write_generation(
-        folder, records, vectors, save_lexical, _hnsw_writer(vectors, settings, previous)
+        folder,
+        records,
+        vectors,
+        save_lexical,
+        _hnsw_writer(vectors, settings, previous),
+        previous,  # a sound source's rows come first: its record lines are copied
     )
     return docstore.Manifest(
         name=source,

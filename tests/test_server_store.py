@@ -273,7 +273,8 @@ def test_a_rebuild_killed_before_its_switch_leaves_the_old_collection_serving(
     other = _write(tmp_path / "b.jsonl", [ADDED])
     cut = runner.invoke(app, ["index", str(other), "--source", "farm", "--rebuild"])
     assert cut.exit_code != 0
-    assert _serving(server) == first and len(_collections(server)) == 2  # a half-done filling
+    (stray,) = _collections(server) - {first}
+    assert _serving(server) == first and server.count(stray).count == 1  # filled, not named
     assert "kiln" in _cited("What sweetens sour fields?")  # the old collection answers
     checked = runner.invoke(app, ["sources", "check", "farm"])
     assert checked.exit_code == 0, checked.output
@@ -310,12 +311,10 @@ def test_a_rebuild_killed_after_its_switch_is_counted_exactly_by_the_next_run(
     assert manifest is not None and (manifest.chunks, manifest.documents) == (4, 3)
 
 
-def test_a_collection_of_an_earlier_version_serves_and_is_replaced_at_rebuild(server, tmp_path):
-    """Earlier versions named the collection as the alias is named now."""
+def _as_an_earlier_version(server) -> None:
+    """Turn the source's aliased collection into one named as earlier versions named it."""
     from qdrant_client import models
 
-    notes = _write(tmp_path / "a.jsonl", NOTES)
-    assert _index(notes).exit_code == 0
     filled = _serving(server)
     info = server.get_collection(filled)
     points = server.scroll(filled, limit=100, with_payload=True, with_vectors=True)[0]
@@ -331,6 +330,13 @@ def test_a_collection_of_an_earlier_version_serves_and_is_replaced_at_rebuild(se
         points=[models.PointStruct(id=p.id, vector=p.vector, payload=p.payload) for p in points],
     )
     assert server.get_aliases().aliases == []
+
+
+def test_a_collection_of_an_earlier_version_serves_and_is_replaced_at_rebuild(server, tmp_path):
+    """Earlier versions named the collection as the alias is named now."""
+    notes = _write(tmp_path / "a.jsonl", NOTES)
+    assert _index(notes).exit_code == 0
+    _as_an_earlier_version(server)
     assert "kiln" in _cited("What sweetens sour fields?")
     added = _index(_write(tmp_path / "b.jsonl", [ADDED]))
     assert added.exit_code == 0 and "1 chunks added" in output_words(added), added.output
@@ -340,3 +346,27 @@ def test_a_collection_of_an_earlier_version_serves_and_is_replaced_at_rebuild(se
     assert _collections(server) == {_serving(server)} and _serving(server) != "prefrag-farm"
     assert server.count("prefrag-farm").count == 3
     assert "kiln" in _cited("What sweetens sour fields?")
+
+
+def test_an_earlier_version_rebuild_killed_at_its_alias_serves_the_new_filling(
+    server, tmp_path, monkeypatch
+):
+    """The one moment such a rebuild has no collection: the filled one takes the alias."""
+    notes = _write(tmp_path / "a.jsonl", NOTES)
+    assert _index(notes).exit_code == 0
+    _as_an_earlier_version(server)
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt  # the earlier collection dropped, the alias not yet made
+
+    with monkeypatch.context() as patch:
+        patch.setattr(server, "update_collection_aliases", killed)
+        cut = runner.invoke(app, ["index", str(notes), "--source", "farm", "--rebuild"])
+    assert cut.exit_code != 0 and "prefrag-farm" not in _collections(server)
+    assert "kiln" in _cited("What sweetens sour fields?")  # not an empty source
+    added = _index(_write(tmp_path / "b.jsonl", [ADDED]))
+    assert added.exit_code == 0 and "1 chunks added" in output_words(added), added.output
+    assert "damaged" not in output_words(added)
+    assert _collections(server) == {_serving(server)} and server.count("prefrag-farm").count == 4
+    manifest = docstore.read_manifest(current_generation("farm").parent)
+    assert manifest is not None and (manifest.chunks, manifest.documents) == (4, 4)

@@ -26,6 +26,7 @@ _UPSERT_BATCH = 256
 _MEAN_LENGTH = "prefrag_bm25_mean_words"  # collection metadata: BM25's mean document length
 PARENT = "parent_id"  # the payload field naming a chunk's document
 _FILLING = "@"  # "ALIAS@TOKEN": one filling of a source (no source name holds "@")
+_FILLED = "prefrag_filled"  # collection metadata: every point of a rebuild was written
 
 
 class NumpyDenseIndex:
@@ -120,7 +121,27 @@ class QdrantStore(PointStore):
         for alias in self.client.get_aliases().aliases:
             if alias.alias_name == self.collection:
                 return str(alias.collection_name)
-        return self.collection if self.client.collection_exists(self.collection) else None
+        if self.client.collection_exists(self.collection):
+            return self.collection
+        return self._adopt_filled()
+
+    def _adopt_filled(self) -> str | None:
+        """Name a completely filled collection by the alias when none is named.
+
+        Only a switch killed between dropping an earlier version's collection and naming
+        its replacement leaves that state; the replacement then serves from the next
+        read or write on, instead of the source looking empty.
+        """
+        from qdrant_client import models
+
+        filled = sorted(name for name in self._fillings() if self._metadata(name).get(_FILLED))
+        if not filled:
+            return None
+        create = models.CreateAlias(collection_name=filled[-1], alias_name=self.collection)
+        self.client.update_collection_aliases(
+            change_aliases_operations=[models.CreateAliasOperation(create_alias=create)]
+        )
+        return filled[-1]
 
     def ensure_collection(self, dimension: int) -> None:
         """Create the collection (cosine distance) at the first upsert unless it exists."""
@@ -215,6 +236,7 @@ class QdrantStore(PointStore):
         self._dimension = int(vectors.shape[1])
         name = self._create(records)
         self._upsert_into(name, records, vectors)
+        self.client.update_collection(name, metadata={**self._metadata(name), _FILLED: True})
         self._switch(name, old)
         self.drop_strays()
 
@@ -231,10 +253,12 @@ class QdrantStore(PointStore):
         config = self.client.get_collection(self.collection).config
         return VECTOR in (config.params.sparse_vectors or {}) and self._mean_length() is not None
 
+    def _metadata(self, name: str) -> dict[str, Any]:
+        metadata = getattr(self.client.get_collection(name).config, "metadata", None)
+        return dict(metadata or {})
+
     def _mean_length(self, name: str | None = None) -> float | None:
-        collection = self.client.get_collection(name or self.collection)
-        metadata = getattr(collection.config, "metadata", None)
-        value = (metadata or {}).get(_MEAN_LENGTH)
+        value = self._metadata(name or self.collection).get(_MEAN_LENGTH)
         return float(value) if isinstance(value, int | float) and value > 0 else None
 
     def lexical_search(self, query: str, k: int) -> list[tuple[str, float]]:

@@ -10,7 +10,7 @@ from content, so indexing the same files twice adds nothing), embeds the others 
 upserts them; the manifest is written last and counts the collection's points, so a run
 killed after its upsert is completed by the next one. A source indexed in process moves
 its records and vectors into the collection at its first `prefrag index` with
-`QDRANT_URL` (nothing is re-embedded) and its local files are removed.
+`QDRANT_URL` (nothing is re-embedded); its local files are removed at its next write.
 """
 
 from __future__ import annotations
@@ -49,7 +49,8 @@ _FOREIGN = (
 )
 _MOVED = (
     "The chunks of '{source}' moved into its Qdrant server collection (records, dense and "
-    "BM25 vectors); its files on this machine were removed. Nothing was re-embedded."
+    "BM25 vectors); its files on this machine are removed at its next write. "
+    "Nothing was re-embedded."
 )
 
 
@@ -165,6 +166,11 @@ def _index(write: ServerWrite, server: QdrantStore) -> IndexReport:
     chunks = server.count()
     if problems and chunks >= (manifest.chunks if manifest is not None else 0):
         repairs.append(f"its collection holds {chunks} points again")
+    elif problems and manifest is not None:
+        repairs.append(
+            f"{manifest.chunks - chunks} of its chunks are not on the server any more; "
+            "index their files again to restore them"
+        )
     updated = _manifest(
         write.source,
         write.folder,

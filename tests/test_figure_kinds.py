@@ -1,0 +1,100 @@
+"""A figure answers only when it measures what the question asks for.
+
+As a user meets it: `prefrag index` on their own notes, then `prefrag ask --json`. A note
+giving how many people a flood left homeless does not say how many acres it covered; a
+blood pressure in mmHg is no heart rate; the number of labourers who dug a canal is not what
+it cost; a dose is not a risk score. The same notes answer the questions whose figure they
+do give. The notes are invented.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from indexed_notes import ask_json, indexed_home
+
+NOTES = {
+    "notes/pellin-flood.md": (
+        "# The Pellin flood\n\n"
+        "The Pellin flood of 1911 left some 300 people homeless in the lower town.\n\n"
+        "The river rose for three days before the banks gave way.\n"
+    ),
+    "notes/harwick-canal.md": (
+        "# Harwick Canal\n\n"
+        "The Harwick Canal was dug by up to 700 navvies between 1791 and 1796.\n\n"
+        "It runs from the Harwick basin to the river at Stoke Marrow.\n"
+    ),
+    "notes/tolland-cut.md": (
+        "# Tolland Cut\n\n"
+        "The Tolland Cut was finished in 1820 and cost 36,000 pounds.\n\n"
+        "Barges carried slate along it until 1911.\n"
+    ),
+    "notes/skin-infection.md": (
+        "# Spreading skin infection\n\n"
+        "Admit anyone with a spreading skin infection whose systolic blood pressure is under"
+        " 90 mmHg.\n\n"
+        "Mark the edge of the redness with a pen to see whether it spreads.\n"
+    ),
+    "notes/heart-risk.md": (
+        "# Heart risk and statins\n\n"
+        "Offer atorvastatin 20 mg a day to adults who want a statin.\n\n"
+        "Repeat the lipid test three months after starting.\n"
+    ),
+    "notes/brisk-fen.md": (
+        "# Brisk Fen\n\n"
+        "Brisk Fen is a wet meadow of about 1,200 acres beside the Orm.\n"
+    ),
+}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    with indexed_home(tmp_path_factory, NOTES, ("notes",)) as home:
+        yield home
+
+
+def _figure_shown(record: dict, figure: str) -> bool:
+    """Whether the answer gives `figure` as what was asked: bare, or as its short answer.
+
+    A whole sentence holding the figure, cited, leaves the reader to judge it.
+    """
+    if record["abstained"]:
+        return False
+    bare = len(record["answer"].split()) <= 4 and figure in record["answer"]
+    return bare or figure in (record.get("short_answer") or "")
+
+
+def test_people_made_homeless_are_not_acres_flooded() -> None:
+    record = ask_json("How many acres did the Pellin flood of 1911 cover?", "notes")
+    assert not _figure_shown(record, "300"), record["answer"]
+
+
+def test_acres_answer_an_area_question() -> None:
+    record = ask_json("How many acres is Brisk Fen?", "notes")
+    assert not record["abstained"], record["answer"]
+    assert "1,200 acres" in record["answer"], record["answer"]
+
+
+def test_a_blood_pressure_is_no_heart_rate() -> None:
+    record = ask_json(
+        "What heart rate means we admit someone with a spreading skin infection?", "notes"
+    )
+    assert not _figure_shown(record, "90 mmHg"), record["answer"]
+
+
+def test_labourers_are_not_what_a_canal_cost() -> None:
+    record = ask_json("How much did the Harwick Canal cost to build?", "notes")
+    assert not _figure_shown(record, "700"), record["answer"]
+
+
+def test_a_sum_of_money_answers_what_it_cost() -> None:
+    record = ask_json("How much did the Tolland Cut cost?", "notes")
+    assert not record["abstained"], record["answer"]
+    assert "36,000 pounds" in record["answer"], record["answer"]
+
+
+def test_a_dose_is_no_risk_score() -> None:
+    record = ask_json("What heart risk score means we offer a statin?", "notes")
+    assert not _figure_shown(record, "20 mg"), record["answer"]

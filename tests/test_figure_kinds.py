@@ -4,7 +4,8 @@ As a user meets it: `prefrag index` on their own notes, then `prefrag ask --json
 giving how many people a flood left homeless does not say how many acres it covered; a
 blood pressure in mmHg is no heart rate; the number of labourers who dug a canal is not what
 it cost; a dose is not a risk score. The same notes answer the questions whose figure they
-do give. The notes are invented.
+do give. A figure answered alone needs a sure sentence: "How long is the stone bridge?"
+is not answered with the width of its arch as a bare "14 m". The notes are invented.
 """
 
 from __future__ import annotations
@@ -41,6 +42,18 @@ NOTES = {
         "# Heart risk and statins\n\n"
         "Offer atorvastatin 20 mg a day to adults who want a statin.\n\n"
         "Repeat the lipid test three months after starting.\n"
+    ),
+    "notes/harl-bridge.md": (
+        "# Harl Bridge\n\n"
+        "Harl Bridge crosses the River Pell below Wenlow.\n\n"
+        "Its middle arch is 14 m wide, and the whole bridge was rebuilt after the flood of"
+        " 1907.\n\n"
+        "Some 300 carts crossed it each day in the 1890s.\n"
+    ),
+    "notes/corvanil.md": (
+        "# Corvanil\n\n"
+        "Corvanil is an antibiotic tablet for chest infections.\n\n"
+        "Adults take Corvanil 400 mg twice a day for 5 days.\n"
     ),
     "notes/brisk-fen.md": (
         "# Brisk Fen\n\n"
@@ -98,3 +111,17 @@ def test_a_sum_of_money_answers_what_it_cost() -> None:
 def test_a_dose_is_no_risk_score() -> None:
     record = ask_json("What heart risk score means we offer a statin?", "notes")
     assert not _figure_shown(record, "20 mg"), record["answer"]
+
+
+def test_a_figure_alone_needs_a_sure_sentence() -> None:
+    record = ask_json("How long is the stone bridge at Wenlow?", "notes")
+    assert record["abstained"], record["answer"]
+    assert "sure enough for a figure alone" in record["answer"], record["answer"]
+    # The sentence it would have stood on is shown as the closest evidence.
+    assert "middle arch is 14 m wide" in record["answer"], record["answer"]
+
+
+def test_a_sure_figure_is_answered_alone() -> None:
+    record = ask_json("For how long do adults take Corvanil?", "notes")
+    assert record["answer"] == "5 days", record["answer"]
+    assert record["confidence"] >= 0.8, record

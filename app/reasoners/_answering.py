@@ -57,7 +57,7 @@ from prefrag.reasoners._span_forms import (
     unambiguous_span,
     with_short_span,
 )
-from prefrag.reasoners._spans import asked_thing
+from prefrag.reasoners._spans import asked_thing, span_type
 from prefrag.reasoners._subjects import subject_sentences, unaddressed_aspect
 from prefrag.reasoners._support import (
     observed_documents,
@@ -112,9 +112,44 @@ def answer_question(
         embed=embed,
         floor=PARAMS.answer_confidence if calibrated and model is None else PARAMS.candidate_floor,
     )
+    if model is None and calibrated:
+        return sure_figure(draft, scratchpad)
     if model is None or features is None:
         return draft
     return calibrate(draft, features, model, scratchpad)
+
+
+def sure_figure(draft: AnswerDraft, scratchpad: Sequence[ScratchpadStep]) -> AnswerDraft:
+    """The draft, unless it is a bare figure standing on a sentence not sure enough for one.
+
+    A figure or date answered alone ("40 mg a day", "1974"; not a name holding a digit,
+    "CYP1A2") shows nothing a reader could check; below `PARAMS.figure_confidence` (the hand-weighted confidence of its sentence)
+    the reasoner abstains, showing that sentence as the closest evidence.
+    """
+    import os
+
+    short = draft.short_answer.strip()
+    if (
+        draft.abstained
+        or not short
+        or draft.answer.strip() != short
+        or not any(ch.isdigit() for ch in short)
+        or span_type(short) not in ("figure", "date")
+        or draft.confidence >= PARAMS.figure_confidence
+    ):
+        return draft
+    sentence = span_sentence(draft)
+    if os.environ.get("HEALTH_FIGURE_GATE") == "sentence" and sentence:
+        return draft.model_copy(update={"answer": sentence})
+    if os.environ.get("HEALTH_FIGURE_GATE") == "off":
+        return draft
+    return abstention(
+        scratchpad,
+        f"no retrieved sentence is sure enough for a figure alone (confidence"
+        f" {draft.confidence:.2f}, below {PARAMS.figure_confidence:.2f}); the closest evidence"
+        f" is '{_quote(closest_evidence(draft))}'",
+        draft.confidence,
+    )
 
 
 def calibrate(

@@ -113,40 +113,39 @@ def answer_question(
         floor=PARAMS.answer_confidence if calibrated and model is None else PARAMS.candidate_floor,
     )
     if model is None and calibrated:
-        return sure_figure(draft, scratchpad)
+        return sure_short_answer(draft, scratchpad)
     if model is None or features is None:
         return draft
     return calibrate(draft, features, model, scratchpad)
 
 
-def sure_figure(draft: AnswerDraft, scratchpad: Sequence[ScratchpadStep]) -> AnswerDraft:
-    """The draft, unless it is a bare figure standing on a sentence not sure enough for one.
+def sure_short_answer(draft: AnswerDraft, scratchpad: Sequence[ScratchpadStep]) -> AnswerDraft:
+    """The draft, unless it is a bare short answer standing on a sentence not sure enough.
 
-    A figure or date answered alone ("40 mg a day", "1974"; not a name holding a digit,
-    "CYP1A2") shows nothing a reader could check; below `PARAMS.figure_confidence` (the hand-weighted confidence of its sentence)
-    the reasoner abstains, showing that sentence as the closest evidence.
+    A short answer given alone (a name, "Marlow Quay"; a figure or date, "40 mg a day",
+    "1974") shows nothing a reader could check, so it needs its sentence's hand-weighted
+    confidence at `PARAMS.alone_confidence`. Below it a figure or date abstains, showing its
+    sentence as the closest evidence; a name is answered with the sentence it was read from
+    (the name stays the short answer) when that sentence reaches
+    `PARAMS.span_sentence_confidence`, else it abstains the same way.
     """
-    import os
-
     short = draft.short_answer.strip()
     if (
         draft.abstained
         or not short
         or draft.answer.strip() != short
-        or not any(ch.isdigit() for ch in short)
-        or span_type(short) not in ("figure", "date")
-        or draft.confidence >= PARAMS.figure_confidence
+        or draft.confidence >= PARAMS.alone_confidence
     ):
         return draft
     sentence = span_sentence(draft)
-    if os.environ.get("HEALTH_FIGURE_GATE") == "sentence" and sentence:
+    figure = any(ch.isdigit() for ch in short) and span_type(short) in ("figure", "date")
+    if not figure and sentence and draft.confidence >= PARAMS.span_sentence_confidence:
         return draft.model_copy(update={"answer": sentence})
-    if os.environ.get("HEALTH_FIGURE_GATE") == "off":
-        return draft
+    kind = "a figure" if figure else "a short answer"
     return abstention(
         scratchpad,
-        f"no retrieved sentence is sure enough for a figure alone (confidence"
-        f" {draft.confidence:.2f}, below {PARAMS.figure_confidence:.2f}); the closest evidence"
+        f"no retrieved sentence is sure enough for {kind} alone (confidence"
+        f" {draft.confidence:.2f}, below {PARAMS.alone_confidence:.2f}); the closest evidence"
         f" is '{_quote(closest_evidence(draft))}'",
         draft.confidence,
     )

@@ -1,11 +1,13 @@
-"""A figure answers only when it measures what the question asks for.
+"""A short answer alone needs a sure sentence, and a figure must measure what is asked.
 
 As a user meets it: `prefrag index` on their own notes, then `prefrag ask --json`. A note
 giving how many people a flood left homeless does not say how many acres it covered; a
 blood pressure in mmHg is no heart rate; the number of labourers who dug a canal is not what
 it cost; a dose is not a risk score. The same notes answer the questions whose figure they
 do give. A figure answered alone needs a sure sentence: "How long is the stone bridge?"
-is not answered with the width of its arch as a bare "14 m". The notes are invented.
+is not answered with the width of its arch as a bare "14 m". A name read from a sentence
+that is not sure enough for it alone is answered with that sentence, the name as its short
+answer. The notes are invented.
 """
 
 from __future__ import annotations
@@ -55,9 +57,14 @@ NOTES = {
         "Corvanil is an antibiotic tablet for chest infections.\n\n"
         "Adults take Corvanil 400 mg twice a day for 5 days.\n"
     ),
+    "notes/river-pell.md": (
+        "# River Pell\n\n"
+        "The River Pell rises on Carrow Moor and flows east to the sea at Marlow Quay.\n\n"
+        "Its largest tributary is the Tenby Brook, which joins it at Wenlow.\n\n"
+        "The ferry across its mouth was run by the Hask family until 1950.\n"
+    ),
     "notes/brisk-fen.md": (
-        "# Brisk Fen\n\n"
-        "Brisk Fen is a wet meadow of about 1,200 acres beside the Orm.\n"
+        "# Brisk Fen\n\nBrisk Fen is a wet meadow of about 1,200 acres beside the Orm.\n"
     ),
 }
 
@@ -125,3 +132,16 @@ def test_a_sure_figure_is_answered_alone() -> None:
     record = ask_json("For how long do adults take Corvanil?", "notes")
     assert record["answer"] == "5 days", record["answer"]
     assert record["confidence"] >= 0.8, record
+
+
+def test_a_name_on_an_unsure_sentence_comes_with_its_sentence() -> None:
+    record = ask_json("Which family ran the ferry at the mouth?", "notes")
+    assert not record["abstained"], record["answer"]
+    assert record["answer"].startswith("The ferry across its mouth was run by the Hask family")
+    assert record["short_answer"] == "Hask", record
+    assert record["confidence"] < 0.8, record
+
+
+def test_a_name_on_a_sure_sentence_is_answered_alone() -> None:
+    record = ask_json("Which quay is at the mouth of the Pell?", "notes")
+    assert record["answer"] == "Marlow Quay", record["answer"]

@@ -130,24 +130,26 @@ def sure_short_answer(draft: AnswerDraft, scratchpad: Sequence[ScratchpadStep]) 
     `PARAMS.span_sentence_confidence`, else it abstains the same way.
     """
     short = draft.short_answer.strip()
+    confidence = draft.confidence
     if (
         draft.abstained
         or not short
         or draft.answer.strip() != short
-        or draft.confidence >= PARAMS.alone_confidence
+        or confidence is None
+        or confidence >= PARAMS.alone_confidence
     ):
         return draft
     sentence = span_sentence(draft)
     figure = any(ch.isdigit() for ch in short) and span_type(short) in ("figure", "date")
-    if not figure and sentence and draft.confidence >= PARAMS.span_sentence_confidence:
+    if not figure and sentence and confidence >= PARAMS.span_sentence_confidence:
         return draft.model_copy(update={"answer": sentence})
     kind = "a figure" if figure else "a short answer"
     return abstention(
         scratchpad,
         f"no retrieved sentence is sure enough for {kind} alone (confidence"
-        f" {draft.confidence:.2f}, below {PARAMS.alone_confidence:.2f}); the closest evidence"
+        f" {confidence:.2f}, below {PARAMS.alone_confidence:.2f}); the closest evidence"
         f" is '{_quote(closest_evidence(draft))}'",
-        draft.confidence,
+        confidence,
     )
 
 

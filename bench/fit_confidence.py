@@ -8,7 +8,8 @@ the API with the answer policy's best answer kept whatever its confidence
 right by the tuning set's rule (`tuning_set.is_right`; any answer to an unanswerable
 question is wrong). Questions the policy declines outright (no document about the named
 subject, no sentence of the asked type...) have no features and stay abstentions. Any
-other split (`fresh3`, `sealed`) is never collected.
+other split (`fresh3`, declared tuning data from stop 29 but not a fold yet; `fresh4`, the
+reported-only split; `sealed`) is never collected.
 
 `--hotpot 1-200` adds rows from HotpotQA's tuning half, run through the loop of
 `bench/dev_extractive_hotpot.py --embeddings`; they are labelled by exact match of what is
@@ -671,7 +672,7 @@ def main() -> None:
         rows = json.loads(args.rows.read_text())
     else:
         # The tuning splits are fitted on (one left out at a time); `heldout` is collected
-        # to be scored only, and any other split (`fresh3`, `sealed`) never reaches a fit.
+        # to be scored only, and any other split (`fresh3`, `fresh4`, `sealed`) never reaches a fit.
         items = [
             item
             for item in tuning_set.load_questions("all", None)

@@ -27,8 +27,9 @@ answered right), unanswerable abstained (share of unanswerable items abstained o
 confidently wrong (share of all items given a non-abstained answer that is not right:
 wrong answers to answerable items plus answers to unanswerable ones).
 
-    .venv/bin/python bench/tuning_set.py [--split tune|heldout|fresh|fresh2|fresh3|sealed|all]
-        [--corpus clinic] [--json runs/tuning.json] [--limit N] [--show] [--set bench/sealed]
+    .venv/bin/python bench/tuning_set.py
+        [--split tune|heldout|fresh|fresh2|fresh3|fresh4|sealed|all] [--corpus clinic]
+        [--json runs/tuning.json] [--limit N] [--show] [--set bench/sealed]
 
 `--set DIR` scores another set laid out the same way (`DIR/questions.jsonl`,
 `DIR/<corpus>/docs/`), such as the sealed check set in bench/sealed/ that nobody tunes on.
@@ -131,7 +132,7 @@ def cited_documents(result: dict[str, Any]) -> list[str]:
 
 
 def load_questions(split: str, corpus: str | None, set_dir: Path = TUNING) -> list[dict[str, Any]]:
-    """The questions of one split (`tune`, `heldout`, `fresh`...`fresh3`, `sealed`, `all`)."""
+    """The questions of one split (`tune`, `heldout`, `fresh`...`fresh4`, `sealed`, `all`)."""
     items = read_rows(set_dir / "questions.jsonl")
     return [
         item
@@ -274,7 +275,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--split",
-        choices=["tune", "heldout", "fresh", "fresh2", "fresh3", "sealed", "all"],
+        choices=["tune", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "sealed", "all"],
         default="all",
     )
     parser.add_argument(

@@ -49,12 +49,13 @@ FRESH_SPLITS = {
     "fresh": {"clinic2", "interactions2", "encyclopedia2"},
     "fresh2": {"clinic3", "interactions3", "encyclopedia3"},
     "fresh3": {"clinic4", "interactions4", "encyclopedia4"},
+    "fresh4": {"clinic5", "interactions5", "encyclopedia5"},
 }
 
 
 @pytest.mark.parametrize("split", sorted(FRESH_SPLITS))
 def test_a_fresh_split_loads_on_corpora_of_its_own(split: str) -> None:
-    """`--split fresh`, `fresh2`, `fresh3`: own three corpora, every kind, a fifth unanswerable."""
+    """`--split fresh`...`fresh4`: own three corpora, every kind, a fifth unanswerable."""
     fresh = scorer.load_questions(split, None)
     assert len(fresh) >= 75
     corpora = {item["corpus"] for item in fresh}

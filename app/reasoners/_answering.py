@@ -57,7 +57,7 @@ from prefrag.reasoners._span_forms import (
     unambiguous_span,
     with_short_span,
 )
-from prefrag.reasoners._spans import asked_thing, span_type
+from prefrag.reasoners._spans import asked_thing
 from prefrag.reasoners._subjects import subject_sentences, unaddressed_aspect
 from prefrag.reasoners._support import (
     observed_documents,
@@ -113,21 +113,19 @@ def answer_question(
         floor=PARAMS.answer_confidence if calibrated and model is None else PARAMS.candidate_floor,
     )
     if model is None and calibrated:
-        return sure_short_answer(draft, scratchpad)
+        return sure_short_answer(draft)
     if model is None or features is None:
         return draft
     return calibrate(draft, features, model, scratchpad)
 
 
-def sure_short_answer(draft: AnswerDraft, scratchpad: Sequence[ScratchpadStep]) -> AnswerDraft:
-    """The draft, unless it is a bare short answer standing on a sentence not sure enough.
+def sure_short_answer(draft: AnswerDraft) -> AnswerDraft:
+    """The draft, or the sentence a bare short answer stands on when that is not sure enough.
 
     A short answer given alone (a name, "Marlow Quay"; a figure or date, "40 mg a day",
     "1974") shows nothing a reader could check, so it needs its sentence's hand-weighted
-    confidence at `PARAMS.alone_confidence`. Below it a figure or date abstains, showing its
-    sentence as the closest evidence; a name is answered with the sentence it was read from
-    (the name stays the short answer) when that sentence reaches
-    `PARAMS.span_sentence_confidence`, else it abstains the same way.
+    confidence at `PARAMS.alone_confidence`. Below it the answer is the sentence it was
+    read from, cited, and the span stays the short answer.
     """
     short = draft.short_answer.strip()
     confidence = draft.confidence
@@ -140,17 +138,7 @@ def sure_short_answer(draft: AnswerDraft, scratchpad: Sequence[ScratchpadStep]) 
     ):
         return draft
     sentence = span_sentence(draft)
-    figure = any(ch.isdigit() for ch in short) and span_type(short) in ("figure", "date")
-    if not figure and sentence and confidence >= PARAMS.span_sentence_confidence:
-        return draft.model_copy(update={"answer": sentence})
-    kind = "a figure" if figure else "a short answer"
-    return abstention(
-        scratchpad,
-        f"no retrieved sentence is sure enough for {kind} alone (confidence"
-        f" {confidence:.2f}, below {PARAMS.alone_confidence:.2f}); the closest evidence"
-        f" is '{_quote(closest_evidence(draft))}'",
-        confidence,
-    )
+    return draft.model_copy(update={"answer": sentence}) if sentence else draft
 
 
 def calibrate(

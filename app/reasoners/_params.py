@@ -178,17 +178,12 @@ class ExtractiveParams:
     )
     alone_confidence: float = _chosen(
         0.8,
-        "a short answer given alone (a name, a figure, a date) needs this much; below it a"
-        " figure or date abstains and a name is answered with its sentence. Chosen by"
-        " right - 2 x confidently wrong on three of the tune/fresh/fresh2/fresh3 splits and"
-        " checked on the fourth: figures chose 0.775-0.8 in every rotation and gained on"
-        " every left-out split; names chose 0.7-0.75, ties up to 0.8 (docs/answers.md)",
-    )
-    span_sentence_confidence: float = _chosen(
-        0.7,
-        "a name below alone_confidence is answered with its sentence from this confidence"
-        " on, below it the reasoner abstains (chosen with alone_confidence: in every"
-        " rotation; pooled, 10 of 13 bare names below 0.7 were wrong)",
+        "a short answer given alone (a name, a figure, a date) needs this much, else its"
+        " sentence answers (the span stays the short answer). Chosen by right - 2 x"
+        " confidently wrong on three of the tune/fresh/fresh2/fresh3 splits and checked on"
+        " the fourth (figures chose 0.775-0.8 in every rotation, names 0.7-0.8); abstaining"
+        " instead scored higher on the tuning splits but cost HotpotQA 1-200 3.5 EM points"
+        " (docs/answers.md)",
     )
     # --- conflicts between documents on one subject
     conflict_question_share: float = _chosen(

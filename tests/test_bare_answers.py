@@ -126,7 +126,7 @@ def test_a_figure_alone_needs_a_sure_sentence() -> None:
     assert record["answer"] != "14 m", record["answer"]
     if not record["abstained"]:
         assert "middle arch is 14 m wide" in record["answer"], record["answer"]
-        assert record["cited"], record
+        assert record["citations"], record
 
 
 def test_a_sure_figure_is_answered_alone() -> None:

@@ -38,6 +38,26 @@ def indexed_home(
     get_settings.cache_clear()
 
 
+def index_notes(
+    folder: Path, notes: Mapping[str, str] | Iterable[Mapping[str, str]], source: str
+) -> None:
+    """Write `notes` into `folder` and `prefrag index` it as `source` (in the current home).
+
+    A mapping is file name -> text (a name without a suffix becomes `.md` when its text
+    opens with a heading, else `.txt`); a sequence of records becomes one JSONL file.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    if isinstance(notes, Mapping):
+        for name, text in notes.items():
+            suffix = "" if "." in name else (".md" if text.startswith("#") else ".txt")
+            (folder / f"{name}{suffix}").write_text(text if text.endswith("\n") else text + "\n")
+    else:
+        rows = "\n".join(json.dumps(dict(note)) for note in notes)
+        (folder / f"{source}.jsonl").write_text(rows + "\n")
+    result = runner.invoke(app, ["index", str(folder), "--source", source])
+    assert result.exit_code == 0, result.output
+
+
 def ask_json(question: str, source: str) -> dict:
     """`prefrag ask QUESTION --source SOURCE --json --no-web`, parsed."""
     result = runner.invoke(app, ["ask", question, "--source", source, "--json", "--no-web"])

@@ -44,9 +44,9 @@ Its church of St Aldhelm dates from the twelfth century.
 """,
 }
 
+# ("What was Mira Halden's HbA1c?", her note being about her gout, was one until the eighth
+# stop: the default abstains on it too now.)
 NEAR_MISSES = [
-    # The note is about her gout; no HbA1c is recorded.
-    ("What was Mira Halden's HbA1c?", "clinic"),
     # The church's age is given; nothing says it was rebuilt.
     ("When was the church of Carnby rebuilt?", "places"),
 ]

@@ -13,6 +13,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from indexed_notes import index_notes
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langgraph.checkpoint.memory import InMemorySaver
 from repo_files import studio_factory
@@ -68,10 +69,7 @@ def clinic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # (docs/answers.md says which right answers it gives up).
     monkeypatch.setenv("PREFRAG_CALIBRATED_CONFIDENCE", "false")
     get_settings.cache_clear()
-    corpus = tmp_path / "clinic.jsonl"
-    corpus.write_text("\n".join(json.dumps(note) for note in NOTES) + "\n")
-    result = CliRunner().invoke(app, ["index", str(corpus), "--source", "clinic"])
-    assert result.exit_code == 0, result.output
+    index_notes(tmp_path / "clinic", NOTES, "clinic")
 
 
 def _graph(checkpointer: InMemorySaver) -> prefrag.graphs.graph.PrefRAGGraph:
@@ -310,10 +308,7 @@ DOSING = [
 
 @pytest.fixture
 def dosing(tmp_path: Path) -> None:
-    corpus = tmp_path / "dosing.jsonl"
-    corpus.write_text("\n".join(json.dumps(note) for note in DOSING) + "\n")
-    result = CliRunner().invoke(app, ["index", str(corpus), "--source", "clinic"])
-    assert result.exit_code == 0, result.output
+    index_notes(tmp_path / "dosing", DOSING, "clinic")
 
 
 def test_what_about_x_on_a_thread_is_answered_for_x_alone(dosing):
@@ -355,10 +350,7 @@ NOVELS = [
 
 @pytest.fixture
 def novels(tmp_path: Path) -> None:
-    corpus = tmp_path / "novels.jsonl"
-    corpus.write_text("\n".join(json.dumps(note) for note in NOVELS) + "\n")
-    result = CliRunner().invoke(app, ["index", str(corpus), "--source", "clinic"])
-    assert result.exit_code == 0, result.output
+    index_notes(tmp_path / "novels", NOVELS, "clinic")
 
 
 def test_she_after_a_sentence_answer_is_the_name_it_gave(novels):
@@ -396,10 +388,7 @@ SYRUPS = [
 
 @pytest.fixture
 def syrups(tmp_path: Path) -> None:
-    corpus = tmp_path / "syrups.jsonl"
-    corpus.write_text("\n".join(json.dumps(note) for note in SYRUPS) + "\n")
-    result = CliRunner().invoke(app, ["index", str(corpus), "--source", "clinic"])
-    assert result.exit_code == 0, result.output
+    index_notes(tmp_path / "syrups", SYRUPS, "clinic")
 
 
 def test_a_bare_aspect_is_asked_of_the_earlier_subject(syrups):

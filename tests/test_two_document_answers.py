@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+from indexed_notes import index_notes
 
 import prefrag
-from prefrag.cli import app
 
 RUN: dict[str, Any] = {"preferred_source": "atlas", "fallback_sources": [], "max_reflections": 0}
 
@@ -44,13 +43,7 @@ POISONING = {
 
 @pytest.fixture
 def atlas(tmp_path: Path) -> None:
-    folder = tmp_path / "atlas"
-    folder.mkdir()
-    for name, text in {**GAZETTEER, **POISONING}.items():
-        suffix = ".md" if text.startswith("#") else ".txt"
-        (folder / f"{name}{suffix}").write_text(text + "\n")
-    result = CliRunner().invoke(app, ["index", str(folder), "--source", "atlas"])
-    assert result.exit_code == 0, result.output
+    index_notes(tmp_path / "atlas", {**GAZETTEER, **POISONING}, "atlas")
 
 
 def _ask(question: str) -> dict:
@@ -110,12 +103,7 @@ CLINIC = {
 
 @pytest.fixture
 def clinic(tmp_path: Path) -> None:
-    folder = tmp_path / "clinic"
-    folder.mkdir()
-    for name, text in CLINIC.items():
-        (folder / f"{name}.md").write_text(text + "\n")
-    result = CliRunner().invoke(app, ["index", str(folder), "--source", "atlas"])
-    assert result.exit_code == 0, result.output
+    index_notes(tmp_path / "clinic", {f"{name}.md": text for name, text in CLINIC.items()}, "atlas")
 
 
 def test_a_patient_question_combines_the_case_note_and_the_topic_note(clinic):

@@ -14,9 +14,11 @@ from langchain_core.documents import Document
 from prefrag.documents import unique_documents
 from prefrag.reasoners._bridges import through_described
 from prefrag.reasoners._checks import (
+    absent_attribute,
     common_word_span,
     figure_missing,
     file_name_title,
+    other_dimension,
     span_out_of_sentence,
     unnamed_subject,
     unsaid_relation,
@@ -319,6 +321,14 @@ def evidence_check(
             f"the closest sentence, '{_quote(closest_evidence(draft))}', does not say '{unsaid}'",
             0.0,
         )
+    dimension = other_dimension(judge.shape.text, f"{draft.answer} {span_sentence(draft) or ''}")
+    if dimension:
+        # "How deep?" answered by how wide: a neighbouring measure of the same thing.
+        return Decline(f"the closest figure is said to be '{dimension}', not what is asked", 0.0)
+    absent = absent_attribute(judge, judged, draft, evidence)
+    if absent:
+        # The subject's documents never give the asked attribute (its half-life, its vicar).
+        return Decline(f"the cited notes never say '{absent}'", 0.0)
     return draft
 
 

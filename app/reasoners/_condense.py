@@ -253,6 +253,9 @@ def _swapped(prior_text: str, new: str) -> str | None:
     spans = [s for s in spans if s.text.lower() not in _GROUPS]
     if not spans:
         return None
+    headed = _same_head(prior_text, spans, new)
+    if headed is not None:
+        return headed
     alike = [s for s in spans if _capitalised(s.text) == _capitalised(new)]
     chosen = (alike or spans)[0]
     start = chosen.start
@@ -261,6 +264,26 @@ def _swapped(prior_text: str, new: str) -> str | None:
         # "affect olanzapine" -> "affect risperidone": a lower-case run ends in its noun.
         start = chosen.start + words[-len(new.split())].start()
     return f"{prior_text[:start]}{new}{prior_text[chosen.end :]}"
+
+
+def _same_head(prior_text: str, spans: list[_Span], new: str) -> str | None:
+    """The earlier question with `new` in place of its phrase ending in the same noun.
+
+    "When did passenger trains stop ...?" + "And the goods trains?" -> "When did goods
+    trains stop ...?": the words before the shared noun ("passenger") are replaced, as many
+    as `new` has before it, and nothing after it. None when no span holds `new`'s noun.
+    """
+    new_words = new.split()
+    head = new_words[-1].lower().rstrip("s")
+    for span in spans:
+        words = list(_WORD_RE.finditer(span.text))
+        at = [k for k, w in enumerate(words) if w.group().lower().rstrip("s") == head]
+        if not at or len(new_words) < 2:
+            continue
+        first = words[max(0, at[0] - len(new_words) + 1)]
+        start, end = span.start + first.start(), span.start + words[at[0]].end()
+        return f"{prior_text[:start]}{new}{prior_text[end:]}"
+    return None
 
 
 def _setting(prior_text: str, new: str) -> str:
@@ -430,8 +453,8 @@ def _titled(span: _Span, titles: Sequence[str]) -> _Span:
         run = [*run, word] if word.group().lower() in title_words else []
         if len(run) > len(best):
             best = run
-    if len(words) < 2 or not best:
-        return span
+    if len(words) < 2 or not best or all(_capitalised(w.group()) for w in words):
+        return span  # a name is whole: "the Quelbury Eel Fair" is no "Quelbury"
     start, end = span.start + best[0].start(), span.start + best[-1].end()
     return _Span(start, end, span.text[best[0].start() : best[-1].end()])
 
@@ -483,6 +506,8 @@ def _span(question: str, matches: list[re.Match[str]]) -> _Span:
 def _is_function(word: str) -> bool:
     lowered = word.lower().strip("'\u2019")
     if lowered in _FUNCTION or re.sub(r"['\u2019]s$", "", lowered) in _FUNCTION:  # "what's"
+        return True
+    if re.search(r"n['\u2019]t$", lowered):  # "shouldn't", "isn't"
         return True
     # A lower-case -ing/-ed word is mostly the question's verb ("used", "taking").
     return word.islower() and lowered.endswith(("ing", "ed")) and lowered not in _KEEP

@@ -16,6 +16,7 @@ from prefrag.reasoners._evidence import (
     rank_sentences,
 )
 from prefrag.reasoners._params import PARAMS
+from prefrag.reasoners._policy import Embed
 from prefrag.reasoners._support import (
     anchored,
     answer_is_bridge,
@@ -50,6 +51,7 @@ def plan(
     *,
     force_answer: bool,
     feedback: Feedback | None,
+    embed: Embed | None = None,
 ) -> ThinkDecision:
     """Search with the question, then with bridge sub-queries, until the evidence suffices.
 
@@ -59,13 +61,14 @@ def plan(
     A negative reflection's leads are searched for first. With no entity left to look up,
     the leftover words of the question are searched right after the question's own search,
     later only while no answer of the asked type is drafted: a late search without a lead
-    seldom finds what such an answer lacks, and costs a retrieval.
+    seldom finds what such an answer lacks, and costs a retrieval. When the retrieval
+    budget is spent the answer is drafted as `answer` drafts it, with MiniLM (`embed`).
     """
     shape = analyze_question(question)
     evidence_docs = observed_documents(scratchpad)
     asked = {query_key(step.query) for step in scratchpad if step.query}
     if force_answer:
-        draft = answer_question(question, scratchpad, evidence_docs, feedback=feedback)
+        draft = answer_question(question, scratchpad, evidence_docs, feedback=feedback, embed=embed)
         return ThinkDecision(
             thought="The retrieval budget is spent; answering from the evidence held.",
             action="answer",

@@ -70,7 +70,12 @@ def yes_no_answer(
             len(property_terms & deciding[0].scored.sentence.terms) / len(property_terms)
             >= PARAMS.property_coverage
         )
-        if states:
+        own = clause_verdict(shape, text, evidence.title_terms[deciding[0].scored.sentence.doc])
+        if own:
+            # The clause about the asked thing decides: "(fresh cheeses are fine)" inside a
+            # list of things to avoid, "X at normal doses is fine, but ..." after a warning.
+            verdict = own
+        elif states:
             # The sentence states the property: its own negation decides, not term coverage.
             verdict = "no" if negated(text) != negated(shape.text) else "yes"
     sentences = " ".join(unique([j.scored.sentence.text for j in deciding]))
@@ -82,6 +87,58 @@ def yes_no_answer(
         rationale=draft.rationale,
         confidence=confidence,
     )
+
+
+# A clause ends at a semicolon, colon or bracket, and before "but", "except", "unless".
+_CLAUSE_RE = re.compile(
+    r"[;:()\[\]]|,?\s+(?=(?:but|except|unless|although|though|whereas)\b)", re.IGNORECASE
+)
+# A question asking whether something is allowed ("Is X ok on Y?", "Can I have X?").
+_ASKS_PERMISSION = re.compile(
+    r"^\s*(?:is|are)\b.*\b(?:ok|okay|safe|fine|alright|all right|allowed)\b"
+    r"|^\s*(?:can|could|may)\s+(?:i|we|you|she|he|they|my|our|a|an|the|someone|people)\b",
+    re.IGNORECASE,
+)
+# A clause allowing its subject ("cottage cheese is fine", "can be taken", "no interaction").
+_PERMITS = re.compile(
+    r"\b(?:(?:is|are|remains?|stays?)\s+(?:\w+\s+)?(?:fine|safe|ok|okay|allowed|suitable)"
+    r"|(?:fine|safe|ok|okay)\s+(?:to|with)\b|no (?:known )?interaction|no need to (?:avoid|stop)"
+    r"|can (?:be )?(?:taken|used|given|continued|take|use|have|give|continue))\b",
+    re.IGNORECASE,
+)
+
+
+def clause_verdict(shape: QuestionShape, text: str, title_terms: frozenset[str]) -> str:
+    """Yes or no from the clause of `text` about the asked thing, for a permission question.
+
+    A sentence may warn and allow at once: "mature cheeses (fresh cheeses such as cottage
+    cheese are fine)", "regular drinking raises the risk; paracetamol at normal doses is
+    fine, but not more than the label says". The clause holding most of the question's
+    words (its document's own subject aside) decides: "yes" when it allows, "no" when it
+    is negated (`negated`); "" when the question asks no permission, the sentence is one
+    clause, or that clause does neither.
+    """
+    if shape.negated or not _ASKS_PERMISSION.match(shape.text):
+        return ""
+    clauses = [c.strip(" ,.") for c in _CLAUSE_RE.split(text) if c and c.strip(" ,.")]
+    if len(clauses) < 2:
+        return ""
+    asked = term_set(shape.text) - title_terms - term_set("ok okay safe fine allowed")
+    if not asked:
+        return ""
+    overlaps = [len(term_set(c) & asked) for c in clauses]
+    best = max(overlaps)
+    if best == 0:
+        return ""
+    verdicts = []
+    for clause, overlap in zip(clauses, overlaps, strict=True):
+        if overlap < best:
+            continue
+        if _PERMITS.search(clause) and not re.search(r"\b(?:not|never)\b", clause, re.I):
+            verdicts.append("yes")
+        elif negated(clause):
+            verdicts.append("no")
+    return verdicts[0] if len(set(verdicts)) == 1 else ""
 
 
 def yes_no(

@@ -106,7 +106,13 @@ class ExtractiveReasoner:
         next one in `sources` order when that step brought nothing new and relevant. A
         negative reflection's `feedback` leads are searched for first.
         """
-        decision = plan(question, scratchpad, force_answer=force_answer, feedback=feedback)
+        decision = plan(
+            question,
+            scratchpad,
+            force_answer=force_answer,
+            feedback=feedback,
+            embed=self._vectors_of,
+        )
         if decision.action == "search" and len(sources) > 1:
             decision.source = next_source(question, scratchpad, sources)
         return decision

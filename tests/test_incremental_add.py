@@ -134,11 +134,26 @@ def test_adds_fold_the_delta_in_past_its_share_and_stay_idempotent(large):
     index_paths(_write(tmp_path / "more.jsonl", _notes(3, start=100)), "town", settings=settings)
     generation = _generation(settings, "town")
     assert len(docstore.load_records(generation / "delta")) == 4
-    index_paths(_write(tmp_path / "last.jsonl", _notes(2, start=200)), "town", settings=settings)
+    held = (generation / "chunks.jsonl").read_bytes()
+    held += (generation / "delta" / "chunks.jsonl").read_bytes()
+    written: list[str] = []
+    real_line = rows.record_line
+
+    def record_line(record):
+        written.append(record["id"])
+        return real_line(record)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rows, "record_line", record_line)
+        last = _write(tmp_path / "last.jsonl", _notes(2, start=200))
+        index_paths(last, "town", settings=settings)
     generation = _generation(settings, "town")
     assert not (generation / "delta").exists()
+    # The fold copies the 44 record lines it holds and writes only the 2 new ones.
+    assert len(written) == 2 and (generation / "chunks.jsonl").read_bytes().startswith(held)
     records = docstore.load_records(generation)
     assert len(records) == 46 == len({r["id"] for r in records})
+    assert runner.invoke(app, ["sources", "check", "town"]).exit_code == 0
     source = LocalSource("town", settings=settings)
     assert source.search("ferns mill race", 1)[0].metadata["parent_id"] == "fern-1"
     assert source.search("ledger 201", 1)[0].metadata["parent_id"] == "osk-201"

@@ -37,6 +37,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[PointStore
     server = QdrantStore.__new__(QdrantStore)
     server.collection = collection_name("notes")
     server.client = QdrantClient(location=":memory:")
+    server._dimension, server._exists_known = None, False
     with server:
         yield server
 

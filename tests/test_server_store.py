@@ -136,7 +136,8 @@ def test_a_run_killed_after_its_upsert_is_completed_by_the_next(server, tmp_path
     done = _index(more)
     assert done.exit_code == 0 and "0 chunks added" in output_words(done), done.output
     manifest = docstore.read_manifest(current_generation("farm").parent)
-    assert manifest is not None and manifest.chunks == 4
+    # The killed run's new document is counted although this run added nothing.
+    assert manifest is not None and (manifest.chunks, manifest.documents) == (4, 4)
     checked = runner.invoke(app, ["sources", "check", "farm"])
     assert checked.exit_code == 0, checked.output
     assert "weir" in _cited("What stands in the mill weir, made of wickerwork?")
@@ -155,15 +156,24 @@ def test_a_source_indexed_in_process_moves_into_the_collection(server, monkeypat
     get_settings.cache_clear()
     checked = runner.invoke(app, ["sources", "check", "farm"])  # not damage: not moved yet
     assert checked.exit_code == 0 and "moves it into" in output_words(checked), checked.output
+    folder = get_settings().sources_dir / "farm"
+    opened = docstore.read_manifest(folder)  # a reader that has just read the manifest
+    assert opened is not None
     moved = runner.invoke(app, ["index", str(notes), "--source", "farm"])
     no_traceback(moved)
     assert moved.exit_code == 0 and "0 chunks added" in output_words(moved), moved.output
     assert "moved into its Qdrant server collection" in output_words(moved)
     assert "held 0 points" not in output_words(moved)  # a move is no damage to report
-    assert _local_files() == {"manifest.json"} and server.count("prefrag-farm").count == 3
+    assert server.count("prefrag-farm").count == 3
+    # ... still finds the generation it named, until the next write removes it.
+    kept = docstore.load_records(folder / opened.generation)
+    assert {r["parent_id"] for r in kept} == {"kiln", "ford", "inn"}
+    manifest = docstore.read_manifest(folder)
+    assert manifest is not None and (manifest.chunks, manifest.documents) == (3, 3)
     assert "kiln" in _cited("What sweetens sour fields?")
     again = runner.invoke(app, ["index", str(notes), "--source", "farm"])
     assert again.exit_code == 0 and "moved" not in output_words(again)
+    assert _local_files() == {"manifest.json"}
 
     # Without the server, the source says where its chunks are instead of failing.
     monkeypatch.delenv("QDRANT_URL")
@@ -208,3 +218,125 @@ def test_moving_into_a_collection_holding_other_chunks_is_refused(server, monkey
     assert moved.exit_code == 2, moved.output
     assert "already holds 1 chunks this source does not have" in output_words(moved)
     assert _local_files() == kept and server.count("prefrag-farm").count == 1
+
+
+def _serving(server) -> str:
+    """The collection the source's alias names on the server."""
+    (name,) = [
+        a.collection_name for a in server.get_aliases().aliases if a.alias_name == "prefrag-farm"
+    ]
+    return name
+
+
+def _collections(server) -> set[str]:
+    return {c.name for c in server.get_collections().collections}
+
+
+def test_rebuild_fills_a_new_collection_and_switches_the_alias(server, tmp_path):
+    assert _index(_write(tmp_path / "a.jsonl", NOTES)).exit_code == 0
+    first = _serving(server)
+    assert _collections(server) == {first}
+    rebuilt = runner.invoke(
+        app, ["index", str(_write(tmp_path / "b.jsonl", [ADDED])), "--source", "farm", "--rebuild"]
+    )
+    no_traceback(rebuilt)
+    assert rebuilt.exit_code == 0, rebuilt.output
+    second = _serving(server)
+    assert second != first and _collections(server) == {second}  # the old one dropped
+    assert server.count("prefrag-farm").count == 1
+    manifest = docstore.read_manifest(current_generation("farm").parent)
+    assert manifest is not None and (manifest.chunks, manifest.documents) == (1, 1)
+    assert "weir" in _cited("What stands in the mill weir, made of wickerwork?")
+    from prefrag import ask
+
+    answered = ask("What stands in the mill weir?", fallback_sources=[], preferred_source="farm")
+    assert {c["document"] for c in answered["citations"]} == {"weir"}
+    removed = runner.invoke(app, ["sources", "remove", "farm"])
+    assert removed.exit_code == 0, removed.output
+    assert _collections(server) == set() and server.get_aliases().aliases == []
+
+
+def test_a_rebuild_killed_before_its_switch_leaves_the_old_collection_serving(
+    server, tmp_path, monkeypatch
+):
+    from prefrag.index.dense import QdrantStore
+
+    notes = _write(tmp_path / "a.jsonl", NOTES)
+    assert _index(notes).exit_code == 0
+    first = _serving(server)
+    real = QdrantStore._switch
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt  # the new collection is filled, the alias not yet moved
+
+    monkeypatch.setattr(QdrantStore, "_switch", killed)
+    other = _write(tmp_path / "b.jsonl", [ADDED])
+    cut = runner.invoke(app, ["index", str(other), "--source", "farm", "--rebuild"])
+    assert cut.exit_code != 0
+    assert _serving(server) == first and len(_collections(server)) == 2  # a half-done filling
+    assert "kiln" in _cited("What sweetens sour fields?")  # the old collection answers
+    checked = runner.invoke(app, ["sources", "check", "farm"])
+    assert checked.exit_code == 0, checked.output
+
+    monkeypatch.setattr(QdrantStore, "_switch", real)
+    again = _index(notes)  # any later write removes the stray filling
+    assert again.exit_code == 0 and "0 chunks added" in output_words(again), again.output
+    assert _collections(server) == {first}
+    manifest = docstore.read_manifest(current_generation("farm").parent)
+    assert manifest is not None and (manifest.chunks, manifest.documents) == (3, 3)
+
+
+def test_a_rebuild_killed_after_its_switch_is_counted_exactly_by_the_next_run(
+    server, tmp_path, monkeypatch
+):
+    notes = _write(tmp_path / "a.jsonl", NOTES)
+    assert _index(notes).exit_code == 0
+    real = docstore.write_manifest
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt  # switched and the old collection dropped; no manifest
+
+    monkeypatch.setattr(docstore, "write_manifest", killed)
+    # Two documents in three chunks: as many points as the manifest counts, fewer documents.
+    long = {"id": "mill", "title": "Water mill", "text": " ".join(["Millstones grind oats."] * 50)}
+    other = _write(tmp_path / "b.jsonl", [ADDED, long])
+    cut = runner.invoke(app, ["index", str(other), "--source", "farm", "--rebuild"])
+    assert cut.exit_code != 0 and server.count("prefrag-farm").count == 3
+    monkeypatch.setattr(docstore, "write_manifest", real)
+    # The manifest names the dropped collection: documents are counted on the server.
+    done = _index(_write(tmp_path / "c.jsonl", [NOTES[1]]))
+    assert done.exit_code == 0 and "1 chunks added" in output_words(done), done.output
+    manifest = docstore.read_manifest(current_generation("farm").parent)
+    assert manifest is not None and (manifest.chunks, manifest.documents) == (4, 3)
+
+
+def test_a_collection_of_an_earlier_version_serves_and_is_replaced_at_rebuild(server, tmp_path):
+    """Earlier versions named the collection as the alias is named now."""
+    from qdrant_client import models
+
+    notes = _write(tmp_path / "a.jsonl", NOTES)
+    assert _index(notes).exit_code == 0
+    filled = _serving(server)
+    info = server.get_collection(filled)
+    points = server.scroll(filled, limit=100, with_payload=True, with_vectors=True)[0]
+    server.delete_collection(filled)  # its alias goes with it
+    server.create_collection(
+        "prefrag-farm",
+        vectors_config=info.config.params.vectors,
+        sparse_vectors_config=info.config.params.sparse_vectors,
+        metadata=info.config.metadata,
+    )
+    server.upsert(
+        "prefrag-farm",
+        points=[models.PointStruct(id=p.id, vector=p.vector, payload=p.payload) for p in points],
+    )
+    assert server.get_aliases().aliases == []
+    assert "kiln" in _cited("What sweetens sour fields?")
+    added = _index(_write(tmp_path / "b.jsonl", [ADDED]))
+    assert added.exit_code == 0 and "1 chunks added" in output_words(added), added.output
+    assert _collections(server) == {"prefrag-farm"} and server.count("prefrag-farm").count == 4
+    rebuilt = runner.invoke(app, ["index", str(notes), "--source", "farm", "--rebuild"])
+    assert rebuilt.exit_code == 0, rebuilt.output
+    assert _collections(server) == {_serving(server)} and _serving(server) != "prefrag-farm"
+    assert server.count("prefrag-farm").count == 3
+    assert "kiln" in _cited("What sweetens sour fields?")

@@ -166,8 +166,7 @@ def remove_source(name: str, settings: Settings | None = None) -> Path:
             from prefrag.index.dense import QdrantStore
 
             with QdrantStore(name, folder / docstore.QDRANT, settings) as store:
-                if store.client.collection_exists(store.collection):
-                    store.client.delete_collection(store.collection)
+                store.drop()
         # Drop the manifest first: a crash mid-delete leaves no half-listed source.
         (folder / docstore.MANIFEST).unlink(missing_ok=True)
     shutil.rmtree(folder)

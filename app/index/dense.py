@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 _UPSERT_BATCH = 256
 _MEAN_LENGTH = "prefrag_bm25_mean_words"  # collection metadata: BM25's mean document length
 PARENT = "parent_id"  # the payload field naming a chunk's document
+_FILLING = "@"  # "ALIAS@TOKEN": one filling of a source (no source name holds "@")
 
 
 class NumpyDenseIndex:
@@ -83,6 +84,13 @@ class QdrantStore(PointStore):
     payload, so the server answers dense and lexical queries and nothing lexical lives
     on the machine. The mean length BM25 normalises by is fixed by the first write and
     kept in the collection's metadata.
+
+    Every read and add goes through the source's alias (`collection_name`), which names
+    one filling of the source, a collection `ALIAS@TOKEN`; the server resolves the alias.
+    `replace_all` fills a new collection and switches the alias to it in one operation,
+    so a rebuild killed before the switch leaves the previous collection serving.
+    Earlier versions named the collection as the alias itself: it serves as before and
+    is replaced by an aliased one at its next `replace_all`.
     """
 
     server = True
@@ -91,32 +99,47 @@ class QdrantStore(PointStore):
     def __init__(self, source: str, folder: Path, settings: Settings) -> None:
         from qdrant_client import QdrantClient
 
-        self.collection = collection_name(source)
+        self.collection = collection_name(source)  # the alias (or an older version's name)
         self.client = QdrantClient(
             url=settings.qdrant_url,
             api_key=settings.qdrant_api_key,
             timeout=int(settings.request_timeout),
         )
         self._dimension: int | None = None  # a collection to create at the first upsert
+        self._exists_known = False
 
     def close(self) -> None:
         """Release the client."""
         self.client.close()
 
+    def target(self) -> str | None:
+        """The collection the source's alias names (None before the first write).
+
+        A collection of an earlier version, named as the alias itself, is its own target.
+        """
+        for alias in self.client.get_aliases().aliases:
+            if alias.alias_name == self.collection:
+                return str(alias.collection_name)
+        return self.collection if self.client.collection_exists(self.collection) else None
+
     def ensure_collection(self, dimension: int) -> None:
         """Create the collection (cosine distance) at the first upsert unless it exists."""
-        if not self.client.collection_exists(self.collection):
+        if not self._exists():
             self._dimension = dimension
 
-    def _create(self, records: Sequence[dict[str, Any]]) -> None:
+    def _create(self, records: Sequence[dict[str, Any]]) -> str:
+        """A new collection `ALIAS@TOKEN` for `records` (not yet named by the alias)."""
+        import uuid
+
         from qdrant_client import models
 
         from prefrag.index.lexical import record_texts
         from prefrag.index.sparse_lexical import VECTOR, mean_words
 
         assert self._dimension is not None
+        name = f"{self.collection}{_FILLING}{uuid.uuid4().hex[:12]}"
         self.client.create_collection(
-            self.collection,
+            name,
             vectors_config=models.VectorParams(
                 size=self._dimension, distance=models.Distance.COSINE
             ),
@@ -127,9 +150,77 @@ class QdrantStore(PointStore):
         with warnings.catch_warnings():  # qdrant-client's local engine has no such index
             warnings.filterwarnings("ignore", "Payload indexes have no effect", UserWarning)
             self.client.create_payload_index(
-                self.collection, PARENT, field_schema=models.PayloadSchemaType.KEYWORD
+                name, PARENT, field_schema=models.PayloadSchemaType.KEYWORD
             )
         self._dimension = None
+        return name
+
+    def _switch(self, name: str, old: str | None) -> None:
+        """Point the source's alias at collection `name` (one operation), drop `old`."""
+        from qdrant_client import models
+
+        operations: list[Any] = []
+        if old == self.collection:
+            # An earlier version's collection holds the alias's name: it must go first
+            # (the one moment the source has no collection).
+            self.client.delete_collection(old)
+        elif old is not None:
+            operations.append(
+                models.DeleteAliasOperation(
+                    delete_alias=models.DeleteAlias(alias_name=self.collection)
+                )
+            )
+        operations.append(
+            models.CreateAliasOperation(
+                create_alias=models.CreateAlias(collection_name=name, alias_name=self.collection)
+            )
+        )
+        self.client.update_collection_aliases(change_aliases_operations=operations)
+        self._exists_known = True
+        if old is not None and old != self.collection:
+            self.client.delete_collection(old)
+
+    def drop_strays(self) -> list[str]:
+        """Delete collections of this source the alias does not name (a killed rebuild's).
+
+        None while no collection serves (a kill between dropping an earlier version's
+        collection and naming its replacement): the replacement is then the only copy.
+        """
+        serving = self.target()
+        if serving is None:
+            return []
+        strays = [name for name in self._fillings() if name != serving]
+        for name in strays:
+            self.client.delete_collection(name)
+        return strays
+
+    def _fillings(self) -> list[str]:
+        """Every collection `ALIAS@TOKEN` of this source on the server."""
+        prefix = f"{self.collection}{_FILLING}"
+        return [
+            c.name for c in self.client.get_collections().collections if c.name.startswith(prefix)
+        ]
+
+    def replace_all(self, records: Sequence[dict[str, Any]], vectors: np.ndarray) -> None:
+        """Make the source hold exactly `records`: a new collection, then the alias switch.
+
+        Until the switch readers keep the previous collection, which is dropped after it;
+        a kill before the switch leaves the previous one serving and a half-filled
+        collection the next write removes (`drop_strays`).
+        """
+        if not records:
+            self._drop()
+            return
+        old = self.target()
+        self._dimension = int(vectors.shape[1])
+        name = self._create(records)
+        self._upsert_into(name, records, vectors)
+        self._switch(name, old)
+        self.drop_strays()
+
+    def drop(self) -> None:
+        """Delete the source's collection, its alias and any stray filling."""
+        self._drop()
 
     def holds_lexical(self) -> bool:
         """Whether the collection has the BM25 sparse vectors (earlier versions' had not)."""
@@ -140,8 +231,9 @@ class QdrantStore(PointStore):
         config = self.client.get_collection(self.collection).config
         return VECTOR in (config.params.sparse_vectors or {}) and self._mean_length() is not None
 
-    def _mean_length(self) -> float | None:
-        metadata = getattr(self.client.get_collection(self.collection).config, "metadata", None)
+    def _mean_length(self, name: str | None = None) -> float | None:
+        collection = self.client.get_collection(name or self.collection)
+        metadata = getattr(collection.config, "metadata", None)
         value = (metadata or {}).get(_MEAN_LENGTH)
         return float(value) if isinstance(value, int | float) and value > 0 else None
 
@@ -224,22 +316,46 @@ class QdrantStore(PointStore):
 
     def count(self) -> int:
         """How many points the collection holds (0 when it does not exist)."""
-        if not self.client.collection_exists(self.collection):
+        if not self._exists():
             return 0
         return int(self.client.count(self.collection, exact=True).count)
 
+    def document_count(self) -> int:
+        """How many documents (distinct parent ids) the collection holds: reads every point."""
+        if not self._exists():
+            return 0
+        parents: set[str] = set()
+        offset = None
+        while True:
+            page, offset = self.client.scroll(
+                self.collection,
+                limit=self.batch,
+                offset=offset,
+                with_payload=[PARENT],
+                with_vectors=False,
+            )
+            parents.update(str((p.payload or {}).get(PARENT, p.id)) for p in page)
+            if offset is None:
+                return len(parents)
+
     def upsert(self, records: Sequence[dict[str, Any]], vectors: np.ndarray) -> None:
         """Write chunk records (as payload), their dense and BM25 vectors under the chunk ids."""
+        if not records:
+            return
+        if self._dimension is not None:  # the source's first write
+            name = self._create(records)
+            self._switch(name, None)
+        self._upsert_into(self.collection, records, vectors)
+
+    def _upsert_into(
+        self, name: str, records: Sequence[dict[str, Any]], vectors: np.ndarray
+    ) -> None:
         from qdrant_client import models
 
         from prefrag.index.lexical import record_texts
         from prefrag.index.sparse_lexical import VECTOR, document_vectors
 
-        if not records:
-            return
-        if self._dimension is not None:
-            self._create(records)
-        mean = self._mean_length()
+        mean = self._mean_length(name)
         assert mean is not None, "a collection without BM25 vectors is replaced first"
         for start in range(0, len(records), _UPSERT_BATCH):
             stop = start + _UPSERT_BATCH
@@ -258,17 +374,20 @@ class QdrantStore(PointStore):
                 )
                 for record, vector, bm25 in zip(batch, vectors[start:stop], sparse, strict=True)
             ]
-            self.client.upsert(self.collection, points=points, wait=True)
+            self.client.upsert(name, points=points, wait=True)
 
     def delete(self, ids: Sequence[str]) -> None:
         """Remove the points `ids`."""
         from qdrant_client import models
 
-        if ids and self.client.collection_exists(self.collection):
+        if ids and self._exists():
             self.client.delete(self.collection, models.PointIdsList(points=list(ids)))
 
     def _exists(self) -> bool:
-        return bool(self.client.collection_exists(self.collection))
+        # Asked before reads; once the source has a collection it keeps one.
+        if not self._exists_known:
+            self._exists_known = self.target() is not None
+        return self._exists_known
 
     def _nearest(self, vector: list[float], k: int) -> Sequence[Any]:
         try:
@@ -302,9 +421,20 @@ class QdrantStore(PointStore):
         return list(page), offset
 
     def _drop(self) -> None:
-        if self._exists():
-            self.client.delete_collection(self.collection)
+        from qdrant_client import models
+
+        serving = self.target()
+        if serving is not None and serving != self.collection:
+            alias = models.DeleteAlias(alias_name=self.collection)
+            self.client.update_collection_aliases(
+                change_aliases_operations=[models.DeleteAliasOperation(delete_alias=alias)]
+            )
+        if serving is not None:
+            self.client.delete_collection(serving)
+        for stray in self._fillings():
+            self.client.delete_collection(stray)
         self._dimension = None
+        self._exists_known = False
 
 
 def open_store(source: str, folder: Path, settings: Settings) -> PointStore:

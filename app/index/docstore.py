@@ -209,25 +209,27 @@ def write_generation(
     vectors: np.ndarray,
     save_lexical: Any,
     save_dense: Any = None,
+    previous: Path | None = None,
 ) -> str:
     """Write records, vectors and the lexical index as a new generation; return its name.
 
     `save_lexical(path)` writes the lexical index into `path`; `save_dense(folder)`, when
     given, writes more search structures into the generation's `folder` (an HNSW shard).
-    The generation is built in a temporary folder and renamed into place, so it is either
-    complete or absent.
+    `previous`, a sound generation whose rows are the first records (a fold), gives its
+    record lines as they are instead of each record being written again. The generation
+    is built in a temporary folder and renamed into place, so it is either complete or
+    absent.
     """
     folder.mkdir(parents=True, exist_ok=True)
     name = _next_generation_name(folder)
-    from prefrag.index.rows import record_line, write_part
+    from prefrag.index.rows import record_line, reusable_parts, write_part
 
     staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=folder))
     try:
-        write_part(
-            staging,
-            [record_line(record) for record in records],
-            [(r["id"], str(r.get("parent_id", r["id"]))) for r in records],
-        )
+        ids = [(r["id"], str(r.get("parent_id", r["id"]))) for r in records]
+        copied = reusable_parts(previous, ids) if previous is not None else []
+        rows = sum(len(offsets) - 1 for _, offsets in copied)
+        write_part(staging, [record_line(record) for record in records[rows:]], ids, copied)
         np.save(staging / VECTORS, np.ascontiguousarray(vectors, dtype=np.float32))
         if save_lexical is not None:  # None: the lexical index lives on the Qdrant server
             save_lexical(staging / LEXICAL)

@@ -100,18 +100,20 @@ def index_paths(
 
     folder = settings.sources_dir / source
     if settings.qdrant_url is not None:  # records and vectors only in the server's collection
-        from prefrag.index.server_ingest import index_on_server
+        from prefrag.index.server_ingest import ServerWrite, index_on_server
 
         return index_on_server(
-            files,
-            raws,
-            source,
-            settings,
-            progress=progress,
-            authority=authority,
-            description=description,
-            rebuild=rebuild,
-            started=started,
+            ServerWrite(
+                files,
+                raws,
+                source,
+                settings,
+                progress=progress,
+                authority=authority,
+                description=description,
+                rebuild=rebuild,
+                started=started,
+            )
         )
     with docstore.writer_lock(folder, source), _open_store(source, folder) as opened:
         _refuse_server_source(folder, source, rebuild)
@@ -329,7 +331,12 @@ def _write(
         save_lexical, lexical_documents = lexical.save, lexical.documents
     verify_before_publishing(folder, len(records), vectors, lexical_documents)
     generation = docstore.write_generation(
-        folder, records, vectors, save_lexical, _hnsw_writer(vectors, settings, previous)
+        folder,
+        records,
+        vectors,
+        save_lexical,
+        _hnsw_writer(vectors, settings, previous),
+        previous,  # a sound source's rows come first: its record lines are copied
     )
     return docstore.Manifest(
         name=source,

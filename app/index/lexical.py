@@ -238,17 +238,13 @@ class DeltaTerms:
     def __init__(self, documents: Sequence[Sequence[str]]) -> None:
         from collections import Counter
 
+        from prefrag.index.sparse_lexical import build_postings
+
         self.lengths = np.array([len(tokens) for tokens in documents], dtype=np.float32)
-        postings: dict[str, tuple[list[int], list[int]]] = {}
-        for row, tokens in enumerate(documents):
-            for term, count in Counter(tokens).items():
-                rows, counts = postings.setdefault(term, ([], []))
-                rows.append(row)
-                counts.append(count)
-        self._postings = {
-            term: (np.array(rows, dtype=np.int64), np.array(counts, dtype=np.float32))
-            for term, (rows, counts) in postings.items()
-        }
+        self._postings = build_postings(
+            ((term, float(count)) for term, count in Counter(tokens).items())
+            for tokens in documents
+        )
 
     @classmethod
     def load(cls, path: Path) -> DeltaTerms:

@@ -81,15 +81,68 @@ def row_keys(ids: Sequence[Sequence[str]]) -> np.ndarray:
     return np.hstack([chunks, parents])
 
 
-def write_part(folder: Path, lines: Sequence[bytes], ids: Sequence[Sequence[str]]) -> None:
-    """Write `chunks.jsonl` of `lines` (each ending in a newline), its offsets and keys."""
+def write_part(
+    folder: Path,
+    lines: Sequence[bytes],
+    ids: Sequence[Sequence[str]],
+    copied: Sequence[tuple[Path, np.ndarray]] = (),
+) -> None:
+    """Write `chunks.jsonl` of `lines` (each ending in a newline), its offsets and keys.
+
+    `copied` (parts and their offsets, from `reusable_parts`) come first, their
+    `chunks.jsonl` copied byte for byte; `ids` name every row, theirs included.
+    """
+    import shutil
+
     folder.mkdir(parents=True, exist_ok=True)
-    sizes = np.fromiter((len(line) for line in lines), dtype=np.int64, count=len(lines))
+    sizes = np.concatenate(
+        [
+            *(np.diff(offsets) for _, offsets in copied),
+            np.fromiter((len(line) for line in lines), dtype=np.int64, count=len(lines)),
+        ]
+    )
     offsets = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
     with (folder / CHUNKS).open("wb") as handle:
+        for part, _ in copied:
+            with (part / CHUNKS).open("rb") as lines_of_part:
+                shutil.copyfileobj(lines_of_part, handle, 1 << 20)
         handle.writelines(lines)
     np.save(folder / OFFSETS, offsets)
     np.save(folder / KEYS, row_keys(ids))
+
+
+def reusable_parts(generation: Path, ids: Sequence[Sequence[str]]) -> list[tuple[Path, np.ndarray]]:
+    """The parts of `generation` (with their offsets) a fold may copy line for line.
+
+    `ids` ([chunk id, parent id] of every row of the new generation) must begin with
+    the parts' rows, as their keys files name them; each part's offsets file must agree
+    with its `chunks.jsonl`, which must end with its last line's newline. Otherwise
+    none (the records are written again, as before).
+    """
+    found, keys = [], []
+    for part in parts(generation):
+        offsets, state = part_offsets(part)
+        if state != "stored" or not _ends_with_newline(part / CHUNKS):
+            return []
+        try:
+            keys.append(np.load(part / KEYS))
+        except (OSError, ValueError, EOFError):
+            return []
+        found.append((part, offsets))
+    held = np.concatenate(keys) if keys else np.zeros((0, 4), dtype=np.uint64)
+    rows = sum(len(offsets) - 1 for _, offsets in found)
+    if rows > len(ids) or held.shape != (rows, 4) or not np.array_equal(held, row_keys(ids[:rows])):
+        return []
+    return found
+
+
+def _ends_with_newline(path: Path) -> bool:
+    size = path.stat().st_size
+    if size == 0:
+        return True
+    with path.open("rb") as handle:
+        handle.seek(size - 1)
+        return handle.read(1) == b"\n"
 
 
 class KeyIndex:

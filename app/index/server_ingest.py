@@ -58,19 +58,28 @@ def on_server(manifest: docstore.Manifest | None) -> bool:
     return manifest is not None and manifest.records_store == "collection"
 
 
-def index_on_server(
-    files: int,
-    raws: Sequence[RawDocument],
-    source: str,
-    settings: Settings,
-    *,
-    progress: bool,
-    authority: float | None,
-    description: str | None,
-    rebuild: bool,
-    started: float,
-) -> IndexReport:
-    """Add the chunks of `raws` to source `source`'s collection on the Qdrant server.
+@dataclasses.dataclass(frozen=True)
+class ServerWrite:
+    """One `prefrag index` run into a source's server collection: what it adds and how."""
+
+    files: int
+    raws: Sequence[RawDocument]
+    source: str
+    settings: Settings
+    progress: bool
+    authority: float | None
+    description: str | None
+    rebuild: bool
+    started: float
+
+    @property
+    def folder(self) -> Path:
+        """The source's folder on this machine (its manifest and lock)."""
+        return self.settings.sources_dir / self.source
+
+
+def index_on_server(write: ServerWrite) -> IndexReport:
+    """Add the chunks of `write.raws` to the source's collection on the Qdrant server.
 
     Raises:
         StoreLockedError: Another process is writing the source.
@@ -81,39 +90,14 @@ def index_on_server(
     """
     from prefrag.index.dense import QdrantStore
 
-    folder = settings.sources_dir / source
     with (
-        docstore.writer_lock(folder, source),
-        QdrantStore(source, folder / docstore.QDRANT, settings) as server,
+        docstore.writer_lock(write.folder, write.source),
+        QdrantStore(write.source, write.folder / docstore.QDRANT, write.settings) as server,
     ):
-        return _index(
-            files,
-            raws,
-            source,
-            folder,
-            settings,
-            server,
-            progress,
-            authority,
-            description,
-            rebuild,
-            started,
-        )
+        return _index(write, server)
 
 
-def _index(
-    files: int,
-    raws: Sequence[RawDocument],
-    source: str,
-    folder: Path,
-    settings: Settings,
-    server: QdrantStore,
-    progress: bool,
-    authority: float | None,
-    description: str | None,
-    rebuild: bool,
-    started: float,
-) -> IndexReport:
+def _index(write: ServerWrite, server: QdrantStore) -> IndexReport:
     from prefrag.index.ingest_steps import (
         _announce,
         _id_clashes,
@@ -125,79 +109,115 @@ def _index(
     from prefrag.index.repair import newest_generation
 
     try:
-        manifest = docstore.read_manifest(folder)
+        manifest = docstore.read_manifest(write.folder)
     except DamagedStoreError:
         manifest = None  # a local source's is rebuilt by salvage; a server source's here
+    was_on_server = on_server(manifest)
     problems: list[str] = []
     repairs: list[str] = []
     warnings: list[str] = []
-    if rebuild:
+    if write.rebuild:
         manifest = None
-    elif not on_server(manifest) and (
-        manifest is not None or newest_generation(folder) is not None
+    elif not was_on_server and (
+        manifest is not None or newest_generation(write.folder) is not None
     ):
-        manifest = _move_into_collection(source, folder, settings, server, problems, repairs)
-        warnings.append(_MOVED.format(source=source))
-    source_authority = _source_authority(authority, manifest)
-    chunking = source_chunking(manifest, settings)
-    before = 0 if rebuild else server.count()
+        manifest = _move_into_collection(
+            write.source, write.folder, write.settings, server, problems, repairs
+        )
+        warnings.append(_MOVED.format(source=write.source))
+    server.drop_strays()  # a collection a killed rebuild or move left half-filled
+    source_authority = _source_authority(write.authority, manifest)
+    chunking = source_chunking(manifest, write.settings)
+    before = 0 if write.rebuild else server.count()
+    serving_before = server.target()
     if manifest is not None and before != manifest.chunks:
         problems.append(
             f"its Qdrant collection held {before} points for the manifest's {manifest.chunks}"
         )
 
     def known(ids: list[str]) -> list[bool]:
-        held = set() if rebuild else server.existing(ids)
+        held = set() if write.rebuild else server.existing(ids)
         return [chunk_id in held for chunk_id in ids]
 
     new_records, chunk_total, largest = _new_chunks(
-        raws, source, settings, chunking, source_authority, [], known
+        write.raws, write.source, write.settings, chunking, source_authority, [], known
     )
-    if progress and new_records:
-        _announce(source, len(new_records), len(raws), largest)
-    vectors, dimension = _embedded(new_records, manifest, settings, progress, source)
+    if write.progress and new_records:
+        _announce(write.source, len(new_records), len(write.raws), largest)
+    vectors, dimension = _embedded(
+        new_records, manifest, write.settings, write.progress, write.source
+    )
     parents = sorted({str(r.get("parent_id", r["id"])) for r in new_records})
-    held = set() if rebuild else server.has_parents(parents)
-    if rebuild:
+    held = set() if write.rebuild else server.has_parents(parents)
+    if write.rebuild:
         server.replace_all(new_records, vectors)
     elif new_records:
         server.ensure_collection(dimension)
         server.upsert(new_records, vectors)
-    if manifest is None and not rebuild and before:
-        documents = len(server.has_parents(_every_parent(server)))  # manifest lost: count
-    else:
-        documents = (manifest.documents if manifest is not None else 0) + len(parents) - len(held)
+    counted = _documents_before(manifest, before, serving_before)
+    if write.rebuild:
+        documents = len(parents)
+    elif counted is not None:
+        documents = counted + len(parents) - len(held)
+    else:  # the manifest was lost, or a killed run wrote points it does not count
+        documents = server.document_count()
+    serving = server.target()
     chunks = server.count()
     if problems and chunks >= (manifest.chunks if manifest is not None else 0):
         repairs.append(f"its collection holds {chunks} points again")
     updated = _manifest(
-        source,
-        folder,
+        write.source,
+        write.folder,
         manifest,
-        settings,
+        write.settings,
         chunking,
         dimension,
         source_authority,
-        description,
+        write.description,
         documents,
         chunks,
+        serving,
     )
     if updated != manifest:
-        docstore.write_manifest(folder, updated)
-    docstore.remove_other_generations(folder, updated.generation)
+        docstore.write_manifest(write.folder, updated)
+    if was_on_server:
+        # A generation a move or an earlier version left, kept one write for readers that
+        # had opened the manifest naming it (as `write_manifest` keeps the previous one).
+        docstore.remove_other_generations(write.folder, updated.generation)
     skipped = chunk_total - len(new_records)
-    report = _report(source, folder, files, raws, len(new_records), skipped, updated, started)
+    report = _report(
+        write.source,
+        write.folder,
+        write.files,
+        write.raws,
+        len(new_records),
+        skipped,
+        updated,
+        write.started,
+    )
     return dataclasses.replace(
         report,
         rebuilt="; ".join(problems),
         repairs=tuple(repairs),
-        warnings=tuple([*_id_clashes(raws), *warnings]),
+        warnings=tuple([*_id_clashes(write.raws), *warnings]),
     )
 
 
-def _every_parent(server: QdrantStore) -> list[str]:
-    """Every document id of the collection (read once, when the manifest was lost)."""
-    return sorted({str(p.get("parent_id", i)) for i, p, _ in server.points(with_vectors=False)})
+def _documents_before(
+    manifest: docstore.Manifest | None, points: int, serving: str | None
+) -> int | None:
+    """The documents the collection held at the start, by the manifest (None: count them).
+
+    The manifest's count is not trusted after a run killed between its upsert and its
+    manifest (more points than it counts), after a rebuild or a move killed after its
+    alias switch (the alias names another collection than the manifest's), nor when it
+    was lost while the collection holds points.
+    """
+    if manifest is None:
+        return 0 if points == 0 else None
+    named = manifest.collection
+    trusted = points == manifest.chunks and (not named or named == serving)
+    return manifest.documents if trusted else None
 
 
 def _embedded(
@@ -271,6 +291,7 @@ def _manifest(
     description: str | None,
     documents: int,
     chunks: int,
+    serving: str | None,
 ) -> docstore.Manifest:
     """The manifest after this write: the collection's counts, an empty generation."""
     from prefrag.index.dense import collection_name
@@ -301,7 +322,7 @@ def _manifest(
         dimension=base.dimension or dimension,
         authority=authority,
         description=base.description if description is None else description,
-        collection=collection_name(source),
+        collection=serving or collection_name(source),
         lexical_format=FORMAT,
         lexical_store="collection",
         records_store="collection",

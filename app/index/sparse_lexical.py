@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -185,21 +185,39 @@ def extend(
     return base + len(rows)
 
 
+Term = TypeVar("Term", int, str)
+
+
+def build_postings(
+    rows: Iterable[Iterable[tuple[Term, float]]],
+) -> dict[Term, tuple[np.ndarray, np.ndarray]]:
+    """Per term, (the rows holding it, its value in each) as arrays; row `i` is `rows[i]`.
+
+    The postings of a delta (rows added since the base was written), for both lexical
+    formats: `SparseDelta` (term ids, BM25 weights) and `lexical.DeltaTerms` (terms,
+    counts).
+    """
+    rows_of: dict[Term, tuple[list[int], list[float]]] = {}
+    for row, pairs in enumerate(rows):
+        for term, value in pairs:
+            found, values = rows_of.setdefault(term, ([], []))
+            found.append(row)
+            values.append(value)
+    return {
+        term: (np.array(found, dtype=np.int64), np.array(values, dtype=np.float32))
+        for term, (found, values) in rows_of.items()
+    }
+
+
 class SparseDelta:
     """The sparse vectors of the rows added since the base was written, as postings."""
 
     def __init__(self, vectors: Sequence[tuple[Sequence[int], Sequence[float]]]) -> None:
-        rows_of: dict[int, tuple[list[int], list[float]]] = {}
-        for row, (terms, weights) in enumerate(vectors):
-            for term, weight in zip(terms, weights, strict=True):
-                rows, values = rows_of.setdefault(int(term), ([], []))
-                rows.append(row)
-                values.append(float(weight))
         self.size = len(vectors)
-        self._postings = {
-            term: (np.array(rows, dtype=np.int64), np.array(values, dtype=np.float32))
-            for term, (rows, values) in rows_of.items()
-        }
+        self._postings = build_postings(
+            ((int(term), float(weight)) for term, weight in zip(terms, weights, strict=True))
+            for terms, weights in vectors
+        )
 
     @classmethod
     def load(cls, path: Path) -> SparseDelta:

@@ -195,7 +195,8 @@ def closest_evidence(draft: AnswerDraft) -> str:
         text = draft.answer
         short = draft.short_answer.strip()
         if short and text.lower().startswith(short.lower()):
-            text = text[len(short) :].lstrip(" .:;,")
+            # A list answer is its items (its short answer): they are its evidence.
+            text = text[len(short) :].lstrip(" .:;,") or text
     sentences = split_sentences(text)
     return sentences[0] if sentences else text
 
@@ -224,7 +225,19 @@ def draft_with_features(
         )
         return hops[-1][0]
 
-    resolved = through_described(question, drafted[0], hop)
+    held = unique_documents([*evidence, *observed_documents(scratchpad)])
+
+    def titled(draft: AnswerDraft, name: str) -> bool:
+        # Whether the draft cites a note titled by the name (the thing's own note); a
+        # file-name title ("halvard-fell") counts, spaces and hyphens aside.
+        key = normalize_answer(name).replace(" ", "")
+        return any(
+            key in normalize_answer(str(doc.metadata.get("title", ""))).replace(" ", "")
+            for doc in held
+            if doc.id in draft.cited_ids
+        )
+
+    resolved = through_described(question, drafted[0], hop, titled)
     return drafted if resolved is drafted[0] else (resolved, hops[-1][1])
 
 

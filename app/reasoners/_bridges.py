@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from prefrag.reasoners._relations import joined_phrases, relation_of, stems
 from prefrag.reasoners._text import normalize_answer, term_set, unique
 from prefrag.reasoners.base import AnswerDraft
 
@@ -31,6 +32,13 @@ _RELATIVE = re.compile(
     r" (.+?)(?: (in|on|at|from|for))?$"
 )
 _OF_NAME = re.compile(rf"\b{_HEAD} of ({_NAME})")
+# A place or person named by its relation to a name: "Ilse Varrow's birthplace", "her
+# home town" is not (no name to look up), "Ada Pell's home village", "Tom Hale's wife".
+_POSSESSED = re.compile(
+    rf"\b({_WORD}(?: (?:of |de |la |von )?{_WORD})*?)['\u2019]s? ((?:[a-z][\w\-]* )?[a-z][\w\-]*)"
+)
+# "home" and "native" name a relation before any place noun ("home village", "native town").
+_RELATION_ADJECTIVES = frozenset({"home", "native"})
 _PARTICIPLE = re.compile(
     rf"\b{_HEAD} ((?:born|built|founded|written|designed|made|directed|painted|named|based"
     rf"|buried|raised|set) (?:in|by|at|on|near|for|after) {_NAME})"
@@ -76,6 +84,7 @@ class Described:
     clause: str
     start: int
     end: int
+    asks: str = ""
 
 
 def described_thing(question: str) -> Described | None:
@@ -118,15 +127,43 @@ def described_thing(question: str) -> Described | None:
             else:
                 clause, end = match.group(2), match.end(2)
             found.append(Described(text[match.start() : end], head, clause, match.start(), end))
+    found.extend(_possessed(text))
     if not found:
         return None
     # The outermost description the question asks about: the earliest, then the longest.
     return min(found, key=lambda d: (d.start, -(d.end - d.start)))
 
 
+def _possessed(text: str) -> list[Described]:
+    """Things named by a relation to a name ("Ilse Varrow's birthplace", "Ada Pell's wife").
+
+    The relation is a word `_relations` knows ("birthplace", "wife"), a two-word name of
+    one ("home town") or "home" / "native" before a place noun ("home village"); its first
+    hop asks it of the name ("What is Ilse Varrow's birthplace?").
+    """
+    found = []
+    for match in _POSSESSED.finditer(text):
+        owner, following = match.group(1), match.group(2).split()
+        pair = " ".join(following)
+        if len(following) == 2 and (
+            " " not in joined_phrases(pair) or following[0] in _RELATION_ADJECTIVES
+        ):
+            head = pair
+        elif relation_of(stems(following[0])[0]):
+            head = following[0]
+        else:
+            continue
+        end = match.start(2) + len(head)
+        described_text = text[match.start() : end]
+        who = "Who" if _ROLE_RE.search(head.split()[-1]) else "What"
+        asks = f"{who} is {described_text}?"
+        found.append(Described(described_text, head, f"of {owner}", match.start(), end, asks))
+    return found
+
+
 def first_hop(described: Described) -> str:
     """The question asking which thing the description means ("Which engineer of X?")."""
-    return f"Which {described.head} {described.clause}?"
+    return described.asks or f"Which {described.head} {described.clause}?"
 
 
 def second_hop(question: str, described: Described, name: str) -> str:
@@ -160,7 +197,10 @@ def stops_at(draft: AnswerDraft, name: str) -> bool:
 
 
 def through_described(
-    question: str, draft: AnswerDraft, answer: Callable[[str], AnswerDraft]
+    question: str,
+    draft: AnswerDraft,
+    answer: Callable[[str], AnswerDraft],
+    titled: Callable[[AnswerDraft, str], bool] | None = None,
 ) -> AnswerDraft:
     """The answer read in the described thing's own evidence, when the draft stopped short.
 
@@ -168,22 +208,33 @@ def through_described(
     which thing that is and the second asks the question of it by name. The second hop's
     answer replaces a draft that abstained or answered with the thing itself, citing both
     hops' documents; otherwise the draft stands. `answer` answers a question on the same
-    evidence (the reasoner's policy).
+    evidence (the reasoner's policy). A draft that stopped at the thing while nothing read
+    beyond it says what is asked of it is an abstention (`abstain`, given the reason).
     """
     described = described_thing(question)
-    if described is None:
-        return draft
-    if not draft.abstained and not draft.short_answer and not _bare(draft):
+    if described is None or _same_question(first_hop(described), question):
         return draft
     hop = answer(first_hop(described))
     name = found_name(hop, question)
-    if not name or not (draft.abstained or stops_at(draft, name)):
+    if not name:
+        return draft
+    sentences = not draft.abstained and not _bare(draft)
+    if sentences and not (_names(draft, name) and not (titled and titled(draft, name))):
+        # Sentences stop at the thing when they name it but cite no note of its own.
+        return draft
+    if not (draft.abstained or sentences or stops_at(draft, name)):
         return draft
     asked = second_hop(question, described, name)
     if not asked:
         return draft
     second = answer(asked)
-    if second.abstained or stops_at(second, name):
+    if (
+        second.abstained
+        or stops_at(second, name)
+        or not _names(second, name)
+        or (sentences and not set(second.cited_ids) - set(draft.cited_ids))
+    ):
+        # Nothing read beyond the first hop says what is asked of the thing it found.
         return draft
     return second.model_copy(
         update={
@@ -191,6 +242,15 @@ def through_described(
             "rationale": f"{described.text} is {name}. {second.rationale}".strip(),
         }
     )
+
+
+def _names(draft: AnswerDraft, name: str) -> bool:
+    key = normalize_answer(name)
+    return f" {key} " in f" {normalize_answer(f'{draft.answer} {draft.rationale}')} "
+
+
+def _same_question(first: str, question: str) -> bool:
+    return normalize_answer(first) == normalize_answer(question)
 
 
 def _bare(draft: AnswerDraft) -> bool:

@@ -41,7 +41,7 @@ _GROUPS: tuple[tuple[str, ...], ...] = (
 )
 # Two-word names of one relation, read as the group's single word.
 _PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\bhome\s+town", re.IGNORECASE), "hometown"),
+    (re.compile(r"\b(?:home|native)\s+(?:town|village|city)", re.IGNORECASE), "hometown"),
     (re.compile(r"\bplace\s+of\s+birth\b", re.IGNORECASE), "birthplace"),
     (re.compile(r"\bplace\s+of\s+death\b", re.IGNORECASE), "deathplace"),
     (re.compile(r"\bbroken\s+down\b", re.IGNORECASE), "broken"),
@@ -50,7 +50,8 @@ _PHRASES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
-def _stems(text: str) -> list[str]:
+def stems(text: str) -> list[str]:
+    """The stemmed lower-case words of `text`."""
     # The stemmer `_text.stem` uses (this module is below `_text`, which reads
     # `joined_phrases` from it, so it stems on its own).
     stemmer = shared().stemmer()
@@ -59,7 +60,7 @@ def _stems(text: str) -> list[str]:
 
 @lru_cache(maxsize=1)
 def _stem_groups() -> tuple[frozenset[str], ...]:
-    return tuple(frozenset(_stems(" ".join(group))) for group in _GROUPS)
+    return tuple(frozenset(stems(" ".join(group))) for group in _GROUPS)
 
 
 def joined_phrases(text: str) -> str:
@@ -92,7 +93,7 @@ def names_by_relation(question: str) -> bool:
     The thing is unnamed, so a first document gives its name (the bridge) and the asked
     fact is in that thing's own document.
     """
-    return any(relation_of(t) for m in _POSSESSIVE_RE.finditer(question) for t in _stems(m.group()))
+    return any(relation_of(t) for m in _POSSESSIVE_RE.finditer(question) for t in stems(m.group()))
 
 
 def relation_of(term: str) -> frozenset[str]:
@@ -103,4 +104,4 @@ def relation_of(term: str) -> frozenset[str]:
     return frozenset()
 
 
-__all__ = ["joined_phrases", "names_by_relation", "relation_of", "with_relations"]
+__all__ = ["joined_phrases", "names_by_relation", "relation_of", "stems", "with_relations"]

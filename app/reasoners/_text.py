@@ -58,6 +58,10 @@ _MODIFIED_LIST = re.compile(
     r"(?:(?:two|three|four|five|six|seven|eight|nine|ten|[a-z\-]+) ){0,2}"
     r"([a-z\-]{2,}[^su\W]s) (?:do|did|are|were|should|must|can|could|have)\b"
 )
+# "... is where which two rivers meet?": a counted plural asked anywhere in the question.
+_COUNTED_LIST = re.compile(
+    r"\b(which|what) (?:two|three|four|five|six|seven|eight|nine|ten) ([a-z\-]{2,}[^su\W]s)\b"
+)
 _NOT_LISTS = frozenset(
     "years days months weeks hours minutes decades centuries times series species news means"
     " lens does".split()
@@ -553,7 +557,7 @@ def analyze_question(question: str) -> QuestionShape:
             answer_type="sentence",
             form="sentences",
         )
-    listed = _LIST.match(lowered) or _MODIFIED_LIST.match(lowered)
+    listed = _LIST.match(lowered) or _MODIFIED_LIST.match(lowered) or _COUNTED_LIST.search(lowered)
     if listed and listed.group(2) not in _NOT_LISTS and " or " not in lowered:
         return shape(
             kind="factoid",

@@ -206,6 +206,7 @@ def judge(item: dict[str, Any], result: dict[str, Any], *, f1: float) -> dict[st
         "right": right,
         "confidently_wrong": not abstained and not right,
         "confidence": result.get("confidence"),
+        "short_answer": result.get("short_answer"),
         "cited": cited,
         "cites_gold": answerable and any(doc in item["docs"] for doc in cited),
         "reflection": reflections[-1].get("label") if reflections else None,

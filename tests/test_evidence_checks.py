@@ -104,9 +104,11 @@ def test_how_soon_needs_a_figure():
         "How soon should the urine calcium be checked after starting dorvacil?", "clinic"
     )
     assert result["abstained"], result["answer"]
-    # A figure that is there still answers.
+    # A figure that is there still answers (with its sentence when that is not sure enough
+    # for the figure alone).
     counted = ask_json("How many stones a year call for dorvacil?", "clinic")
-    assert counted["answer"] == "more than two stones a year"
+    assert not counted["abstained"], counted["answer"]
+    assert "more than two stones a year" in counted["answer"]
 
 
 def test_a_file_name_title_is_never_the_answer():

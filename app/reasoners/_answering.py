@@ -114,9 +114,33 @@ def answer_question(
         embed=embed,
         floor=PARAMS.answer_confidence if calibrated and model is None else PARAMS.candidate_floor,
     )
+    if model is None and calibrated:
+        return sure_short_answer(draft)
     if model is None or features is None:
         return draft
     return calibrate(draft, features, model, scratchpad)
+
+
+def sure_short_answer(draft: AnswerDraft) -> AnswerDraft:
+    """The draft, or the sentence a bare short answer stands on when that is not sure enough.
+
+    A short answer given alone (a name, "Marlow Quay"; a figure or date, "40 mg a day",
+    "1974") shows nothing a reader could check, so it needs its sentence's hand-weighted
+    confidence at `PARAMS.alone_confidence`. Below it the answer is the sentence it was
+    read from, cited, and the span stays the short answer.
+    """
+    short = draft.short_answer.strip()
+    confidence = draft.confidence
+    if (
+        draft.abstained
+        or not short
+        or draft.answer.strip() != short
+        or confidence is None
+        or confidence >= PARAMS.alone_confidence
+    ):
+        return draft
+    sentence = span_sentence(draft)
+    return draft.model_copy(update={"answer": sentence}) if sentence else draft
 
 
 def calibrate(

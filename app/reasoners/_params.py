@@ -176,6 +176,15 @@ class ExtractiveParams:
     span_confidence: float = _chosen(
         0.6, CALIBRATED + " (a short span needs this much; else whole sentences)"
     )
+    alone_confidence: float = _chosen(
+        0.8,
+        "a short answer given alone (a name, a figure, a date) needs this much, else its"
+        " sentence answers (the span stays the short answer). Chosen by right - 2 x"
+        " confidently wrong on three of the tune/fresh/fresh2/fresh3 splits and checked on"
+        " the fourth (figures chose 0.775-0.8 in every rotation, names 0.7-0.8); abstaining"
+        " instead scored higher on the tuning splits but cost HotpotQA 1-200 3.5 EM points"
+        " (docs/answers.md)",
+    )
     # --- conflicts between documents on one subject
     conflict_question_share: float = _chosen(
         0.3,

@@ -59,7 +59,15 @@ _UNIT_KINDS: dict[str, frozenset[str]] = {
         "hectare hectares ha acre acres km2 km\u00b2 m2 m\u00b2 square sq sq.".split()
     ),
     "temperature": frozenset("\u00b0c \u00b0f degree degrees celsius fahrenheit".split()),
+    "rate": frozenset("beats beat bpm breaths breath".split()),
 }
+# Words after a number that make it a sum of money ("5 million", "300 guineas"); a currency
+# sign before it ("£48,000") does too.
+_MONEY_WORDS = frozenset(
+    "pound pounds dollar dollars euro euros shilling shillings guinea guineas pence penny"
+    " crowns million millions billion thousand".split()
+)
+_CURRENCY_RE = re.compile(r"[£$€¥]\s*\d")
 # Readings are measured in compound units ("mmHg", "mmol/L", "L/min"); a mass per body
 # weight or per day ("mg/kg", "mg/day") is a dose.
 _READING_UNITS = frozenset("mmhg mmol micromol \u00b5mol \u03bcmol nmol pmol iu/l".split())
@@ -68,20 +76,7 @@ _DOSE_PER_RE = re.compile(r"^(?:mg|g|mcg|\u00b5g|\u03bcg|ml|units?)/(?:kg|day|d|
 # What the question asks for; the first matching wording decides. Each kind lists the unit
 # kinds that answer it ("count" accepts a bare number or a unit of no other kind: "22 locks").
 _ASKED: list[tuple[re.Pattern[str], frozenset[str]]] = [
-    (
-        re.compile(
-            r"\bhow many (?:more |extra )?(?:seconds|minutes|hours|days|weeks|months|years"
-            r"|nights)\b"
-        ),
-        frozenset({"duration"}),
-    ),
-    (
-        re.compile(
-            r"\bhow many (?:more |extra )?(?:mg|milligrams|grams|micrograms|tablets|capsules"
-            r"|puffs|drops|units|doses|sachets|sprays)\b"
-        ),
-        frozenset({"dose"}),
-    ),
+    (re.compile(r"\bhow many times a\b"), frozenset({"duration"})),
     (re.compile(r"\bhow old\b|\bwhat age\b|\bat what age\b"), frozenset({"age"})),
     (
         re.compile(r"\b(?:what|which) (?:percentage|percent|proportion|share)\b|\bwhat %"),
@@ -106,10 +101,23 @@ _ASKED: list[tuple[re.Pattern[str], frozenset[str]]] = [
     ),
     (re.compile(r"\bhow long\b|\blength\b"), frozenset({"duration", "length"})),
     (re.compile(r"\btemperature\b|\bfever\b"), frozenset({"temperature", "reading"})),
+    # A rate is counted per minute ("over 100 a minute", "50 beats per minute"); a pressure
+    # in mmHg read from the same note is another reading.
+    (
+        re.compile(r"\b(?:heart|pulse|respiratory|breathing) rate\b|\bpulse\b"),
+        frozenset({"rate"}),
+    ),
+    # A sum of money ("£48,000", "5 million pounds"), not a count of anything else.
+    (
+        re.compile(
+            r"\b(?:cost|costs|costing|price|priced|paid|spent|fee|fees|fare|fares|budget)\b"
+        ),
+        frozenset({"money"}),
+    ),
     (
         re.compile(
             r"\b(?:blood pressure|bp|pressure|level|levels|reading|readings|hba1c|inr"
-            r"|cholesterol|concentration|peak flow|saturation|heart rate|pulse|egfr)\b"
+            r"|cholesterol|concentration|peak flow|saturation|egfr|score)\b"
         ),
         frozenset({"reading", "percentage"}),
     ),
@@ -119,7 +127,7 @@ _ASKED: list[tuple[re.Pattern[str], frozenset[str]]] = [
     ),
     # "How much" is an amount of anything but time or length: a dose, a weight, a share,
     # or a sum of money ("5 million", counted like a count).
-    (re.compile(r"\bhow much\b"), frozenset({"dose", "mass", "percentage", "count"})),
+    (re.compile(r"\bhow much\b"), frozenset({"dose", "mass", "percentage", "count", "money"})),
     (
         re.compile(r"\bhow many\b|\bpopulation\b|\bnumber of\b"),
         frozenset({"count"}),
@@ -152,8 +160,17 @@ def measure_words(question: str) -> str:
 
 
 def asked_quantity(question: str) -> frozenset[QuantityKind] | None:
-    """The kinds of quantity that answer `question`, or None when any figure may."""
+    """The kinds of quantity that answer `question`, or None when any figure may.
+
+    "How many <unit>?" asks for that unit's kind ("how many acres": an area, "how many
+    weeks": a duration), whatever else the question says.
+    """
     lowered = question.lower()
+    counted = re.search(r"\bhow many (?:more |extra )?([a-z]+)", lowered)
+    if counted is not None:
+        for kind, units in _UNIT_KINDS.items():
+            if kind != "percentage" and counted.group(1) in units:
+                return frozenset({kind})
     for pattern, kinds in _ASKED:
         if pattern.search(lowered):
             return kinds
@@ -190,13 +207,27 @@ def figure_answers(asked: frozenset[QuantityKind] | None, figure_text: str) -> b
     """Whether a figure (with its unit, if any) is of a kind the question asks for."""
     if asked is None:
         return True
+    if "money" in asked and is_money(figure_text):
+        return True
     kind = unit_kind(figure_text)
+    if kind == "reading" and "rate" in asked:
+        # "/min" is a rate; a pressure ("under 90 mmHg") is not.
+        return "/min" in figure_text.lower()
     if kind is None:
         # A bare number or a unit of no known kind ("22 locks", "48,300 residents").
-        return bool(asked & {"count", "age", "reading"})
+        return bool(asked & {"count", "age", "reading", "rate"})
     if kind == "duration" and "age" in asked:
         return True  # "41 years" old
     return kind in asked
+
+
+def is_money(figure_text: str) -> bool:
+    """Whether a figure is a sum of money: a currency sign before it or a money word after."""
+    if _CURRENCY_RE.search(figure_text):
+        return True
+    match = _FIGURE_RE.search(figure_text)
+    rest = match.group(1).strip().lower() if match else ""
+    return bool(rest) and re.split(r"[\s,;()]+", rest, maxsplit=1)[0] in _MONEY_WORDS
 
 
 _QUALIFIER_RE = re.compile(rf"^(?:{FIGURE_QUALIFIER_PATTERN})\s+(?=\d)", re.IGNORECASE)
@@ -249,6 +280,7 @@ __all__ = [
     "asked_quantity",
     "counted_figure",
     "figure_answers",
+    "is_money",
     "measure_words",
     "offset_not_length",
     "unit_kind",

@@ -1,9 +1,9 @@
-"""Answers that hold: the asked role, the asked dimension, the deciding clause, the thread.
+"""Answers that hold: the asked attribute, the asked dimension, the deciding clause, the thread.
 
 As a user meets them: `prefrag index` on their own notes, then `prefrag ask --json`, or the
-API on a thread. A note that gives a medicine's half-life answers "what is its half-life?";
-an article naming a village's schoolmaster does not say who its vicar was; a canal's width
-and length do not say how deep it is. A sentence that
+API on a thread. A note on a medicine that never gives its half-life does not answer "what
+is its half-life?" with its dose; an article naming a village's schoolmaster does not say
+who its vicar was; a canal's width and length do not say how deep it is. A sentence that
 warns about a group of foods and allows one of them in brackets answers "is that one ok?"
 with yes. On a thread, "and the cargo boats?" after a question about passenger boats asks
 the same question of the cargo boats, and "it" after a question about a named fair is the
@@ -69,6 +69,12 @@ NOTES = {
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with indexed_home(tmp_path_factory, NOTES, ("notes",)) as home:
         yield home
+
+
+def test_an_attribute_the_notes_never_give_is_not_answered_with_another() -> None:
+    record = ask_json("What's the half-life of Tolvarin?", "notes")
+    assert record["abstained"], record["answer"]
+    assert "half-life" in record["answer"]
 
 
 def test_an_attribute_the_notes_give_is_still_answered() -> None:

@@ -14,6 +14,7 @@ from langchain_core.documents import Document
 from prefrag.documents import unique_documents
 from prefrag.reasoners._bridges import through_described
 from prefrag.reasoners._checks import (
+    absent_attribute,
     common_word_span,
     figure_missing,
     file_name_title,
@@ -337,6 +338,10 @@ def evidence_check(
     if dimension:
         # "How deep?" answered by how wide: a neighbouring measure of the same thing.
         return Decline(f"the closest figure is said to be '{dimension}', not what is asked", 0.0)
+    absent = absent_attribute(judge, judged, draft, evidence)
+    if absent:
+        # The subject's documents never give the asked attribute (its half-life, its vicar).
+        return Decline(f"the cited notes never say '{absent}'", 0.0)
     return draft
 
 

@@ -468,6 +468,80 @@ def unsaid_relation(
     return ""
 
 
+# Heads of "what is the <phrase>" that any answer of the asked kind instantiates: a dose
+# says "300 mg", not "dose"; a first choice names the drug; a sentence telling what to do
+# is the warning, advice or instruction asked for without saying so, and a list of
+# complaints the signs or symptoms asked for.
+_GENERIC_HEADS = frozenset(
+    """dose doses dosage dosages level levels amount amounts number numbers value values
+    figure name names thing things way ways kind type sort reason reasons difference best
+    main first last next date year years time times day days answer option options choice
+    choices plan advice treatment treatments rule rules step steps warning warnings caution
+    precaution precautions instruction instructions recommendation recommendations guidance
+    message point problem issue concern sign signs symptom symptoms feature features effect
+    effects""".split()
+)
+
+
+def attribute_head(question: str, name_terms: frozenset[str] = frozenset()) -> str:
+    """The noun a "what / who is the <phrase>" question asks the value of ("" if none).
+
+    "What's the half-life of eplerenone?" asks eplerenone's *half-life*, "Who was the vicar
+    of X?" X's *vicar*: the phrase's last word before its first function word. A generic
+    head ("dose", "level", "name", "reason") is said by any answer of its kind and is left
+    out, as are names (`name_terms`) and comparisons ("Which is older, A or B?").
+    """
+    text = _CONTRACTION.sub(lambda m: m.group(1) + " is", question.replace("\u2019", "'"))
+    text = joined_phrases(_POSSESSOR.sub(" ", text))
+    lowered = [t.lower() for t in re.findall(r"[\w][\w-]*", text)]
+    start = 1 if lowered and lowered[0] in _PREPOSITIONS else 0
+    if len(lowered) < start + 3 or lowered[start] not in _WH or lowered[start + 1] not in _COPULA:
+        return ""
+    j = start + 2
+    while j < len(lowered) and lowered[j] in _DETERMINERS:
+        j += 1
+    phrase: list[str] = []
+    while j < len(lowered) and term_set(lowered[j]) and lowered[j] not in _RELATIVES:
+        if phrase and _PARTICIPLE.fullmatch(lowered[j]):
+            break
+        phrase.append(lowered[j])
+        j += 1
+    if not phrase:
+        return ""
+    head = phrase[-1]
+    if head in _GENERIC_HEADS or term_set(head) <= name_terms or _FIGURE_WORD.fullmatch(head):
+        return ""
+    return head
+
+
+def absent_attribute(
+    judge: Judge, judged: list[Judged], draft: AnswerDraft, evidence: Evidence
+) -> str:
+    """The asked attribute (`attribute_head`) that the cited documents never say ("" if none).
+
+    The corpus may name the subject and never the asked attribute: a note on a medicine that
+    gives its enzyme and dose but no half-life, an article on a village that names its
+    schoolmistress but no vicar. The head counts as said when the answer's sentences, their
+    headings and titles write or mean it (as for `unsaid_relation`), or when any cited
+    document writes it (a table's column, a later line naming it).
+    """
+    if judge.shape.kind in ("choice", "yesno"):
+        return ""
+    head = attribute_head(judge.shape.text, judge.name_terms)
+    if not head:
+        return ""
+    context = _answer_context(judged, draft, evidence, judge.name_terms)
+    if _written(head, context):
+        return ""
+    cited = " ".join(evidence.docs[d].page_content for d in evidence.positions(draft.cited_ids))
+    if cited and _written(head, cited):
+        return ""
+    said = plain(
+        draft.rationale.removeprefix(FROM) if draft.rationale.startswith(FROM) else draft.answer
+    )
+    return "" if _meant(Asked(head, ""), said, context, judge) else head
+
+
 # A length's dimension: the adjective a question asks with, the words a note gives it with.
 _DIMENSIONS = {
     "deep": ("deep", "depth", "below"),

@@ -231,6 +231,41 @@ class Asked:
     alternatives: tuple[str, ...] = ()
 
 
+def _question_clause(question: str) -> tuple[list[str], int]:
+    """The question's lower-cased words up to its first relative clause, and its wh-word's place.
+
+    A relative clause ("the film that he co-wrote") describes another thing on the way to
+    the answer, not the asked relation; a leading preposition ("At what level ...?") puts
+    the wh-word second.
+    """
+    text = _CONTRACTION.sub(lambda m: m.group(1) + " is", question.replace("\u2019", "'"))
+    text = joined_phrases(_POSSESSOR.sub(" ", text))  # "home town" is one relation word
+    lowered = [t.lower() for t in re.findall(r"[\w][\w-]*", text)]
+    start = 1 if lowered and lowered[0] in _PREPOSITIONS else 0
+    relative = [i for i, t in enumerate(lowered) if i > start and t in _RELATIVES]
+    return (lowered[: relative[0]] if relative else lowered), start
+
+
+def _wh_phrase(main: list[str], start: int) -> tuple[list[str], int] | None:
+    """After "what / which / who is [the]": the phrase's words and the place after them.
+
+    The phrase ends at its first function word or at a participle ("the genetic changes
+    *related* to X"). None when the clause does not open that way.
+    """
+    if not (len(main) > start + 1 and main[start] in _WH and main[start + 1] in _COPULA):
+        return None
+    j = start + 2
+    while j < len(main) and main[j] in _DETERMINERS:
+        j += 1
+    phrase: list[str] = []
+    while j < len(main) and term_set(main[j]):
+        if phrase and _PARTICIPLE.fullmatch(main[j]):
+            break
+        phrase.append(main[j])
+        j += 1
+    return phrase, j
+
+
 def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> list[Asked]:
     """The question's words that say which relation of its subject is asked.
 
@@ -249,26 +284,11 @@ def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> l
     in 2002") describes another thing on the way to the answer. Names (`name_terms`,
     stemmed) are the subject, checked by `unnamed_subject`.
     """
-    text = _CONTRACTION.sub(lambda m: m.group(1) + " is", question.replace("\u2019", "'"))
-    text = joined_phrases(_POSSESSOR.sub(" ", text))  # "home town" is one relation word
-    tokens = re.findall(r"[\w][\w-]*", text)
-    lowered = [t.lower() for t in tokens]
+    main, start = _question_clause(question)
     found: list[Asked] = []
-    # The question's own clause: a relative clause ("the film that he co-wrote") describes
-    # another thing on the way to the answer, not the asked relation.
-    start = 1 if lowered and lowered[0] in _PREPOSITIONS else 0  # "At what level ...?"
-    relative = [i for i, t in enumerate(lowered) if i > start and t in _RELATIVES]
-    main = lowered[: relative[0]] if relative else lowered
-    if len(main) > start + 1 and main[start] in _WH and main[start + 1] in _COPULA:
-        j = start + 2
-        while j < len(main) and main[j] in _DETERMINERS:
-            j += 1
-        phrase: list[str] = []
-        while j < len(main) and term_set(main[j]):
-            if phrase and _PARTICIPLE.fullmatch(main[j]):
-                break  # "the genetic changes *related* to X": the phrase ends at its noun
-            phrase.append(main[j])
-            j += 1
+    opened = _wh_phrase(main, start)
+    if opened is not None:
+        phrase, j = opened
         said = " ".join(phrase)
         qualifiers = phrase if main[start] == "who" else phrase[:-1]
         found += [Asked(w, said) for w in qualifiers if not term_set(w) <= name_terms]
@@ -491,24 +511,10 @@ def attribute_head(question: str, name_terms: frozenset[str] = frozenset()) -> s
     head ("dose", "level", "name", "reason") is said by any answer of its kind and is left
     out, as are names (`name_terms`) and comparisons ("Which is older, A or B?").
     """
-    text = _CONTRACTION.sub(lambda m: m.group(1) + " is", question.replace("\u2019", "'"))
-    text = joined_phrases(_POSSESSOR.sub(" ", text))
-    lowered = [t.lower() for t in re.findall(r"[\w][\w-]*", text)]
-    start = 1 if lowered and lowered[0] in _PREPOSITIONS else 0
-    if len(lowered) < start + 3 or lowered[start] not in _WH or lowered[start + 1] not in _COPULA:
+    opened = _wh_phrase(*_question_clause(question))
+    if not opened or not opened[0]:
         return ""
-    j = start + 2
-    while j < len(lowered) and lowered[j] in _DETERMINERS:
-        j += 1
-    phrase: list[str] = []
-    while j < len(lowered) and term_set(lowered[j]) and lowered[j] not in _RELATIVES:
-        if phrase and _PARTICIPLE.fullmatch(lowered[j]):
-            break
-        phrase.append(lowered[j])
-        j += 1
-    if not phrase:
-        return ""
-    head = phrase[-1]
+    head = opened[0][-1]
     if head in _GENERIC_HEADS or term_set(head) <= name_terms or _FIGURE_WORD.fullmatch(head):
         return ""
     return head

@@ -187,14 +187,29 @@ def unnamed_subject(
         covered = covered | evidence.doc_terms[link.doc]
     for said, terms in subjects(judge, evidence):
         # A name is mentioned when most of its terms are (`PARAMS.name_match`: "Livesey Hal"
-        # misspelt in a question is still "Livesey Hall"), or its last word: a person by
-        # the surname ("Marrow fired ..."), a river by its own name, not "River".
-        last = term_set(said.split()[-1]) if said.split() else frozenset()
-        if last and last <= covered:
+        # misspelt in a question is still "Livesey Hall"), or the word that tells it apart:
+        # a person by the surname ("Marrow fired ..."), a river by its own name, not "River".
+        telling = _telling_word(said, evidence)
+        if telling and telling <= covered:
             continue
         if len(terms & covered) < PARAMS.name_match * len(terms):
             return said
     return ""
+
+
+def _telling_word(name: str, evidence: Evidence) -> frozenset[str]:
+    """The terms of the word of `name` that tells it apart: its rarest in the held evidence.
+
+    Of equally rare words the last: a person is told by the surname, "River Pell" by "Pell",
+    and "Orrin Tunnel" by "Orrin", not by the "Tunnel" another tunnel's note also writes.
+    """
+    best: frozenset[str] = frozenset()
+    rarest = -1.0
+    for word in name.split():
+        terms = term_set(word)
+        if terms and (weight := max(evidence.weight(t) for t in terms)) >= rarest:
+            best, rarest = terms, weight
+    return best
 
 
 # "what's" is "what is"; a possessor ("the practice's", "Orlenby's") is the subject, not

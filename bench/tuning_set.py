@@ -28,7 +28,7 @@ confidently wrong (share of all items given a non-abstained answer that is not r
 wrong answers to answerable items plus answers to unanswerable ones).
 
     .venv/bin/python bench/tuning_set.py
-        [--split tune|heldout|fresh|fresh2|fresh3|fresh4|sealed|all] [--corpus clinic]
+        [--split tune|heldout|fresh|fresh2|fresh3|fresh4|fresh5|sealed|all] [--corpus clinic]
         [--json runs/tuning.json] [--limit N] [--show] [--set bench/sealed]
 
 `--set DIR` scores another set laid out the same way (`DIR/questions.jsonl`,
@@ -132,7 +132,7 @@ def cited_documents(result: dict[str, Any]) -> list[str]:
 
 
 def load_questions(split: str, corpus: str | None, set_dir: Path = TUNING) -> list[dict[str, Any]]:
-    """The questions of one split (`tune`, `heldout`, `fresh`...`fresh4`, `sealed`, `all`)."""
+    """The questions of one split (`tune`, `heldout`, `fresh`...`fresh5`, `sealed`, `all`)."""
     items = read_rows(set_dir / "questions.jsonl")
     return [
         item
@@ -275,7 +275,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--split",
-        choices=["tune", "heldout", "fresh", "fresh2", "fresh3", "fresh4", "sealed", "all"],
+        choices=[
+            "tune",
+            "heldout",
+            "fresh",
+            "fresh2",
+            "fresh3",
+            "fresh4",
+            "fresh5",
+            "sealed",
+            "all",
+        ],
         default="all",
     )
     parser.add_argument(

@@ -14,7 +14,13 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 scorer = load_file(REPO_ROOT / "bench" / "tuning_set.py", "tuning_set")
 
 
-ITEMS = scorer.load_questions("all", None)
+ITEMS = [*scorer.load_questions("all", None), *scorer.load_questions(scorer.UNSEEN, None)]
+
+
+def test_all_leaves_out_the_unseen_split() -> None:
+    """`--split all` (the tuning loop) never shows the split held out this stop."""
+    assert not any(item["split"] == scorer.UNSEEN for item in scorer.load_questions("all", None))
+    assert {item["split"] for item in ITEMS} >= {"tune", "heldout", scorer.UNSEEN}
 
 
 def test_every_answerable_item_is_answered_by_its_gold_documents() -> None:

@@ -60,3 +60,24 @@ def test_a_figure_or_date_is_answered_whole(question: str, source: str, expected
     assert not record["abstained"], record["answer"]
     shown = record["short_answer"] or record["answer"]
     assert expected in shown, (record["answer"], record["short_answer"])
+
+
+SHOUTED = {
+    "meds/dravocin.txt": """DRAVOCIN: SODIUM AND KIDNEYS
+
+Dravocin is a water tablet. It lowers sodium, so be careful with low-salt diets.
+Check sodium and creatinine 1 to 2 weeks after starting.
+Stop it if sodium falls below 130 mmol/L.
+
+Dravocin also raises lithium levels.
+""",
+}
+
+
+def test_a_heading_in_capitals_is_never_the_answer(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    with indexed_home(tmp_path_factory, SHOUTED, ("meds",)):
+        record = ask_json("at what sodium do you stop dravocin", "meds")
+    assert "SODIUM AND KIDNEYS" not in record["answer"], record["answer"]
+    assert "SODIUM AND KIDNEYS" not in (record["short_answer"] or ""), record["short_answer"]

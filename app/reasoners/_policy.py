@@ -104,14 +104,19 @@ def plain(text: str) -> str:
 def is_label_line(text: str, title: str = "") -> bool:
     """Whether a line is a title, heading or label rather than a statement.
 
-    A heading ("# Gout") or the document's own title says nothing by itself. (A line ending
+    A heading ("# Gout", or a plain-text one in capitals without a full stop, "WARFARIN:
+    BLEEDING RISKS") or the document's own title says nothing by itself. (A line ending
     in a colon, "Symptoms include:", is judged: it answers only with the lines it
     introduces, never alone.)
     """
     stripped = text.strip()
-    if not stripped or stripped.startswith("#"):
+    if not stripped or stripped.startswith("#") or _SHOUTED_HEADING_RE.fullmatch(stripped):
         return True
     return bool(title) and normalize_answer(stripped) == normalize_answer(title)
+
+
+# A plain-text heading: two or more words in capitals, no sentence end ("LITHIUM: LEVELS").
+_SHOUTED_HEADING_RE = re.compile(r"[A-Z][A-Z0-9 :,&/()'\-]*\s[A-Z0-9 :,&/()'\-]*[A-Z0-9)]")
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,10 @@ confidence in [0, 1] for the question, from three signals:
   holding that kind's cue words ("mutation", "gene") covers it;
 - type: whether the sentence holds what the question asks for (a number for "how many",
   a year for "when", a name for "who"; a figure of the asked kind - a duration for "how
-  long", a dose for "what dose", a reading for "what level" - see `_quantities`); untyped
-  questions always fit;
+  long", a dose for "what dose", a reading for "what level" - see `_quantities`); a name
+  or thing asked as "the <attribute> of X" fits only a sentence saying the attribute
+  (`_attributes.said_attribute`: "antidote", or a kind's own words such as "prognosis" for
+  an outlook), whatever else it says about X; other untyped questions always fit;
 
 times how much of the names the question gives the sentence (with its title and bridge)
 covers. The answer's form follows from the confidence of the sentence it stands on: a
@@ -36,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from prefrag.reasoners._attributes import said_attribute
 from prefrag.reasoners._evidence import Evidence, QuestionWeights, ScoredSentence
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._quantities import (
@@ -56,6 +59,8 @@ from prefrag.reasoners._text import (
 from prefrag.reasoners._topics import CUES
 
 Embed = Callable[[list[str]], "np.ndarray | None"]
+# The attribute a question asks of its subject ("antidote"), given its names' terms.
+AttributeOf = Callable[[str, frozenset[str]], str]
 
 _MARKDOWN_LINK_RE = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _MARKDOWN_MARK_RE = re.compile(r"(\*\*|__|`+|~~)")
@@ -161,6 +166,7 @@ class Judge:
         evidence: Evidence,
         weights: QuestionWeights,
         embed: Embed | None = None,
+        attribute_of: AttributeOf | None = None,
     ) -> None:
         self.shape = shape
         self.evidence = evidence
@@ -182,6 +188,10 @@ class Judge:
         self.cue = CUES.get(shape.topic) if shape.subject else None
         # "How tall is X?": a sentence giving a length says "tall" with its figure.
         self.measure = term_set(measure_words(shape.text)) & frozenset(self.asked)
+        # "What is the antidote for X?": a sentence that never says the asked attribute
+        # (nor its kind's words) does not hold what is asked, however close it is to X.
+        attribute = attribute_of(shape.text, self.name_terms) if attribute_of else ""
+        self.attribute = attribute if shape.kind not in ("choice", "yesno") else ""
         self._cache: dict[tuple[int, int], Judged] = {}
         self._question_vector: np.ndarray | None = None
         self._vectors: dict[str, np.ndarray] = {}
@@ -255,7 +265,7 @@ class Judge:
             names = len(self.name_terms & named) / len(self.name_terms)
         else:
             names = 1.0
-        fits = self._fits(scored.sentence.text)
+        fits = self._fits(scored.sentence.text) and self._says_attribute(scored)
         cosine = self.similarity(scored)
         if cosine is not None and scored.link is not None:
             # A chained sentence is read after the sentence leading to it, which holds the
@@ -323,6 +333,19 @@ class Judge:
             if shown is not None and figure_answers(asked, shown):
                 return True
         return False
+
+    def _says_attribute(self, scored: ScoredSentence) -> bool:
+        """Whether a sentence, its heading or title says the asked attribute (`said_attribute`).
+
+        Figures and dates have kinds of their own (`_fits`); a name or a thing asked as
+        "the <attribute> of X" is held only by a sentence saying the attribute: written, a
+        wording of its relation ("architect" for "designer") or its kind's words
+        ("prognosis" for an outlook).
+        """
+        if not self.attribute or self.shape.answer_type in ("date", "number"):
+            return True
+        heading = " ".join(sorted(scored.sentence.section))
+        return said_attribute(self.attribute, f"{self._context(scored)} {heading}")
 
     def _fits(self, text: str) -> bool:
         kind = self.shape.answer_type

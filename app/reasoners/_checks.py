@@ -198,18 +198,33 @@ def unnamed_subject(
 
 
 def _telling_word(name: str, evidence: Evidence) -> frozenset[str]:
-    """The terms of the word of `name` that tells it apart: its rarest in the held evidence.
+    """The terms of the word of `name` that tells it apart from other things' names.
 
-    Of equally rare words the last: a person is told by the surname, "River Pell" by "Pell",
-    and "Orrin Tunnel" by "Orrin", not by the "Tunnel" another tunnel's note also writes.
+    Its last word (a person's surname: "Marrow fired ...", "Pell" of "River Pell"), unless
+    the evidence also writes that word after another name ("Brack Tunnel" beside "Orrin
+    Tunnel"): a shared head noun tells nothing, and the name's rarest word in the evidence
+    ("Orrin") does instead.
     """
+    words = name.split()
+    if not words:
+        return frozenset()
+    last = words[-1]
+    own = {w.lower() for w in words}
+    heads = re.finditer(rf"\b([A-Z][\w'\u2019-]*)\s+{re.escape(last)}\b", _texts(evidence))
+    if not any(m.group(1).lower() not in own for m in heads):
+        return term_set(last)
     best: frozenset[str] = frozenset()
     rarest = -1.0
-    for word in name.split():
+    for word in words:
         terms = term_set(word)
-        if terms and (weight := max(evidence.weight(t) for t in terms)) >= rarest:
+        if terms and (weight := max(evidence.weight(t) for t in terms)) > rarest:
             best, rarest = terms, weight
     return best
+
+
+def _texts(evidence: Evidence) -> str:
+    """The held documents' titles and texts, one block."""
+    return "\n".join([*evidence.titles, *(d.page_content for d in evidence.docs)])
 
 
 # "what's" is "what is"; a possessor ("the practice's", "Orlenby's") is the subject, not

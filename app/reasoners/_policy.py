@@ -70,10 +70,15 @@ _LINE_MARK_RE = re.compile(r"(?m)^\s*(?:#{1,6}\s+|>\s*|[-*+\u2022]\s+)")
 _NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
 _RANGE_RE = re.compile(rf"{_NUMBER}(?:\s*(?:to|-|\u2013|/|and|or)\s*{_NUMBER})*")
 _UNIT_RE = re.compile(
-    r"\s*(%|percent\b|per cent\b|(?:(?:square|sq\.?|cubic)\s+)?"  # "610 square kilometres"
+    r"\s*(%|percent\b|per cent\b|(?:(?:square|sq\.?|cubic|nautical)\s+)?"  # "610 square km"
     r"(?:[a-zA-Z\u00b5\u03bc]+(?:/[a-zA-Z0-9]+)?)"
     r"(?:\s+(?:once|twice|three times|four times|a|per|each|every)\s+(?:a\s+)?"
     r"(?:day|daily|week|month|year|hour|dose))?)"
+)
+_CURRENCY = "\u00a3$\u20ac\u00a5"
+# What a sum of money is per: "$12.50 a month", "\u00a340 per session".
+_PER_PERIOD_RE = re.compile(
+    r"\s+(?:a|an|per|each|every)\s+(?:day|week|month|year|hour|session|visit|dose|person)\b"
 )
 _NOT_UNITS = frozenset(
     "and or to the a an at in on of for by with from as is was are were be that which who it"
@@ -104,14 +109,19 @@ def plain(text: str) -> str:
 def is_label_line(text: str, title: str = "") -> bool:
     """Whether a line is a title, heading or label rather than a statement.
 
-    A heading ("# Gout") or the document's own title says nothing by itself. (A line ending
+    A heading ("# Gout", or a plain-text one in capitals without a full stop, "WARFARIN:
+    BLEEDING RISKS") or the document's own title says nothing by itself. (A line ending
     in a colon, "Symptoms include:", is judged: it answers only with the lines it
     introduces, never alone.)
     """
     stripped = text.strip()
-    if not stripped or stripped.startswith("#"):
+    if not stripped or stripped.startswith("#") or _SHOUTED_HEADING_RE.fullmatch(stripped):
         return True
     return bool(title) and normalize_answer(stripped) == normalize_answer(title)
+
+
+# A plain-text heading: two or more words in capitals, no sentence end ("LITHIUM: LEVELS").
+_SHOUTED_HEADING_RE = re.compile(r"[A-Z][A-Z0-9 :,&/()'\-]*\s[A-Z0-9 :,&/()'\-]*[A-Z0-9)]")
 
 
 @dataclass(frozen=True)
@@ -342,8 +352,8 @@ class Judge:
         if kind == "date":
             return year_of(text) is not None or bool(
                 re.search(
-                    r"\b(century|centuries|\d+(st|nd|rd|th)|monday|tuesday|wednesday"
-                    r"|thursday|friday|saturday|sunday|weeks?|days?|months?)\b",
+                    r"\b(century|centuries|\d+(st|nd|rd|th)|(?:monday|tuesday|wednesday"
+                    r"|thursday|friday|saturday|sunday)s?|weeks?|days?|months?)\b",
                     text,
                     re.I,
                 )
@@ -404,7 +414,8 @@ class Judge:
 def figure(sentence: str, span: Span) -> str | None:
     """A number span with its range and unit ("6 to 8 weeks", "135/85 mmHg"), or None.
 
-    None when no unit follows the number in its sentence: a bare number says nothing.
+    None when no unit follows the number in its sentence: a bare number says nothing. A
+    currency sign before it is its unit ("\u00a348,000", "$12.50 a month").
     """
     start = span.start if span.start >= 0 else sentence.find(span.text)
     if start < 0:
@@ -412,6 +423,9 @@ def figure(sentence: str, span: Span) -> str | None:
     figure_match = _RANGE_RE.match(sentence, start)
     end = figure_match.end() if figure_match else start + len(span.text)
     end = max(end, start + len(span.text))
+    if start > 0 and sentence[start - 1] in _CURRENCY:
+        period = _PER_PERIOD_RE.match(sentence, end)
+        return sentence[start - 1 : period.end() if period else end]
     unit = _UNIT_RE.match(sentence, end)
     if unit is None or unit.group(1).lower() in _NOT_UNITS:
         return None

@@ -1,23 +1,23 @@
 """Fit the extractive reasoner's answer confidence on our tuning splits, one left out at a time.
 
 Each corpus of `bench/tuning/` is indexed as `bench/tuning_set.py` does, and every question
-of the tuning splits (`FOLDS`: `tune`, `fresh`, `fresh2`) and of `heldout` is asked through
+of the tuning splits (`FOLDS`: `tune`, `fresh`...`fresh4`) and of `heldout` is asked through
 the API with the answer policy's best answer kept whatever its confidence
 (`answer_question(..., calibrated=False)`); the features of that answer
 (`prefrag.reasoners._confidence.answer_features`) are recorded with whether the answer is
 right by the tuning set's rule (`tuning_set.is_right`; any answer to an unanswerable
 question is wrong). Questions the policy declines outright (no document about the named
 subject, no sentence of the asked type...) have no features and stay abstentions. Any
-other split (`fresh3`, declared tuning data from stop 29 but not a fold yet; `fresh4`, the
-reported-only split; `sealed`) is never collected.
+other split (`fresh5`, the reported-only split; `sealed`) is never collected; `fresh4` is
+tuning data, and a fold, from stop 30.
 
 `--hotpot 1-200` adds rows from HotpotQA's tuning half, run through the loop of
 `bench/dev_extractive_hotpot.py --embeddings`; they are labelled by exact match of what is
 scored (`--hotpot-label em`), as HotpotQA's EM counts them, not by the containment rule.
 
 A scikit-learn `LogisticRegression` on standardised features is evaluated leaving one
-split out: fitted on two tuning splits (and two thirds of the HotpotQA rows), it predicts
-the third. Two answer thresholds are chosen together on these pooled out-of-fold
+split out: fitted on the other tuning splits (and the other parts of the HotpotQA rows), it
+predicts the one left out. Two answer thresholds are chosen together on these pooled out-of-fold
 predictions, one for sentence answers and one for answers holding a short answer (a span,
 a yes/no, an option): the pair scoring best as right answers minus `--wrong-cost` (2)
 times confidently wrong ones over all tuning questions, among the pairs keeping HotpotQA
@@ -53,7 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tuning_set
 
 MODEL = Path(__file__).resolve().parent.parent / "app" / "data" / "confidence_model.json"
-FOLDS = ("tune", "fresh", "fresh2")
+FOLDS = ("tune", "fresh", "fresh2", "fresh3", "fresh4")
 
 
 def capture_drafts() -> list[tuple[Any, dict[str, float] | None]]:
@@ -318,10 +318,10 @@ def choose_thresholds(
 
 
 def fold_of(row: dict[str, Any], index: int, total: int) -> str:
-    """The fold a row is left out in: its split, or for HotpotQA rows a third of the items.
+    """The fold a row is left out in: its split, or for HotpotQA rows a part of the items.
 
-    HotpotQA rows are cut into three contiguous thirds, one per tuning split, so every row
-    of the fit has an out-of-fold prediction.
+    HotpotQA rows are cut into contiguous parts, one per tuning split, so every row of the
+    fit has an out-of-fold prediction.
     """
     if row["split"] != "hotpot":
         return str(row["split"])
@@ -384,7 +384,7 @@ def out_of_fold(
 
 
 def assign_folds(rows: list[dict[str, Any]]) -> None:
-    """Set each row's `fold`: its split, HotpotQA rows by thirds (`fold_of`)."""
+    """Set each row's `fold`: its split, HotpotQA rows by parts (`fold_of`)."""
     hotpot = [r for r in rows if r["split"] == "hotpot"]
     for index, row in enumerate(hotpot):
         row["fold"] = fold_of(row, index, len(hotpot))
@@ -430,8 +430,8 @@ def select_features(rows: list[dict[str, Any]], args: argparse.Namespace) -> tup
 def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
     """The fitted model as a JSON-ready dict (coefficients, thresholds, how fitted).
 
-    Leave one split out: for each tuning split (`FOLDS`), a model fitted on the other two
-    (and two thirds of the HotpotQA rows) predicts it. The thresholds are chosen on these
+    Leave one split out: for each tuning split (`FOLDS`), a model fitted on the others
+    (and the other parts of the HotpotQA rows) predicts it. The thresholds are chosen on these
     pooled out-of-fold predictions, so they are set on answers the model never saw; the
     shipped model is then fitted on every fold with those thresholds, and `heldout` is
     scored with it only.
@@ -541,8 +541,8 @@ def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
             f" from {list(C_GRID)} by 5-fold cross-validated log-loss unless given;"
             f" HotpotQA rows weighted {args.hotpot_weight}",
             "thresholds": "chosen on the pooled leave-one-split-out predictions (a model"
-            " fitted on two tuning splits and two thirds of the HotpotQA rows predicts the"
-            " third); the shipped model is fitted on all of them",
+            " fitted on the other tuning splits and parts of the HotpotQA rows predicts the"
+            " one left out); the shipped model is fitted on all of them",
             "rows": len(usable),
             "hotpot_rows": sum(r["features"] is not None for r in hotpot),
             "right": sum(label(r, args) for r in usable),
@@ -672,7 +672,7 @@ def main() -> None:
         rows = json.loads(args.rows.read_text())
     else:
         # The tuning splits are fitted on (one left out at a time); `heldout` is collected
-        # to be scored only, and any other split (`fresh3`, `fresh4`, `sealed`) never reaches a fit.
+        # to be scored only, and any other split (`fresh5`, `sealed`) never reaches a fit.
         items = [
             item
             for item in tuning_set.load_questions("all", None)

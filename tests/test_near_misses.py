@@ -212,7 +212,7 @@ def test_genetic_is_said_by_a_sentence_naming_the_gene() -> None:
 def test_a_word_is_written_by_its_root_with_an_ending() -> None:
     # Without MiniLM (an answer drafted when the retrieval budget is spent) only written
     # words count: "genetic" is written by "gene".
-    from prefrag.reasoners._checks import _written
+    from prefrag.reasoners._attributes import says_word
 
-    assert _written("genetic", "Mutations in the FARR1 gene cause it.")
-    assert not _written("genetic", "Farrow syndrome thickens the skin.")
+    assert says_word("genetic", "Mutations in the FARR1 gene cause it.")
+    assert not says_word("genetic", "Farrow syndrome thickens the skin.")

@@ -14,7 +14,13 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 scorer = load_file(REPO_ROOT / "bench" / "tuning_set.py", "tuning_set")
 
 
-ITEMS = scorer.load_questions("all", None)
+ITEMS = [*scorer.load_questions("all", None), *scorer.load_questions(scorer.UNSEEN, None)]
+
+
+def test_all_leaves_out_the_unseen_split() -> None:
+    """`--split all` (the tuning loop) never shows the split held out this stop."""
+    assert not any(item["split"] == scorer.UNSEEN for item in scorer.load_questions("all", None))
+    assert {item["split"] for item in ITEMS} >= {"tune", "heldout", scorer.UNSEEN}
 
 
 def test_every_answerable_item_is_answered_by_its_gold_documents() -> None:
@@ -50,12 +56,13 @@ FRESH_SPLITS = {
     "fresh2": {"clinic3", "interactions3", "encyclopedia3"},
     "fresh3": {"clinic4", "interactions4", "encyclopedia4"},
     "fresh4": {"clinic5", "interactions5", "encyclopedia5"},
+    "fresh5": {"clinic6", "interactions6", "encyclopedia6"},
 }
 
 
 @pytest.mark.parametrize("split", sorted(FRESH_SPLITS))
 def test_a_fresh_split_loads_on_corpora_of_its_own(split: str) -> None:
-    """`--split fresh`...`fresh4`: own three corpora, every kind, a fifth unanswerable."""
+    """`--split fresh`...`fresh5`: own three corpora, every kind, a fifth unanswerable."""
     fresh = scorer.load_questions(split, None)
     assert len(fresh) >= 75
     corpora = {item["corpus"] for item in fresh}
@@ -70,6 +77,20 @@ def test_a_fresh_split_loads_on_corpora_of_its_own(split: str) -> None:
     assert kinds["followup"] >= 6 and kinds["unanswerable"] >= 12
     unanswerable = sum(item["docs"] == scorer.UNANSWERABLE for item in fresh)
     assert 0.15 <= unanswerable / len(fresh) <= 0.3
+
+
+def test_the_reported_only_split_has_its_kinds_mix_and_is_never_fitted_on() -> None:
+    """fresh5: its own id prefixes, enough bridges, comparisons and follow-ups; the
+    confidence fit collects every tuning split up to fresh4 and never fresh5."""
+    fresh5 = scorer.load_questions("fresh5", None)
+    prefixes = {"clinic6": "cl6-", "interactions6": "ix6-", "encyclopedia6": "en6-"}
+    assert all(item["id"].startswith(prefixes[item["corpus"]]) for item in fresh5)
+    kinds = Counter(item["kind"] for item in fresh5)
+    assert kinds["bridge"] >= 25 and kinds["comparison"] >= 15 and kinds["followup"] >= 25
+    for corpus in FRESH_SPLITS["fresh5"]:
+        assert 15 <= len(scorer.corpus_documents(corpus)) <= 22, corpus
+    fit_confidence = load_file(REPO_ROOT / "bench" / "fit_confidence.py", "fit_confidence")
+    assert "fresh4" in fit_confidence.FOLDS and "fresh5" not in fit_confidence.FOLDS
 
 
 def _item(**fields: object) -> dict[str, object]:

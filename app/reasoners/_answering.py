@@ -15,6 +15,7 @@ from prefrag.documents import unique_documents
 from prefrag.reasoners._bridges import through_described
 from prefrag.reasoners._checks import (
     absent_attribute,
+    attribute_head,
     common_word_span,
     figure_missing,
     file_name_title,
@@ -271,7 +272,7 @@ def one_hop(
             # how many it affects) would be answered with its best unrelated sentences.
             reason = f"nothing retrieved about {shape.subject} says {aspect}"
             return abstention(scratchpad, reason), None
-    judge = Judge(shape, held, weights, embed)
+    judge = Judge(shape, held, weights, embed, attribute_head)
     judged = judge.rank(ranked)
     if not judged:
         reason = "no retrieved sentence is about what the question asks"

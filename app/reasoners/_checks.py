@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from difflib import SequenceMatcher
 
+from prefrag.reasoners._attributes import said_attribute, says_word
 from prefrag.reasoners._evidence import Evidence
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._policy import FROM, Judge, Judged, plain
-from prefrag.reasoners._relations import joined_phrases, relation_of, with_relations
+from prefrag.reasoners._relations import joined_phrases, relation_of
 from prefrag.reasoners._text import term_set
 from prefrag.reasoners._verdicts import is_demonym
 from prefrag.reasoners.base import AnswerDraft
@@ -399,35 +399,6 @@ def _answer_context(
     return " ".join(parts)
 
 
-def _written(word: str, context: str) -> bool:
-    """Whether `context` writes `word`.
-
-    By its stem (each part of a hyphenated word), a wording of its relation, or misspelt
-    (`PARAMS.relation_spelling`); a figure as it is.
-    """
-    if re.fullmatch(r"\d[\d,.]*", word):
-        figures = {f.replace(",", "") for f in re.findall(r"\d[\d,.]*\d|\d", context)}
-        return word.replace(",", "").rstrip(".") in figures
-    held = with_relations(term_set(context))
-    written = {w for w in re.findall(r"[a-z][a-z-]+", context.lower()) if term_set(w)}
-    for part in [p for p in word.split("-") if len(p) > 2 and term_set(p)] or [word]:
-        if term_set(part) <= held:
-            continue
-        if not any(
-            SequenceMatcher(None, part, other).ratio() >= PARAMS.relation_spelling
-            or _same_root(part, other)
-            for other in written
-        ):
-            return False
-    return True
-
-
-def _same_root(word: str, other: str) -> bool:
-    """Whether one word is the other with an ending ("gene" and "genetic"), four letters on."""
-    short, long = sorted((word, other), key=len)
-    return len(short) >= 4 and long.startswith(short)
-
-
 def _meant(asked: Asked, said: str, context: str, judge: Judge) -> bool:
     """Whether the answer says `asked.word` in other words, by MiniLM.
 
@@ -463,7 +434,7 @@ def unsaid_relation(
     "What is the practice's email address?" is not answered by "Address: 4 Tanner's Row",
     "When did he die?" not by the year he climbed a mountain, "What was the population in
     1908?" not by another year's count. The relation's words (`relation_words`) must each be
-    said where the answer stands (`_answer_context`): written (`_written`: inflections,
+    said where the answer stands (`_answer_context`): written (`says_word`: inflections,
     relation wordings such as "born" for "birthplace", misspellings) or meant (`_meant`,
     by MiniLM). A comparison reads each side's own value and is left alone.
     """
@@ -481,7 +452,7 @@ def unsaid_relation(
     for each in asked:
         words = (each.word, *each.alternatives)
         if not any(
-            _written(word, context) or _meant(Asked(word, each.phrase), said, context, judge)
+            says_word(word, context) or _meant(Asked(word, each.phrase), said, context, judge)
             for word in words
         ):
             return " ".join(words)
@@ -529,7 +500,9 @@ def absent_attribute(
     gives its enzyme and dose but no half-life, an article on a village that names its
     schoolmistress but no vicar. The head counts as said when the answer's sentences, their
     headings and titles write or mean it (as for `unsaid_relation`), or when any cited
-    document writes it (a table's column, a later line naming it).
+    document writes it (a table's column, a later line naming it); written includes the
+    words its kind is said with (`said_attribute`: "prognosis" or "survival" for an
+    outlook, "mutations" for genetic changes).
     """
     if judge.shape.kind in ("choice", "yesno"):
         return ""
@@ -537,10 +510,10 @@ def absent_attribute(
     if not head:
         return ""
     context = _answer_context(judged, draft, evidence, judge.name_terms)
-    if _written(head, context):
+    if said_attribute(head, context):
         return ""
     cited = " ".join(evidence.docs[d].page_content for d in evidence.positions(draft.cited_ids))
-    if cited and _written(head, cited):
+    if cited and said_attribute(head, cited):
         return ""
     said = plain(
         draft.rationale.removeprefix(FROM) if draft.rationale.startswith(FROM) else draft.answer

@@ -18,6 +18,7 @@ from langchain_core.documents import Document
 from prefrag.documents import doc_id, unique_documents
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._relations import names_by_relation, relation_of, with_relations
+from prefrag.reasoners._slots import slot_positions, slot_share
 from prefrag.reasoners._text import (
     QuestionShape,
     Span,
@@ -415,7 +416,13 @@ def answer_candidates(
             if _ACRONYM_RE.fullmatch(span.text):
                 # Short acronyms ("SEC", "IMD") are usually asides, not answers.
                 subject_factor *= PARAMS.acronym
-            score = scored.score * fit * novelty * subject_factor * proximity(span, positions)
+            # Of several values of its kind, the one whose own slot the question's words
+            # are in ("shut down in 1931", not "started in 1788", for "when did it shut").
+            near = slot_positions(sentence.text, span, spans, positions)
+            subject_factor *= 1.0 + PARAMS.slot_bonus * slot_share(
+                sentence.text, span, spans, positions
+            )
+            score = scored.score * fit * novelty * subject_factor * proximity(span, near)
             pooled.setdefault(key, []).append(Candidate(span.text, score, scored, span.kind))
     candidates = []
     for group in pooled.values():

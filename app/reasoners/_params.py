@@ -34,6 +34,11 @@ class ExtractiveParams:
     # --- support: shares of the question's idf weight that sentences cover
     answer_support: float = _chosen(0.6, HAND_SET + " (answer once most of the question is met)")
     weak_support: float = _chosen(0.3, HAND_SET + " (below it a reflection says INCORRECT)")
+    verdict_clause_share: float = _chosen(
+        0.5,
+        "hand-set on the tune, fresh, fresh2 and fresh4 splits of bench/tuning (a yes/no"
+        " verdict is read from a clause holding half of the property's words)",
+    )
     property_coverage: float = _chosen(
         0.75, HAND_SET + " (a yes/no property holds when its documents hold 3 of 4 terms)"
     )
@@ -83,6 +88,11 @@ class ExtractiveParams:
     repeat_bonus: float = _chosen(0.15, HAND_SET + " (a span found in several sentences)")
     proximity_bonus: float = _chosen(0.5, HAND_SET + " (at most +50% for an adjacent span)")
     proximity_scale: float = _chosen(30.0, "about five words, in characters; hand-set")
+    slot_bonus: float = _chosen(
+        0.5,
+        "hand-set on the tune, fresh, fresh2 and fresh4 splits of bench/tuning (up to +50% for"
+        " the value of a sentence whose own slot holds most of the question's words)",
+    )
     # --- bridges and queries
     bridge_sentences: int = _chosen(4, HAND_SET)
     bridge_length_bonus: float = _chosen(0.2, HAND_SET + " (per name term, up to three)")

@@ -12,8 +12,10 @@ confidence in [0, 1] for the question, from three signals:
   holding that kind's cue words ("mutation", "gene") covers it;
 - type: whether the sentence holds what the question asks for (a number for "how many",
   a year for "when", a name for "who"; a figure of the asked kind - a duration for "how
-  long", a dose for "what dose", a reading for "what level" - see `_quantities`); untyped
-  questions always fit;
+  long", a dose for "what dose", a reading for "what level" - see `_quantities`); a name
+  or thing asked as "the <attribute> of X" fits only a sentence saying the attribute
+  (`_attributes.said_attribute`: "antidote", or a kind's own words such as "prognosis" for
+  an outlook), whatever else it says about X; other untyped questions always fit;
 
 times how much of the names the question gives the sentence (with its title and bridge)
 covers. The answer's form follows from the confidence of the sentence it stands on: a
@@ -36,6 +38,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from prefrag.reasoners._attributes import said_attribute
 from prefrag.reasoners._evidence import Evidence, QuestionWeights, ScoredSentence
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._quantities import (
@@ -56,6 +59,8 @@ from prefrag.reasoners._text import (
 from prefrag.reasoners._topics import CUES
 
 Embed = Callable[[list[str]], "np.ndarray | None"]
+# The attribute a question asks of its subject ("antidote"), given its names' terms.
+AttributeOf = Callable[[str, frozenset[str]], str]
 
 _MARKDOWN_LINK_RE = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")
 _MARKDOWN_MARK_RE = re.compile(r"(\*\*|__|`+|~~)")
@@ -65,10 +70,15 @@ _LINE_MARK_RE = re.compile(r"(?m)^\s*(?:#{1,6}\s+|>\s*|[-*+\u2022]\s+)")
 _NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
 _RANGE_RE = re.compile(rf"{_NUMBER}(?:\s*(?:to|-|\u2013|/|and|or)\s*{_NUMBER})*")
 _UNIT_RE = re.compile(
-    r"\s*(%|percent\b|per cent\b|(?:(?:square|sq\.?|cubic)\s+)?"  # "610 square kilometres"
+    r"\s*(%|percent\b|per cent\b|(?:(?:square|sq\.?|cubic|nautical)\s+)?"  # "610 square km"
     r"(?:[a-zA-Z\u00b5\u03bc]+(?:/[a-zA-Z0-9]+)?)"
     r"(?:\s+(?:once|twice|three times|four times|a|per|each|every)\s+(?:a\s+)?"
     r"(?:day|daily|week|month|year|hour|dose))?)"
+)
+_CURRENCY = "\u00a3$\u20ac\u00a5"
+# What a sum of money is per: "$12.50 a month", "\u00a340 per session".
+_PER_PERIOD_RE = re.compile(
+    r"\s+(?:a|an|per|each|every)\s+(?:day|week|month|year|hour|session|visit|dose|person)\b"
 )
 _NOT_UNITS = frozenset(
     "and or to the a an at in on of for by with from as is was are were be that which who it"
@@ -99,14 +109,19 @@ def plain(text: str) -> str:
 def is_label_line(text: str, title: str = "") -> bool:
     """Whether a line is a title, heading or label rather than a statement.
 
-    A heading ("# Gout") or the document's own title says nothing by itself. (A line ending
+    A heading ("# Gout", or a plain-text one in capitals without a full stop, "WARFARIN:
+    BLEEDING RISKS") or the document's own title says nothing by itself. (A line ending
     in a colon, "Symptoms include:", is judged: it answers only with the lines it
     introduces, never alone.)
     """
     stripped = text.strip()
-    if not stripped or stripped.startswith("#"):
+    if not stripped or stripped.startswith("#") or _SHOUTED_HEADING_RE.fullmatch(stripped):
         return True
     return bool(title) and normalize_answer(stripped) == normalize_answer(title)
+
+
+# A plain-text heading: two or more words in capitals, no sentence end ("LITHIUM: LEVELS").
+_SHOUTED_HEADING_RE = re.compile(r"[A-Z][A-Z0-9 :,&/()'\-]*\s[A-Z0-9 :,&/()'\-]*[A-Z0-9)]")
 
 
 @dataclass(frozen=True)
@@ -151,6 +166,7 @@ class Judge:
         evidence: Evidence,
         weights: QuestionWeights,
         embed: Embed | None = None,
+        attribute_of: AttributeOf | None = None,
     ) -> None:
         self.shape = shape
         self.evidence = evidence
@@ -172,6 +188,10 @@ class Judge:
         self.cue = CUES.get(shape.topic) if shape.subject else None
         # "How tall is X?": a sentence giving a length says "tall" with its figure.
         self.measure = term_set(measure_words(shape.text)) & frozenset(self.asked)
+        # "What is the antidote for X?": a sentence that never says the asked attribute
+        # (nor its kind's words) does not hold what is asked, however close it is to X.
+        attribute = attribute_of(shape.text, self.name_terms) if attribute_of else ""
+        self.attribute = attribute if shape.kind not in ("choice", "yesno") else ""
         self._cache: dict[tuple[int, int], Judged] = {}
         self._question_vector: np.ndarray | None = None
         self._vectors: dict[str, np.ndarray] = {}
@@ -245,7 +265,7 @@ class Judge:
             names = len(self.name_terms & named) / len(self.name_terms)
         else:
             names = 1.0
-        fits = self._fits(scored.sentence.text)
+        fits = self._fits(scored.sentence.text) and self._says_attribute(scored)
         cosine = self.similarity(scored)
         if cosine is not None and scored.link is not None:
             # A chained sentence is read after the sentence leading to it, which holds the
@@ -314,13 +334,26 @@ class Judge:
                 return True
         return False
 
+    def _says_attribute(self, scored: ScoredSentence) -> bool:
+        """Whether a sentence, its heading or title says the asked attribute (`said_attribute`).
+
+        Figures and dates have kinds of their own (`_fits`); a name or a thing asked as
+        "the <attribute> of X" is held only by a sentence saying the attribute: written, a
+        wording of its relation ("architect" for "designer") or its kind's words
+        ("prognosis" for an outlook).
+        """
+        if not self.attribute or self.shape.answer_type in ("date", "number"):
+            return True
+        heading = " ".join(sorted(scored.sentence.section))
+        return said_attribute(self.attribute, f"{self._context(scored)} {heading}")
+
     def _fits(self, text: str) -> bool:
         kind = self.shape.answer_type
         if kind == "date":
             return year_of(text) is not None or bool(
                 re.search(
-                    r"\b(century|centuries|\d+(st|nd|rd|th)|monday|tuesday|wednesday"
-                    r"|thursday|friday|saturday|sunday|weeks?|days?|months?)\b",
+                    r"\b(century|centuries|\d+(st|nd|rd|th)|(?:monday|tuesday|wednesday"
+                    r"|thursday|friday|saturday|sunday)s?|weeks?|days?|months?)\b",
                     text,
                     re.I,
                 )
@@ -381,7 +414,8 @@ class Judge:
 def figure(sentence: str, span: Span) -> str | None:
     """A number span with its range and unit ("6 to 8 weeks", "135/85 mmHg"), or None.
 
-    None when no unit follows the number in its sentence: a bare number says nothing.
+    None when no unit follows the number in its sentence: a bare number says nothing. A
+    currency sign before it is its unit ("\u00a348,000", "$12.50 a month").
     """
     start = span.start if span.start >= 0 else sentence.find(span.text)
     if start < 0:
@@ -389,6 +423,9 @@ def figure(sentence: str, span: Span) -> str | None:
     figure_match = _RANGE_RE.match(sentence, start)
     end = figure_match.end() if figure_match else start + len(span.text)
     end = max(end, start + len(span.text))
+    if start > 0 and sentence[start - 1] in _CURRENCY:
+        period = _PER_PERIOD_RE.match(sentence, end)
+        return sentence[start - 1 : period.end() if period else end]
     unit = _UNIT_RE.match(sentence, end)
     if unit is None or unit.group(1).lower() in _NOT_UNITS:
         return None

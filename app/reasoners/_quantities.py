@@ -48,6 +48,7 @@ _UNIT_KINDS: dict[str, frozenset[str]] = {
     ),
     "length": frozenset(
         "km kilometre kilometres kilometer kilometers m metre metres meter meters mile miles"
+        " nautical"
         " ft foot feet cm centimetre centimetres mm millimetre millimetres yard yards".split()
     ),
     "mass": frozenset(
@@ -241,7 +242,10 @@ def counted_figure(question: str, figure_text: str) -> str:
     "How many victories did she have?" -> "44 victories" reads "44": the question says what
     is counted. Any other unit stays ("18 km", "5 days").
     """
-    figure_text = _QUALIFIER_RE.sub("", figure_text.strip())
+    stripped = _QUALIFIER_RE.sub("", figure_text.strip())
+    if re.match(r"between\s", figure_text.strip(), re.IGNORECASE):
+        stripped = stripped.replace(" and ", " to ", 1)  # "between 5 and 10 mg" -> "5 to 10 mg"
+    figure_text = stripped
     lowered = question.lower()
     match = re.search(r"\bhow many (?:more |extra )?([a-z]+)", lowered)
     if match is None:

@@ -16,6 +16,7 @@ from prefrag.reasoners._policy import (
     FROM,
     Judge,
     Judged,
+    is_label_line,
     plain,
 )
 from prefrag.reasoners._quantities import counted_figure
@@ -192,6 +193,11 @@ def span_answer(
     candidates = answer_candidates(shape, evidence, ranked, exclude=rejected)
     if not candidates and rejected:
         candidates = answer_candidates(shape, evidence, ranked)
+    candidates = [
+        c
+        for c in candidates
+        if not is_label_line(c.support.sentence.text, evidence.titles[c.support.sentence.doc])
+    ]  # a heading says nothing: no span is read from it
     for candidate in candidates[: PARAMS.span_candidates]:
         judged = judge.judge(candidate.support)
         if judged.confidence < PARAMS.span_confidence:

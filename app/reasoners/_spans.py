@@ -18,6 +18,7 @@ from prefrag.reasoners._evidence import (
     ScoredSentence,
     Sentence,
     answer_candidates,
+    asked_end,
     clean_title,
     matched_positions,
     same_name,
@@ -666,7 +667,26 @@ def span_text(shape: QuestionShape, evidence: Evidence, candidate: Candidate) ->
                 return None
             return with_unit if figure_answers(asked, with_unit) else None
         return candidate.text if counts_asked(shape) and figure_answers(asked, "") else None
+    if candidate.kind in ("year", "date") and not asked_end(shape.text):
+        # A year that opens or closes a range answers with the whole range.
+        return year_range(sentence.text, candidate.text) or candidate.text
     return candidate.text
+
+
+# A range of years: "between 1838 and 1850", "from 1901 to 1910", "1860-1864", "1901 until 1910".
+_YEAR_RANGE_RE = re.compile(
+    r"\bbetween\s+\d{4}\s+and\s+\d{4}\b"
+    r"|\b(?:from\s+)?\d{4}\s*(?:-|\u2013|\u2014|to\b|until\b|till\b)\s*\d{2,4}\b",
+    re.IGNORECASE,
+)
+
+
+def year_range(text: str, year: str) -> str | None:
+    """The range of years in `text` that `year` opens or closes, or None."""
+    for match in _YEAR_RANGE_RE.finditer(text):
+        if re.search(rf"\b{re.escape(year)}\b", match.group()):
+            return match.group()
+    return None
 
 
 __all__ = [

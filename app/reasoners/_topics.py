@@ -98,6 +98,34 @@ CUES: dict[str, re.Pattern[str]] = {
 }
 
 
+# Kinds whose cue words say the kind itself, not only a sentence's shape ("is a", a digit).
+_SAYING_KINDS = frozenset(
+    """frequency inheritance outlook complications stages causes research susceptibility
+    prevention support""".split()
+)
+
+
+def kind_cues(noun: str) -> tuple[re.Pattern[str], ...]:
+    """The cue words of the kinds a noun of a question names: other words notes say it with.
+
+    "outlook" and "prognosis" name the outlook kind, whose sentences say "survival" or
+    "life expectancy"; "changes" (genetic changes) the kind whose sentences say "mutation";
+    "complications" the kind that says "can lead to". A noun names a kind when it is a word
+    of the kind's name or one of its cue words; only kinds whose cues say the kind count
+    (not "information", whose cue is any "is a").
+    """
+    lowered = noun.lower()
+    found = []
+    for kind in sorted(_SAYING_KINDS | {"genetic changes"}):
+        cue = CUES[kind]
+        named = any(
+            lowered.rstrip("s") == word.rstrip("s") for word in kind.split() if len(word) > 3
+        )
+        if named or cue.search(lowered):
+            found.append(cue)
+    return tuple(found)
+
+
 @dataclass(frozen=True)
 class AskedSubject:
     """The subject a question names and the kind of thing it asks about it."""

@@ -12,6 +12,7 @@ from prefrag.reasoners._evidence import (
     ScoredSentence,
 )
 from prefrag.reasoners._params import PARAMS
+from prefrag.reasoners._polarity import read_verdict
 from prefrag.reasoners._policy import (
     Decline,
     Judged,
@@ -70,11 +71,16 @@ def yes_no_answer(
             len(property_terms & deciding[0].scored.sentence.terms) / len(property_terms)
             >= PARAMS.property_coverage
         )
-        own = clause_verdict(shape, text, evidence.title_terms[deciding[0].scored.sentence.doc])
+        title_terms = evidence.title_terms[deciding[0].scored.sentence.doc]
+        own = clause_verdict(shape, text, title_terms)
+        read = read_verdict(shape, text, title_terms | term_set(" ".join(subjects)))
         if own:
             # The clause about the asked thing decides: "(fresh cheeses are fine)" inside a
             # list of things to avoid, "X at normal doses is fine, but ..." after a warning.
             verdict = own
+        elif read:
+            # The clause stating the asked property decides by its polarity (`_polarity`).
+            verdict = read
         elif states:
             # The sentence states the property: its own negation decides, not term coverage.
             verdict = "no" if negated(text) != negated(shape.text) else "yes"

@@ -1,0 +1,70 @@
+"""Yes/no verdicts read from the clause that states what is asked, as a user meets them:
+`prefrag index` on their own notes, then `prefrag ask --json`.
+
+The deciding sentence often says it in a clause next to others: "none on Saturdays" after
+the weekday times, "was last cut in 1958" for "still cut", "shut on Tuesdays" for
+"open on Tuesdays", "has been repaired and rings again" for "still ring". The verdict
+follows that clause's polarity, not the sentence's overlap with the question. The notes
+are invented.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from indexed_notes import ask_json, indexed_home
+
+NOTES = {
+    "places/brill-water-bus.md": """# Brill Water Bus
+
+The Brill Water Bus carries foot passengers across the Marl estuary from Oskley.
+In summer there are six sailings a day on weekdays and none on Saturdays.
+""",
+    "places/dunmarl-quarry.md": """# Dunmarl Quarry
+
+Dunmarl Quarry is a granite quarry above the village of Oskley.
+Granite was last cut at Dunmarl Quarry in 1958, by the Marl Stone Company.
+""",
+    "places/oskley-museum.md": """# Oskley Museum
+
+The Oskley Museum holds the Marl estuary's fishing boats and nets.
+The museum is open from 10:00 to 16:00 and shut on Tuesdays.
+""",
+    "places/oskley-bell.md": """# Oskley Chapel Bell
+
+The Oskley chapel bell was cast in 1722 for the fishermen's chapel.
+The bell, cracked in a storm, has been repaired and rings again on feast days.
+""",
+}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One data directory for the module, holding the notes indexed."""
+    with indexed_home(tmp_path_factory, NOTES, ("places",)) as home:
+        yield home
+
+
+@pytest.mark.parametrize(
+    ("question", "verdict"),
+    [
+        # A negative clause about the asked day, after an affirmative one about others.
+        ("Does the Brill Water Bus sail on Saturdays in summer?", "no"),
+        # "Still" asked, an ended state said.
+        ("Is granite still cut at Dunmarl Quarry?", "no"),
+        # The opposite of the asked word.
+        ("Is the Oskley Museum open on Tuesdays?", "no"),
+        # "Still" asked, the state said to hold again.
+        ("Does the Oskley chapel bell still ring?", "yes"),
+    ],
+)
+def test_the_verdict_follows_the_clause_that_states_the_asked_property(
+    question: str, verdict: str
+) -> None:
+    record = ask_json(question, "places")
+    assert not record["abstained"], record["answer"]
+    opposite = "No." if verdict == "yes" else "Yes."
+    assert not record["answer"].startswith(opposite), record["answer"]
+    assert record["answer"].startswith(f"{verdict.capitalize()}."), record["answer"]

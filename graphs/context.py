@@ -64,6 +64,14 @@ class Context:
             "first fallback source and uses both."
         },
     )
+    fallback_asks_question: bool = field(
+        default=True,
+        metadata={
+            "description": "A fallback source's first search in a run also asks it the "
+            "question itself, not only the sub-query drawn from the preferred source's "
+            "evidence; both result lists are used (one more search)."
+        },
+    )
     judge_first_retrieval: bool = field(
         default=False,
         metadata={"description": "Ask the switcher on the first retrieval too (paper: no)."},

@@ -10,6 +10,7 @@ the step's `verdict`, `fallbacks_left`, `fallback`, `supplement_requested`) and 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
@@ -28,6 +29,7 @@ from prefrag.graphs.retrieval import (
     add_search,
     answer_update,
     every_role_fell_back,
+    joined,
     new_step,
     search,
     usage_update,
@@ -268,17 +270,31 @@ def use_local(
 def search_fallback(
     state: PrefRAGState, runtime: Runtime[Context], *, resources: ResourceProvider
 ) -> dict[str, Any]:
-    """Search the next fallback source with the sub-query.
+    """Search the next fallback source with the sub-query (and, first, with the question).
 
-    What it returns waits in `fallback` (for reranking and use); a search that returns
-    nothing is recorded in the step at once, and when it was the last fallback source the
-    step notes that the round goes on with the local documents.
+    The sub-query was drawn from the preferred source's evidence, which the switcher has
+    just found wanting: a fallback source searched for the first time in the episode is
+    also asked the question itself (`Context.fallback_asks_question`), as the preferred
+    source was, and both result lists are used. What it returns waits in `fallback` (for
+    reranking and use); a search that returns nothing is recorded in the step at once, and
+    when it was the last fallback source the step notes that the round goes on with the
+    local documents.
     """
     context = context_of(runtime, state)
     run = resources.resolve(context)
     name, *rest = state.get("fallbacks_left") or []
-    found = search(run.sources.get(name), state["query"], context.candidates())
-    update: dict[str, Any] = {"fallbacks_left": rest, "counters": found.counts}
+    source = run.sources.get(name)
+    found = search(source, state["query"], context.candidates())
+    counts = found.counts
+    step = _open(state)
+    question = question_of(state)
+    if _asks_question(context) and _first_search_of(state, name, question):
+        asked = search(source, question, context.candidates())
+        counts = add_counts(counts, asked.counts)
+        step = {**step, "question_results": {name: asked.ids}}
+        note = f"{name}: first search in this episode; also asked the question itself."
+        found = joined(found, asked, note)
+    update: dict[str, Any] = {"fallbacks_left": rest, "counters": counts, "step": step}
     if found.documents:
         waiting: FallbackSearch = {
             "source": name,
@@ -286,7 +302,7 @@ def search_fallback(
             "notes": found.notes,
         }
         return update | {"fallback": waiting}
-    step = add_search(_open(state), found)
+    step = add_search(step, found)
     if not rest:
         step["notes"] = [
             *step["notes"],
@@ -314,6 +330,29 @@ def use_fallback(
         uses = planned_uses(run, state.get("planned"), state.get("pending_local") or [])
     uses.append((source, waiting["documents"]))
     return _closed() | use_documents(step, uses, state.get("evidence", []))
+
+
+def _asks_question(context: Context) -> bool:
+    """Whether a fallback source switched to is asked the question on its first search.
+
+    With preference off every round searches every source alike: nothing was switched.
+    """
+    return context.fallback_asks_question and context.preference_driven
+
+
+def _first_search_of(state: PrefRAGState, source: str, question: str) -> bool:
+    """Whether `source` is searched for the first time in the episode, with a sub-query.
+
+    A round whose query is the question itself needs no second search for it.
+    """
+    if _same_query(state.get("query", ""), question):
+        return False
+    return not any(source in step.get("results", {}) for step in state.get("route", []))
+
+
+def _same_query(one: str, other: str) -> bool:
+    """Whether two queries are the same words (case, spacing and punctuation aside)."""
+    return re.findall(r"\w+", one.lower()) == re.findall(r"\w+", other.lower())
 
 
 def _open(state: PrefRAGState) -> Step:
@@ -454,14 +493,19 @@ def supplement(
 
 
 def _earlier_search(
-    route: Sequence[Step], source: str, query: str
+    route: Sequence[Step], source: str, question: str
 ) -> tuple[list[Document], bool] | None:
-    """Results of an earlier search of `source` with the same query, and whether used."""
-    wanted = " ".join(query.lower().split())
+    """Results of an earlier search of `source` with the question, and whether used.
+
+    That search is a step's own (its query was the question) or the one a fallback's
+    first search added (`question_results`).
+    """
     for step in route:
-        ids = step.get("results", {}).get(source)
-        if ids is None or " ".join(step.get("query", "").lower().split()) != wanted:
-            continue
+        ids = step.get("question_results", {}).get(source)
+        if ids is None:
+            ids = step.get("results", {}).get(source)
+            if ids is None or not _same_query(step.get("query", ""), question):
+                continue
         by_id = {doc_id(d): d for d in step.get("retrieved", [])}
         used = {doc_id(d) for d in step.get("used", [])}
         return [by_id[i] for i in ids if i in by_id], bool(ids) and set(ids) <= used

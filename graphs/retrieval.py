@@ -64,6 +64,14 @@ def search(source: Source, query: str, k: int, *, term: str | None = None) -> Se
     return Search(source, list(documents), [note] if note else [])
 
 
+def joined(first: Search, second: Search, note: str) -> Search:
+    """One source's two searches as one result: `first`'s documents, then `second`'s new ones."""
+    if first.source is not second.source:
+        raise ValueError("Only searches of the same source are joined.")
+    documents = unique_documents([*first.documents, *second.documents])
+    return Search(first.source, documents, [*first.notes, *second.notes, note])
+
+
 def new_step(
     *, index: int, kind: StepKind = "retrieve", thought: str = "", query: str = ""
 ) -> Step:

@@ -30,6 +30,7 @@ class Step(TypedDict, total=False):
     query: str
     searched: list[str]
     results: dict[str, list[str]]  # source name -> ids it returned for this step's query
+    question_results: dict[str, list[str]]  # source name -> ids it returned for the question
     query_basis: Literal["sub-query", "rationale"]  # what the step searched with
     plan: dict[str, Any]  # the SPO plan of a planned round (plan_sources)
     source: str

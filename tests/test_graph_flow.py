@@ -131,7 +131,8 @@ def test_appendix_f_route_and_counters() -> None:
     reasoner = ScriptedReasoner()
     graph = build_graph(reasoner=reasoner, sources=SourceRegistry([local, web]))
 
-    result = graph.invoke({"question": QUESTION}, context=Context())
+    # The paper's web search gets the sub-query only.
+    result = graph.invoke({"question": QUESTION}, context=Context(fallback_asks_question=False))
 
     route = [(s["kind"], s["searched"], s["source"], s.get("verdict")) for s in result["route"]]
     assert route == [

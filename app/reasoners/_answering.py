@@ -218,13 +218,19 @@ def draft_with_features(
     asked again of the thing by name (`_bridges.through_described`).
     """
     drafted = one_hop(question, scratchpad, evidence, feedback=feedback, embed=embed, floor=floor)
-    hops: list[tuple[AnswerDraft, dict[str, float] | None]] = []
+    hops: dict[str, tuple[AnswerDraft, dict[str, float] | None]] = {}
 
     def hop(asked: str) -> AnswerDraft:
-        hops.append(
-            one_hop(asked, scratchpad, evidence, feedback=feedback, embed=embed, floor=floor)
-        )
-        return hops[-1][0]
+        if asked not in hops:
+            hops[asked] = one_hop(
+                asked, scratchpad, evidence, feedback=feedback, embed=embed, floor=floor
+            )
+        return hops[asked][0]
+
+    def identify(asked: str) -> AnswerDraft:
+        # The first hop only names the described thing: a lower floor (never a higher one).
+        lower = min(floor, PARAMS.first_hop_confidence)
+        return one_hop(asked, scratchpad, evidence, feedback=feedback, embed=embed, floor=lower)[0]
 
     held = unique_documents([*evidence, *observed_documents(scratchpad)])
 
@@ -238,8 +244,11 @@ def draft_with_features(
             if doc.id in draft.cited_ids
         )
 
-    resolved = through_described(question, drafted[0], hop, titled)
-    return drafted if resolved is drafted[0] else (resolved, hops[-1][1])
+    def titles(draft: AnswerDraft) -> list[str]:
+        return [str(doc.metadata.get("title") or "") for doc in held if doc.id in draft.cited_ids]
+
+    resolved, asked = through_described(question, drafted[0], hop, titled, identify, titles)
+    return (resolved, hops[asked][1]) if asked else drafted
 
 
 def one_hop(

@@ -9,21 +9,27 @@ itself (the engineer's name) or a figure of the first document (the viaduct's ye
 asks for the described thing ("Which engineer of the Tollard Viaduct?"), and `second_hop`
 the question with the description replaced by the name the first hop found ("When was Ada
 Pell born?"). The wordings are general English (a relative clause, "of" a name, a participle
-with its agent), not phrases of any question.
+with its agent or object, a contact clause "the town X was born in", a place "at the mouth
+of" a name), not phrases of any question. The first hop only has to name the thing: its
+span, a name its sentences write out, or the title of the note it cites (`bridge_names`);
+each is tried until a second hop answers of it, preferring one that answer calls by the
+description's head ("the nurse who ..." read in "Ada Pell, role: practice nurse").
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from prefrag.reasoners._policy import FROM
 from prefrag.reasoners._relations import joined_phrases, relation_of, stems
 from prefrag.reasoners._text import normalize_answer, term_set, unique
 from prefrag.reasoners.base import AnswerDraft
 
-# The head noun of a description: one to three lower-case words after "the".
-_HEAD = r"the ((?:[a-z][\w\-]* ){0,2}?[a-z][\w\-]*)"
+# The head noun of a description: one to three lower-case words after "the" (the last may
+# be an abbreviation: "the GP").
+_HEAD = r"(?:the|The) ((?:[a-z][\w\-]* ){0,2}?(?:[a-z][\w\-]*|[A-Z]{2,4}s?))"
 # A name as questions write it: capitalised words, possibly "the", "of", an apostrophe-s.
 _WORD = r"[A-Z][\w\-]*(?:['\u2019]s)?"
 _NAME = rf"(?:the )?{_WORD}(?: (?:of |and |de |la |von )?{_WORD})*"
@@ -52,6 +58,30 @@ _MAIN_VERB_RE = re.compile(
     r"\s+(?:located|based|headquartered|situated|found|held|set|built|founded|born|made)$"
 )
 _ASKED_RE = re.compile(r"\b(?:which|what|whom|how)\b", re.IGNORECASE)
+# A question whose main verb comes last after "does/do/did" ("When does the warden who ...
+# open?"): the relative clause ends before that verb.
+_DO_FIRST_RE = re.compile(
+    r"^(?:where|when|why|how(?: \w+)?|(?:what|which)(?: \w+)?)\s+(?:does|do|did)\s+the\b",
+    re.IGNORECASE,
+)
+# A dash or a comma ends a description ("the vet who wrote our leaflet - which day ...").
+_CLAUSE_END_RE = re.compile(r"\s+[-\u2013\u2014]\s+|,\s+")
+# "the GP treating Ms Corran this month": a present participle with its named object, up
+# to the main verb.
+_DOING = re.compile(
+    rf"\b{_HEAD} ([a-z]+ing {_NAME}(?: (?!(?:is|was|are|were|does|do|did)\b)[\w'\u2019-]+)*)"
+)
+# "the town Ada Pell was born in": a contact clause of a life event (the name may be
+# written in lower case).
+_CONTACT = re.compile(
+    r"\b(?:the|The) ([a-z][\w-]*) ((?:[A-Za-z][\w'\u2019-]* ){1,3}?)(was|is|were|are)"
+    r" (born|buried|raised|baptised|married|educated) (in|on|at|near)\b"
+)
+# "the village at the head of the River Pell": a place by where it lies on a named one.
+_PLACED = re.compile(
+    rf"\b{_HEAD} ((?:at|on|near|by|beside) the (?:mouth|source|head|foot|top|end|edge|shore"
+    rf"|banks?) of {_NAME})"
+)
 # Words that are never part of a head noun (a preposition ends it, a determiner starts another).
 _FUNCTION_WORDS = frozenset(
     "in at on by for from with of to into onto about and or a an the this that these those"
@@ -97,25 +127,49 @@ def described_thing(question: str) -> Described | None:
     """
     text = question.strip().rstrip("?.! ").strip()
     found: list[Described] = []
-    for pattern in (_PARTICIPLE, _OF_NAME, _RELATIVE):
+    for pattern in (_PARTICIPLE, _OF_NAME, _RELATIVE, _DOING, _CONTACT, _PLACED):
         for match in pattern.finditer(text):
             head = match.group(1)
             head_words = head.split()
             if set(head_words) & _FUNCTION_WORDS or {head_words[0], head_words[-1]} & _NOT_HEADS:
                 continue
+            asks = ""
             if pattern is _RELATIVE:
                 pronoun, rest = match.group(2), match.group(3)
-                if _ASKED_RE.search(rest) or (" " in pronoun and rest[:1].islower()):
+                cut = _CLAUSE_END_RE.search(rest)
+                if cut:
+                    rest = rest[: cut.start()]
+                asked = _ASKED_RE.search(rest)
+                if asked and match.start() == 0 and len(rest[: asked.start()].split()) >= 3:
+                    # "The warden who keeps the key opens which day?": the description is
+                    # the question's subject; its clause ends before the main verb.
+                    rest = " ".join(rest[: asked.start()].split()[:-1])
+                elif asked or (" " in pronoun and rest[:1].islower()):
                     # "the banks of which river", "the pilot who had how many wins": the
                     # description holds what is asked, it is not a thing to find first.
                     continue
-                end = match.end(3)
+                elif _DO_FIRST_RE.match(text) and not cut and len(rest.split()) >= 3:
+                    # "When does the warden who keeps the chapel key open?"
+                    rest = rest.rsplit(" ", 1)[0]
+                end = match.start(3) + len(rest)
                 tail = _MAIN_VERB_RE.search(rest)
                 if tail and _AUXILIARY_FIRST_RE.match(text):
                     # "Where is the company that she worked for headquartered?": the last
                     # participle is the main clause's, asked of the company.
                     rest, end = rest[: tail.start()], match.start(3) + tail.start()
                 clause = rest if pronoun in ("who", "that", "which") else f"{pronoun} {rest}"
+            elif pattern is _DOING:
+                clause, end = match.group(2), match.end(2)
+                asks = f"Which {head} is {clause}?"
+            elif pattern is _CONTACT:
+                aux, life, where = match.group(3), match.group(4), match.group(5)
+                person = match.group(2).strip()
+                if not set(person.lower().split()) - _FUNCTION_WORDS:
+                    continue
+                clause, end = f"{person} {aux} {life} {where}", match.end(5)
+                asks = f"Which {head} {aux} {person} {life} {where}?"
+            elif pattern is _PLACED:
+                clause, end = match.group(2), match.end(2)
             elif pattern is _OF_NAME:
                 if not set(match.group(2).lower().split()) - _FUNCTION_WORDS:
                     continue
@@ -126,7 +180,8 @@ def described_thing(question: str) -> Described | None:
                 clause, end = f"of {match.group(2)}", match.end(2)
             else:
                 clause, end = match.group(2), match.end(2)
-            found.append(Described(text[match.start() : end], head, clause, match.start(), end))
+            described = text[match.start() : end]
+            found.append(Described(described, head, clause, match.start(), end, asks))
     found.extend(_possessed(text))
     if not found:
         return None
@@ -182,11 +237,53 @@ def found_name(draft: AnswerDraft, question: str) -> str:
     if draft.abstained:
         return ""
     name = (draft.short_answer or draft.answer).strip().rstrip(".")
-    if not name or len(name.split()) > 6 or not any(ch.isupper() for ch in name):
+    # A short answer picked as the span may be written in lower case ("marlow quay" for a
+    # question written so, a medicine); a bare answer is a name only when capitalised.
+    named = any(ch.isupper() for ch in name) or (
+        draft.short_answer.strip() != "" and name.lower() not in ("yes", "no")
+    )
+    if not name or len(name.split()) > 6 or not named or any(ch.isdigit() for ch in name):
         return ""
     if term_set(name) <= term_set(question):
         return ""
     return name
+
+
+# A person's or place's name inside a sentence: a title and a capitalised word, or two or
+# more capitalised words ("Dr Hosking", "Ada Pell", "St Cuby's Church").
+_SENTENCE_NAME_RE = re.compile(
+    r"\b(?:(?:Dr|Mr|Mrs|Ms|Miss|Sir|St|Lady|Lord)\.? [A-Z][\w'\u2019-]+"
+    r"(?: [A-Z][\w'\u2019-]+)*"
+    r"|[A-Z][a-z][\w'\u2019-]*(?: (?:of |de |la |von )?[A-Z][\w'\u2019-]+)+)"
+)
+
+
+_NOT_NAME_WORDS = _FUNCTION_WORDS | frozenset("he she it they we his him hers its".split())
+
+
+def bridge_names(hop: AnswerDraft, question: str, *, titles: Sequence[str] = ()) -> list[str]:
+    """Names a first-hop answer may give for the described thing, best first (at most three).
+
+    Its short answer or bare span when that is a name (`found_name`), then the names its
+    sentences write out that the question does not give: a first hop
+    answered with sentences ("... so Ada Pell referred her to the clinic.") or
+    with a span that is no name ("Survey" out of "His Survey of the coast") still holds
+    the name, or cites the thing's own note (`titles`: the cited notes' titles, "Tom
+    Hale", when his note says "His survey of ...").
+    """
+    if hop.abstained:
+        return []
+    names = [found_name(hop, question)]
+    asked = term_set(question)
+    names += [t for t in titles if len(t.split()) <= 4 and not re.search(r"[:;,()]", t)]
+    read = f"{hop.answer} {hop.rationale.removeprefix(FROM)}"
+    for match in _SENTENCE_NAME_RE.finditer(read):
+        words = re.sub(r"['\u2019]s$", "", match.group()).split()
+        # A name ends before a capitalised pronoun or article ("Pell He ...").
+        cut = next((k for k, w in enumerate(words) if k and w.lower() in _NOT_NAME_WORDS), None)
+        names.append(" ".join(words[:cut]))
+    kept = [n for n in unique(names) if n and term_set(n) and not term_set(n) <= asked]
+    return kept[:3]
 
 
 def stops_at(draft: AnswerDraft, name: str) -> bool:
@@ -201,32 +298,66 @@ def through_described(
     draft: AnswerDraft,
     answer: Callable[[str], AnswerDraft],
     titled: Callable[[AnswerDraft, str], bool] | None = None,
-) -> AnswerDraft:
+    identify: Callable[[str], AnswerDraft] | None = None,
+    titles: Callable[[AnswerDraft], list[str]] | None = None,
+) -> tuple[AnswerDraft, str]:
     """The answer read in the described thing's own evidence, when the draft stopped short.
 
     When the question describes what it asks about (`described_thing`), the first hop asks
     which thing that is and the second asks the question of it by name. The second hop's
     answer replaces a draft that abstained or answered with the thing itself, citing both
     hops' documents; otherwise the draft stands. `answer` answers a question on the same
-    evidence (the reasoner's policy). A draft that stopped at the thing while nothing read
-    beyond it says what is asked of it is an abstention (`abstain`, given the reason).
+    evidence (the reasoner's policy); `identify` answers the first hop (by default `answer`:
+    the reasoner gives it a lower floor, as it only has to name the thing); `titles` gives
+    the titles of the notes a draft cites. A draft that stopped at the thing while nothing read
+    beyond it says what is asked of it stands (an abstention stays one).
+
+    The first hop may give several names (`bridge_names`): each is tried in turn, and the
+    first whose second hop says what is asked of it *as the described kind* (its answer
+    names the description's head: "nurse" in "Ada Pell, role: practice nurse")
+    wins, else the first whose second hop answers at all. Returned with the second hop's
+    question ("" when the draft stands).
     """
     described = described_thing(question)
     if described is None or _same_question(first_hop(described), question):
-        return draft
-    hop = answer(first_hop(described))
-    name = found_name(hop, question)
-    if not name:
-        return draft
+        return draft, ""
+    hop = (identify or answer)(first_hop(described))
+    found: tuple[AnswerDraft, str] | None = None
+    # A draft of whole sentences gives way to a name read out of the first hop's sentences
+    # only when the second hop calls it by the head; cited titles are tried only for a
+    # draft that abstained.
+    cited = titles(hop) if titles and draft.abstained else []
+    own = found_name(hop, question)
+    for name in bridge_names(hop, question, titles=cited):
+        resolved = _second_hop(question, described, draft, hop, name, answer, titled)
+        if resolved is None:
+            continue
+        if _says_head(resolved[0], described.head, name):
+            return resolved
+        if draft.abstained or name == own:
+            found = found or resolved
+    return found or (draft, "")
+
+
+def _second_hop(
+    question: str,
+    described: Described,
+    draft: AnswerDraft,
+    hop: AnswerDraft,
+    name: str,
+    answer: Callable[[str], AnswerDraft],
+    titled: Callable[[AnswerDraft, str], bool] | None,
+) -> tuple[AnswerDraft, str] | None:
+    """The question asked of `name` in place of its description, when that answers better."""
     sentences = not draft.abstained and not _bare(draft)
     if sentences and not (_names(draft, name) and not (titled and titled(draft, name))):
         # Sentences stop at the thing when they name it but cite no note of its own.
-        return draft
+        return None
     if not (draft.abstained or sentences or stops_at(draft, name)):
-        return draft
+        return None
     asked = second_hop(question, described, name)
     if not asked:
-        return draft
+        return None
     second = answer(asked)
     if (
         second.abstained
@@ -235,13 +366,21 @@ def through_described(
         or (sentences and not set(second.cited_ids) - set(draft.cited_ids))
     ):
         # Nothing read beyond the first hop says what is asked of the thing it found.
-        return draft
-    return second.model_copy(
+        return None
+    resolved = second.model_copy(
         update={
             "cited_ids": unique([*hop.cited_ids, *second.cited_ids]),
             "rationale": f"{described.text} is {name}. {second.rationale}".strip(),
         }
     )
+    return resolved, asked
+
+
+def _says_head(draft: AnswerDraft, head: str, name: str) -> bool:
+    """Whether the answer calls the name by the description's head ("nurse", "engineer")."""
+    head_stems = stems(head.split()[-1])
+    said = stems(f"{draft.answer} {draft.rationale}".replace(name, " "))
+    return bool(head_stems) and any(w.startswith(head_stems[0][:5]) for w in said)
 
 
 def _names(draft: AnswerDraft, name: str) -> bool:
@@ -259,6 +398,7 @@ def _bare(draft: AnswerDraft) -> bool:
 
 __all__ = [
     "Described",
+    "bridge_names",
     "described_thing",
     "first_hop",
     "found_name",

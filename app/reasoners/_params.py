@@ -178,6 +178,12 @@ class ExtractiveParams:
     answer_confidence: float = _chosen(
         0.55, CALIBRATED + " (below it the reasoner abstains; only without the fitted model)"
     )
+    first_hop_confidence: float = _chosen(
+        0.35,
+        "hand-set on the tuning splits (tune, fresh, fresh3, fresh4): a described thing's"
+        " first hop ('Which nurse sent X to physio?') only has to name the thing; the second"
+        " hop asked of that name must still clear answer_confidence and cite its own note",
+    )
     candidate_floor: float = _chosen(
         0.0,
         "with the fitted confidence model (_confidence) the policy drafts its best answer"

@@ -102,6 +102,19 @@ _INSTEAD_RE = re.compile(r"\binstead\b(?!\s+of\b)", re.IGNORECASE)
 # Questions whose short answer is a thing or place ("it"), or a person ("she").
 _ASKS_THING = re.compile(r"^\s*(what|which|where)\b", re.IGNORECASE)
 _ASKS_NAME = re.compile(r"^\s*(who|whom|whose|what|which)\b", re.IGNORECASE)
+# "Who was Ada Corran?": a question about a named person (two or more capitalised words).
+_WHO_IS_RE = re.compile(r"^\s*(?i:who\s+(?:is|was))\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)+)\s*\??\s*$")
+# A question whose verb comes last, after its subject ("When was X built?").
+_INVERTED_RE = re.compile(
+    r"^\s*(?:when|where|why|how|what year)\b.*?\b(?:is|was|are|were|did|does|do)\b", re.I
+)
+# "there" standing for a place ("What's the phone number there?"), not "is there ...".
+_THERE_RE = re.compile(
+    r"(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )\bthere\b(?!\s+(?:is|are|was|were|be)\b)",
+    re.IGNORECASE,
+)
+# The place an earlier question is set at: "at/in <Capitalised Name>".
+_PLACE_RE = re.compile(r"\b(?:at|in)\s+((?:the\s+)?[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)")
 
 
 @dataclass(frozen=True)
@@ -159,6 +172,10 @@ def _rewrite(text: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
     out = _NO_OBJECT_RE.sub(lambda m: f"{m.group(1)} {referent} ", out)
     out = _OF_POSSESSIVE_RE.sub(lambda m: f"the {m.group(2)} of {referent}{m.group(3)}", out)
     out = _replace_pronouns(out, referent, personal)
+    place = _PLACE_RE.search(prior.question)
+    if place is not None:
+        # "What's the phone number there?" after "Who is the manager at Holm Lane?"
+        out = _THERE_RE.sub(f"at {place.group(1)}", out, count=1)
     return out, "pronouns and ellipses resolved from the previous turn"
 
 
@@ -300,6 +317,11 @@ def _setting(prior_text: str, new: str) -> str:
         return ""
     tail = prior_text[start + match.start() :]
     tail = re.split(r"\b(?:who|which|that|whose|where|when)\b|[,;]", tail)[0].strip()
+    last = _words(tail)[-1] if _words(tail) else ""
+    if _INVERTED_RE.match(prior_text) and prior_text.endswith(tail) and last.islower():
+        # "When was St Cuby's church in Brae built": the earlier question's own verb closes
+        # it and is no part of its setting.
+        tail = tail[: tail.rfind(last)].strip()
     tail_terms = {w.lower() for w in _words(tail) if not _is_function(w)}
     new_terms = {w.lower() for w in _words(new)}
     if not tail_terms or tail_terms <= new_terms:
@@ -396,6 +418,10 @@ def _personal_referent(prior: PriorTurn) -> str:
     After a who-question without a short answer the names in the question are not the
     person asked for (a work, a place), so there is no referent and the pronoun stays.
     """
+    identity = _WHO_IS_RE.match(prior.question)
+    if identity:
+        # "Who was Ada Corran?" asks about her: she is the person named, whatever the answer.
+        return identity.group(1)
     answer = _short_name(prior)
     if answer and _ASKS_NAME.match(prior.question):
         return answer
@@ -430,6 +456,11 @@ def _subject_phrase(question: str, titles: Sequence[str] = ()) -> str:
     if not spans:
         return ""
     entities = [s for s in spans if s.text.lower() not in _ASPECTS] or spans
+    kind = re.match(r"^\s*(?:which|what)\s+", question, re.IGNORECASE)
+    if kind and len(entities) > 1 and entities[0].start == kind.end():
+        # "Which medicines does lansoprazole stop being absorbed?" is about lansoprazole:
+        # the kind asked for is no subject.
+        entities = entities[1:]
     chosen = _titled(entities[0], titles)
     text = chosen.text
     # "the tallest tower in Velmark": keep a capitalised place the span is "in" or "of".

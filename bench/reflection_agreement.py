@@ -58,7 +58,11 @@ def tuning_agreement(path: Path, set_dir: Path | None = None) -> dict[str, dict[
     scorer = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(scorer)
     chosen = scorer.TUNING if set_dir is None else set_dir
-    items = {item["id"]: item for item in scorer.load_questions("all", None, chosen)}
+    every = [
+        *scorer.load_questions("all", None, chosen),
+        *scorer.load_questions(scorer.UNSEEN, None, chosen),
+    ]
+    items = {item["id"]: item for item in every}
     rows = json.loads(path.read_text())["rows"]
     pairs: dict[str, list[tuple[bool, bool]]] = {"all": []}
     for row in rows:

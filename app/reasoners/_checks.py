@@ -210,7 +210,7 @@ def _telling_word(name: str, evidence: Evidence) -> frozenset[str]:
         return frozenset()
     last = words[-1]
     own = {w.lower() for w in words}
-    heads = re.finditer(rf"\b([A-Z][\w'\u2019-]*)\s+{re.escape(last)}\b", _texts(evidence))
+    heads = re.finditer(rf"\b([A-Z][\w'\u2019-]*)\s+{re.escape(last)}\b", evidence.text)
     if not any(m.group(1).lower() not in own for m in heads):
         return term_set(last)
     best: frozenset[str] = frozenset()
@@ -220,11 +220,6 @@ def _telling_word(name: str, evidence: Evidence) -> frozenset[str]:
         if terms and (weight := max(evidence.weight(t) for t in terms)) > rarest:
             best, rarest = terms, weight
     return best
-
-
-def _texts(evidence: Evidence) -> str:
-    """The held documents' titles and texts, one block."""
-    return "\n".join([*evidence.titles, *(d.page_content for d in evidence.docs)])
 
 
 # "what's" is "what is"; a possessor ("the practice's", "Orlenby's") is the subject, not

@@ -185,6 +185,11 @@ class Evidence:
         return frozenset().union(*self.doc_terms) if self.doc_terms else frozenset()
 
     @cached_property
+    def text(self) -> str:
+        """The documents' titles and texts, one block."""
+        return "\n".join([*self.titles, *(d.page_content for d in self.docs)])
+
+    @cached_property
     def lower_case_words(self) -> frozenset[str]:
         """Every lower-case word the documents write ("start" when a "Start" is no name)."""
         return frozenset(w for d in self.docs for w in _LOWER_WORD_RE.findall(d.page_content))

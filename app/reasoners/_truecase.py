@@ -37,18 +37,18 @@ def typed_in_lower_case(question: str) -> bool:
     return not any(w != w.lower() and w.replace("\u2019", "'") not in _PRONOUN_I for w in words[1:])
 
 
-def truecase(question: str, documents: Iterable[Document]) -> str:
+def truecase(question: str, *groups: Iterable[Document]) -> str:
     """`question` with its words capitalised as the documents write them, when typed in lower case.
 
     First the names of several words the documents write ("Hask Point", "St Ronan's Church"),
     longest first, then single words the documents write capitalised in mid-sentence and never
     in lower case ("ardley"). Unchanged when the question has capitals of its own or nothing
-    matches.
+    matches. `groups`: the documents held, in as many groups as the caller has them (held and
+    new, a scratchpad's steps).
     """
     if not typed_in_lower_case(question):
         return question
-    documents = list(documents)
-    bodies = [_prose(d.page_content) for d in documents]
+    bodies = [_prose(d.page_content) for group in groups for d in group]
     question = _phrases_cased(question, bodies)
     wanted = {w.lower() for w in _WORD.findall(question) if len(w) > 2 and w == w.lower()}
     if not wanted:
@@ -117,8 +117,3 @@ def _starts_sentence(text: str, start: int) -> bool:
     while i >= 0 and text[i] in _OPENERS:
         i -= 1
     return i < 0 or text[i] in _ENDS or text[i].isdigit()
-
-
-def truecase_with(question: str, *groups: Iterable[Document]) -> str:
-    """`truecase` over several groups of documents (held and new, a scratchpad's steps)."""
-    return truecase(question, [d for group in groups for d in group])

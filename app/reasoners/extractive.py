@@ -45,7 +45,7 @@ from prefrag.reasoners._planning import next_source, plan
 from prefrag.reasoners._reflection import reflect_on
 from prefrag.reasoners._support import bridge_gap, compared_names
 from prefrag.reasoners._text import QuestionShape, analyze_question, jaccard, term_set, unique
-from prefrag.reasoners._truecase import truecase_with
+from prefrag.reasoners._truecase import truecase
 from prefrag.reasoners.base import (
     AnswerDraft,
     CompareVerdict,
@@ -108,7 +108,7 @@ class ExtractiveReasoner:
         next one in `sources` order when that step brought nothing new and relevant. A
         negative reflection's `feedback` leads are searched for first.
         """
-        question = truecase_with(question, *(step.observation for step in scratchpad))
+        question = truecase(question, *(step.observation for step in scratchpad))
         decision = plan(
             question,
             scratchpad,
@@ -131,7 +131,7 @@ class ExtractiveReasoner:
             return self.switcher.compare(question, held, new)
         if not new:
             return CompareVerdict(analysis="The local source returned nothing new.", status=False)
-        question = truecase_with(question, held, new)
+        question = truecase(question, held, new)
         shape = analyze_question(question)
         held = unique_documents(held)
         held_ids = {doc_id(d) for d in held}
@@ -209,7 +209,7 @@ class ExtractiveReasoner:
         feedback: Feedback | None = None,
     ) -> AnswerDraft:
         """The answer in the form its confidence allows, with its sources, or an abstention."""
-        read_as = truecase_with(question, evidence, *(step.observation for step in scratchpad))
+        read_as = truecase(question, evidence, *(step.observation for step in scratchpad))
         draft = answer_question(
             read_as, scratchpad, evidence, feedback=feedback, embed=self._vectors_of
         )
@@ -228,7 +228,7 @@ class ExtractiveReasoner:
         PARTIALLY CORRECT: its own claim may be supported, but the reasoner is unsure it
         answers the question. (Nothing is missing from the evidence for it: `gaps` is empty.)
         """
-        reflection = reflect_on(truecase_with(question, evidence), answer, evidence)
+        reflection = reflect_on(truecase(question, evidence), answer, evidence)
         confidence = self._confidences.get((question, answer))
         model = active_model()
         if (

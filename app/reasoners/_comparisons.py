@@ -22,12 +22,14 @@ from prefrag.reasoners._quantities import unit_kind
 from prefrag.reasoners._relations import with_relations
 from prefrag.reasoners._text import (
     QuestionShape,
+    Span,
     candidate_spans,
     number_of,
     split_sentences,
     stem,
     term_set,
     unique,
+    words,
     year_of,
 )
 from prefrag.reasoners._verdicts import nationalities
@@ -288,7 +290,8 @@ def compared_value(
     lifespan = bool(re.search(r"\blived\b|\blife\b|\blifespan\b", shape.text.lower()))
     attribute = frozenset(weights.weights) - option_terms - _COMPARATIVE_TERMS
     kinds = compared_kinds(shape.text) if not attribute else frozenset()
-    best: tuple[float, float, int, Sentence] | None = None
+    head = attribute_head(shape.text)
+    best: tuple[tuple[bool, bool, bool, float], float, int, Sentence] | None = None
     for index in doc_indexes[:2]:
         for sentence in evidence.sentences:
             if sentence.doc != index:
@@ -302,8 +305,13 @@ def compared_value(
                 known = [y for y in years if y is not None]
                 values = [float(known[1] - known[0])] if len(known) >= 2 else []
             elif shape.compare_by == "date":
+                dated = [s for s in spans if s.kind in ("date", "year") and year_of(s.text)]
                 values = [
-                    float(y) for s in spans if s.kind in ("date", "year") if (y := year_of(s.text))
+                    v
+                    for s in by_attribute(
+                        sentence.text, dated, attribute, weights, head=head, after=False
+                    )
+                    if (v := date_value(s.text)) is not None
                 ]
             else:
                 # Only numbers in a sentence about the compared attribute (or, for a bare
@@ -311,24 +319,114 @@ def compared_value(
                 about = bool(with_relations(sentence.terms) & attribute)
                 if not about and not kinds:
                     continue
-                values = [
-                    v
+                numbers = [
+                    s
                     for s in spans
                     if s.kind == "number" and not term_set(s.text) <= option_terms
                     if about or unit_kind(sentence.text[s.start :]) in kinds
+                ]
+                values = [
+                    v
+                    for s in by_attribute(sentence.text, numbers, attribute, weights, head=head)
                     if (v := number_of(s.text)) is not None
                 ]
             if not values:
                 continue
-            # Earlier sentences describe the subject (birth, founding); matches break ties.
-            score = weights.of(sentence.terms - option_terms) - (
-                PARAMS.position_penalty * sentence.position
+            # The option's own note first, then a sentence naming the whole option (not a
+            # note titled by part of it: "Threlsby" for "Threlsby Grammar School"), then one
+            # saying the attribute's head ("born" for "born first", not "the first woman");
+            # earlier sentences describe the subject (birth, founding), matches break ties.
+            score = (
+                own_terms <= evidence.title_terms[index],
+                own_terms <= sentence.terms,
+                bool(head) and head in with_relations(sentence.terms),
+                weights.of(sentence.terms - option_terms)
+                - PARAMS.position_penalty * sentence.position,
             )
             if best is None or score > best[0]:
                 best = (score, values[0], index, sentence)
             if lifespan:
                 break
     return (best[1], best[2], best[3]) if best is not None else None
+
+
+# How many words either side of a value its attribute's words are read in ("a maximum of
+# 150 mg a day", "1,362 inhabitants").
+_ATTRIBUTE_WINDOW = 4
+_TOKEN_RE = re.compile(r"[\w'\u2019-]+")
+_MONTH_NUMBERS = {
+    m: k for k, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), 1)
+}
+
+
+def by_attribute(
+    text: str,
+    spans: Sequence[Span],
+    attribute: frozenset[str],
+    weights: QuestionWeights,
+    *,
+    head: str = "",
+    after: bool = True,
+) -> list[Span]:
+    """`spans` of `text`, those written next to the compared attribute's words first.
+
+    "Adults take 50 mg up to three times a day, a maximum of 150 mg a day": for "the higher
+    adult daily maximum" the 150 beside "maximum" (the attribute's `head`) is the value, not
+    the first number. A span is ranked by whether the head is within `_ATTRIBUTE_WINDOW`
+    words of it, then by the question weight of the attribute's words there (or their
+    relations: "inhabitants" for "people"); ties keep the sentence's order. With `after`
+    false only the words before a span count (a date follows what it dates: "born in 1851
+    ... died 1932").
+    """
+    if not attribute or len(spans) < 2:
+        return list(spans)
+    tokens = [(m.start(), m.end(), stem(m.group())) for m in _TOKEN_RE.finditer(text)]
+
+    def score(span: Span) -> tuple[bool, float]:
+        first = next((k for k, t in enumerate(tokens) if t[1] > span.start), len(tokens))
+        last = next((k for k, t in enumerate(tokens) if t[0] >= span.end), len(tokens))
+        near = tokens[max(0, first - _ATTRIBUTE_WINDOW) : first]
+        if after:
+            near += tokens[last : last + _ATTRIBUTE_WINDOW]
+        said = with_relations(frozenset(t[2] for t in near))
+        return bool(head) and head in said, weights.of(said & attribute)
+
+    return sorted(spans, key=score, reverse=True)
+
+
+def attribute_head(question: str) -> str:
+    """The stem of the compared attribute's head word, or "".
+
+    The last word of the phrase after the comparative ("the higher adult daily maximum",
+    "more people"), else the word before it ("born first", "reviewed more recently").
+    """
+    clause = re.split(r"[,?;:]|\s[-\u2013\u2014]\s|\b(?:or|than)\b", question.lower())
+    for part in clause:
+        tokens = [(w, stem(w)) for w in words(part)]
+        at = next((k for k, (_, t) in enumerate(tokens) if t in _COMPARATIVE_TERMS), None)
+        if at is None:
+            continue
+        following = [t for w, t in tokens[at + 1 :] if term_set(w) and t not in _COMPARATIVE_TERMS]
+        before = [t for w, t in tokens[:at] if term_set(w)]
+        return following[-1] if following else before[-1] if before else ""
+    return ""
+
+
+def date_value(text: str) -> float | None:
+    """A date as a year with its month and day as a fraction ("November 2025" > "May 2025")."""
+    year = year_of(text)
+    if year is None:
+        return None
+    lowered = text.lower()
+    iso = re.search(r"\b\d{4}-(\d{2})-(\d{2})\b", lowered)
+    if iso:
+        return year + (int(iso.group(1)) - 1) / 12 + (int(iso.group(2)) - 1) / 372
+    month = next((n for m, n in _MONTH_NUMBERS.items() if re.search(rf"\b{m}", lowered)), 0)
+    day = re.search(r"\b(\d{1,2})(?:st|nd|rd|th)?\b(?!\d)", lowered.replace(str(year), " "))
+    fraction = (month - 1) / 12 if month else 0.0
+    if month and day:
+        fraction += (int(day.group(1)) - 1) / 372
+    return year + fraction
 
 
 def question_without(question: str, names: Sequence[str]) -> str:

@@ -484,7 +484,9 @@ _DATE_MIN = frozenset(
     "first earlier earliest older oldest before sooner preceded predates founded "
     "established".split()
 )
-_DATE_MAX = frozenset("later latest younger youngest recent newer newest last after".split())
+_DATE_MAX = frozenset(
+    "later latest younger youngest recent recently newer newest last after".split()
+)
 _NUMBER_MAX = frozenset(
     "more most larger largest bigger biggest higher highest taller tallest longer longest "
     "greater greatest heavier wider deeper populous".split()

@@ -16,8 +16,9 @@ separators and dashes removed, articles dropped, punctuation split off):
 - items with `opposite` aliases (the other side of a comparison): wrong when the answer
   opens with one of them, whatever else it contains;
 - other items: right when one gold alias is contained in the answer (on word boundaries) or,
-  for an alias of four or more words (an explanation), the token F1 against it is at least
-  `--f1` (0.5);
+  for an alias of four or more words holding no figure (an explanation), the token F1
+  against it is at least `--f1` (0.5): a figure ("3 to 6 months", "2.5 mg twice daily") is
+  right only when contained, never by sharing most of its words;
 - whatever it contains, an answer is not right when it holds Markdown syntax (a `#` heading
   marker, `**`, a table's ` | ` or `|---`) or runs past 100 words: that is a document
   pasted, not an answer read out.
@@ -116,11 +117,13 @@ def is_right(item: dict[str, Any], answer: str, *, f1: float = 0.5) -> bool:
         if tokens[0] == opposite:
             return False
         return tokens[0] == gold or any(contains(tokens, a) for a in aliases)
-    return any(
-        contains(tokens, a)
-        or (len(normalize(a)) >= F1_MIN_ALIAS_WORDS and token_f1(tokens, a) >= f1)
-        for a in aliases
-    )
+    return any(contains(tokens, a) or (explains(a) and token_f1(tokens, a) >= f1) for a in aliases)
+
+
+def explains(alias: str) -> bool:
+    """Whether a gold alias is an explanation, judged by token F1: four words or more, no figure."""
+    words = normalize(alias)
+    return len(words) >= F1_MIN_ALIAS_WORDS and not any(ch.isdigit() for ch in alias)
 
 
 def cited_documents(result: dict[str, Any]) -> list[str]:

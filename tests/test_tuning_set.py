@@ -120,6 +120,16 @@ def test_a_fragment_without_the_figure_is_wrong_and_the_figure_in_a_sentence_is_
     assert not scorer.is_right(figure, "8")
 
 
+def test_a_figure_is_right_only_when_contained_and_an_explanation_by_most_of_its_words() -> None:
+    """Half of a range or another dose is wrong; a reworded explanation is right."""
+    figure = _item(answers=["4 to 9 months"])
+    assert not scorer.is_right(figure, "9 months")
+    dose = _item(answers=["7.5 mg once nightly"])
+    assert not scorer.is_right(dose, "5 mg once nightly")
+    explanation = _item(answers=["the pads dry out the skin around the corn"])
+    assert scorer.is_right(explanation, "The pads dry out the skin around a corn.")
+
+
 def test_yes_no_items_need_the_right_polarity_or_the_deciding_phrase() -> None:
     """A bare opposite answer is wrong even when it quotes the note."""
     item = _item(polarity="no", answers=["must not be combined"])

@@ -1,10 +1,10 @@
 """Comparisons decided by the value each side's note gives for the compared attribute, as a
 user meets them: `prefrag index` on their own notes, then `prefrag ask --json`.
 
-- "more people": the figure beside "inhabitants" / "population", not the first number of
-  the sentence (a distance in km);
-- "the higher adult daily maximum": the dose beside "maximum", not the single dose first;
-- "reviewed more recently": the months of two review dates of one year, not any number.
+- "the larger population": the figure beside "population" / "inhabitants", not the first
+  number of the sentence (a distance in km);
+- "the bigger maximum dose per day": the dose beside "maximum", not the single dose first;
+- "the later review date": the months of two review dates of one year.
 
 The notes are invented.
 """
@@ -19,20 +19,20 @@ from indexed_notes import ask_json, indexed_home
 
 NOTES = {
     "atlas/quarrendon.txt": (
-        "Quarrendon is a market town on the Pellbury road. The town had 2,310 inhabitants"
-        " in 2021; its Thursday market dates from 1290.\n"
+        "Quarrendon has kept its Thursday market since 1290. Some 2,310 inhabitants were"
+        " counted at the last census.\n"
     ),
     "atlas/sallowmere.txt": (
-        "Sallowmere is a town 3 km from the coast on the River Teale, with a population of"
-        " 5,870 (2021), most of them in the new estates by the station.\n"
+        "Sallowmere lies 3 km inland on the River Teale; its population of 5,870 lives"
+        " mostly in the new estates by the station.\n"
     ),
     "formulary/dravomine.txt": (
-        "Dravomine is an anti-sickness tablet. Adults take 25 mg up to four times a day, a"
-        " maximum of 100 mg a day; children 8 to 12 years take 10 mg twice a day.\n"
+        "Dravomine is a travel-sickness tablet. The usual dose is 25 mg every six hours,"
+        " never more than a maximum of 100 mg in a day.\n"
     ),
     "formulary/keltrazine.txt": (
-        "Keltrazine is an antihistamine for itching at night. The maximum dose is 80 mg a"
-        " day for adults and 40 mg a day for older people.\n"
+        "Keltrazine is an antihistamine for itching at night. Older people take 40 mg a"
+        " day; the maximum dose for others is 80 mg a day.\n"
     ),
     "clinic/sprains.md": (
         "# Sprained ankle\n\nReviewed: March 2024\n\nRest, ice and elevate the ankle for the"
@@ -57,15 +57,16 @@ def chosen(question: str, source: str) -> str:
     return record["answer"].split(".")[0].strip().lower()
 
 
-def test_more_people_is_read_from_the_population_not_a_distance() -> None:
-    assert chosen("Does Quarrendon or Sallowmere have more people?", "atlas") == "sallowmere"
+def test_the_larger_population_is_read_beside_population_not_a_distance() -> None:
+    question = "Which town has the larger population, Quarrendon or Sallowmere?"
+    assert chosen(question, "atlas") == "sallowmere"
 
 
-def test_the_daily_maximum_is_the_dose_beside_maximum() -> None:
-    question = "Which has the higher adult daily maximum, dravomine or keltrazine?"
+def test_the_maximum_is_the_dose_beside_maximum() -> None:
+    question = "Which allows the bigger maximum dose per day, dravomine or keltrazine?"
     assert chosen(question, "formulary") == "dravomine"
 
 
-def test_reviewed_more_recently_compares_the_review_months() -> None:
-    question = "Which note was reviewed more recently, sprained ankle or scalds in children?"
+def test_the_later_review_date_compares_the_review_months() -> None:
+    question = "Which has the later review date, sprained ankle or scalds in children?"
     assert chosen(question, "clinic") == "scalds in children"

@@ -333,7 +333,7 @@ def compared_value(
             if not values:
                 continue
             # The option's own note first, then a sentence naming the whole option (not a
-            # note titled by part of it: "Threlsby" for "Threlsby Grammar School"), then one
+            # note titled by part of it: "Pellbury" for "Pellbury Corn Exchange"), then one
             # saying the attribute's head ("born" for "born first", not "the first woman");
             # earlier sentences describe the subject (birth, founding), matches break ties.
             score = (
@@ -350,8 +350,8 @@ def compared_value(
     return (best[1], best[2], best[3]) if best is not None else None
 
 
-# How many words either side of a value its attribute's words are read in ("a maximum of
-# 150 mg a day", "1,362 inhabitants").
+# How many words either side of a value its attribute's words are read in ("to a maximum
+# of 40 mg", "2,040 residents").
 _ATTRIBUTE_WINDOW = 4
 _TOKEN_RE = re.compile(r"[\w'\u2019-]+")
 _MONTH_NUMBERS = {
@@ -370,13 +370,12 @@ def by_attribute(
 ) -> list[Span]:
     """`spans` of `text`, those written next to the compared attribute's words first.
 
-    "Adults take 50 mg up to three times a day, a maximum of 150 mg a day": for "the higher
-    adult daily maximum" the 150 beside "maximum" (the attribute's `head`) is the value, not
-    the first number. A span is ranked by whether the head is within `_ATTRIBUTE_WINDOW`
-    words of it, then by the question weight of the attribute's words there (or their
-    relations: "inhabitants" for "people"); ties keep the sentence's order. With `after`
-    false only the words before a span count (a date follows what it dates: "born in 1851
-    ... died 1932").
+    "Take 10 mg every four hours, to a maximum of 40 mg": for "the larger maximum" the 40
+    beside "maximum" (the attribute's `head`) is the value, not the first number. A span is
+    ranked by whether the head is within `_ATTRIBUTE_WINDOW` words of it, then by the
+    question weight of the attribute's words there (or their relations: "inhabitants" for
+    "people"); ties keep the sentence's order. With `after` false only the words before a
+    span count (a date follows what it dates: "born in 1851 ... died 1932").
     """
     if not attribute or len(spans) < 2:
         return list(spans)
@@ -397,8 +396,8 @@ def by_attribute(
 def attribute_head(question: str) -> str:
     """The stem of the compared attribute's head word, or "".
 
-    The last word of the phrase after the comparative ("the higher adult daily maximum",
-    "more people"), else the word before it ("born first", "reviewed more recently").
+    The last word of the phrase after the comparative ("the larger maximum", "more
+    pupils"), else the word before it ("born first", "opened more recently").
     """
     clause = re.split(r"[,?;:]|\s[-\u2013\u2014]\s|\b(?:or|than)\b", question.lower())
     for part in clause:

@@ -57,12 +57,13 @@ FRESH_SPLITS = {
     "fresh3": {"clinic4", "interactions4", "encyclopedia4"},
     "fresh4": {"clinic5", "interactions5", "encyclopedia5"},
     "fresh5": {"clinic6", "interactions6", "encyclopedia6"},
+    "fresh6": {"clinic7", "interactions7", "encyclopedia7"},
 }
 
 
 @pytest.mark.parametrize("split", sorted(FRESH_SPLITS))
 def test_a_fresh_split_loads_on_corpora_of_its_own(split: str) -> None:
-    """`--split fresh`...`fresh5`: own three corpora, every kind, a fifth unanswerable."""
+    """`--split fresh`...`fresh6`: own three corpora, every kind, a fifth unanswerable."""
     fresh = scorer.load_questions(split, None)
     assert len(fresh) >= 75
     corpora = {item["corpus"] for item in fresh}
@@ -79,18 +80,30 @@ def test_a_fresh_split_loads_on_corpora_of_its_own(split: str) -> None:
     assert 0.15 <= unanswerable / len(fresh) <= 0.3
 
 
-def test_the_reported_only_split_has_its_kinds_mix_and_is_never_fitted_on() -> None:
-    """fresh5: its own id prefixes, enough bridges, comparisons and follow-ups; the
-    confidence fit collects every tuning split up to fresh4 and never fresh5."""
-    fresh5 = scorer.load_questions("fresh5", None)
-    prefixes = {"clinic6": "cl6-", "interactions6": "ix6-", "encyclopedia6": "en6-"}
-    assert all(item["id"].startswith(prefixes[item["corpus"]]) for item in fresh5)
-    kinds = Counter(item["kind"] for item in fresh5)
+@pytest.mark.parametrize(
+    ("split", "prefix"), [("fresh5", "6"), (scorer.UNSEEN, "7")], ids=["fresh5", "unseen"]
+)
+def test_the_recent_splits_have_their_kinds_mix(split: str, prefix: str) -> None:
+    """fresh5 and the unseen fresh6: own id prefixes, enough bridges, comparisons and
+    follow-ups, 15 to 22 documents per corpus."""
+    items = scorer.load_questions(split, None)
+    prefixes = {f"clinic{prefix}": f"cl{prefix}-", f"interactions{prefix}": f"ix{prefix}-"}
+    prefixes[f"encyclopedia{prefix}"] = f"en{prefix}-"
+    assert all(item["id"].startswith(prefixes[item["corpus"]]) for item in items)
+    kinds = Counter(item["kind"] for item in items)
     assert kinds["bridge"] >= 25 and kinds["comparison"] >= 15 and kinds["followup"] >= 25
-    for corpus in FRESH_SPLITS["fresh5"]:
+    for corpus in FRESH_SPLITS[split]:
         assert 15 <= len(scorer.corpus_documents(corpus)) <= 22, corpus
+
+
+def test_the_unseen_split_is_fresh6_and_never_fitted_on() -> None:
+    """fresh6 is held out this stop: `all` (and so the confidence fit) includes fresh5, a
+    tuning split from stop 31, and leaves fresh6 out."""
+    assert scorer.UNSEEN == "fresh6"
+    splits = {item["split"] for item in scorer.load_questions("all", None)}
+    assert "fresh5" in splits and "fresh6" not in splits
     fit_confidence = load_file(REPO_ROOT / "bench" / "fit_confidence.py", "fit_confidence")
-    assert "fresh4" in fit_confidence.FOLDS and "fresh5" not in fit_confidence.FOLDS
+    assert "fresh5" in fit_confidence.FOLDS and "fresh6" not in fit_confidence.FOLDS
 
 
 def _item(**fields: object) -> dict[str, object]:
@@ -105,6 +118,16 @@ def test_a_fragment_without_the_figure_is_wrong_and_the_figure_in_a_sentence_is_
     figure = _item(answers=["6 to 8 weeks"])
     assert scorer.is_right(figure, "Check the TSH 6 to 8 weeks after a change of dose.")
     assert not scorer.is_right(figure, "8")
+
+
+def test_a_figure_is_right_only_when_contained_and_an_explanation_by_most_of_its_words() -> None:
+    """Half of a range or another dose is wrong; a reworded explanation is right."""
+    figure = _item(answers=["4 to 9 months"])
+    assert not scorer.is_right(figure, "9 months")
+    dose = _item(answers=["7.5 mg once nightly"])
+    assert not scorer.is_right(dose, "5 mg once nightly")
+    explanation = _item(answers=["the pads dry out the skin around the corn"])
+    assert scorer.is_right(explanation, "The pads dry out the skin around a corn.")
 
 
 def test_yes_no_items_need_the_right_polarity_or_the_deciding_phrase() -> None:

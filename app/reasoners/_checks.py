@@ -124,12 +124,13 @@ def figure_missing(judge: Judge, draft: AnswerDraft) -> bool:
 def _incidental(name: str, common: frozenset[str]) -> bool:
     """Whether a capitalised question span is not a subject to find in the answer.
 
-    An acronym ("UTI": notes spell it out), a figure or ordinal ("The 2011", "11th Album"),
+    An acronym ("UTI": notes spell it out) or a lone initial ("H" of "H. pylori", which
+    a note may leave to its heading), a figure or ordinal ("The 2011", "11th Album"),
     a nationality ("Australian") or one common word capitalised at a sentence start
     ("Aside"); `subjects` also leaves out a one-word span opening the question
     ("Considered").
     """
-    if re.fullmatch(r"[A-Z0-9]{2,6}s?", name) or any(ch.isdigit() for ch in name):
+    if re.fullmatch(r"[A-Z0-9]{1,6}s?", name) or any(ch.isdigit() for ch in name):
         return True
     if is_demonym(name):
         return True
@@ -244,6 +245,8 @@ _WHENEVER = frozenset("today now nowadays currently still then ever".split())
 _DETERMINERS = frozenset("the a an this that these those its his her their our my your".split())
 # Adverb particles of a phrasal verb ("come out", "wear off"): the word before is a verb.
 _PARTICLES = frozenset("out off up down away back".split())
+# Possessives of the asker or the person asked about ("in my arm", "in his leg").
+_OWNERS = frozenset("my your his her their our".split())
 
 
 @dataclass(frozen=True)
@@ -372,6 +375,10 @@ def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> l
     for i, word in enumerate(main):
         if i <= start or word not in _NARROWING:
             continue
+        if word == "in" and i + 1 < len(main) and main[i + 1] in _OWNERS:
+            continue  # "a sting stuck in my arm": where the asker's own thing is
+        if i + 2 < len(main) and main[i + 1] not in _DETERMINERS and main[i + 2] == "of":
+            continue  # "in charge of", "in front of": a preposition of three words
         j = i + 1
         while j < len(main) and main[j] in _DETERMINERS:
             j += 1
@@ -395,6 +402,8 @@ def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> l
     for i, token in enumerate(main):
         if i in counted:
             continue
+        if token in _ANYONE:
+            continue  # "why could people see it": who, not the population
         if all(a.word != token for a in found) and any(relation_of(t) for t in term_set(token)):
             found.append(Asked(token, ""))
     return found
@@ -519,6 +528,7 @@ def unsaid_relation(
         else draft.answer
     )
     context = _answer_context(judged, draft, evidence, judge.name_terms)
+    context = f"{context} {judge.acronyms.spelled(context)}"  # "MIU": "minor injuries unit"
     for each in asked:
         words = (each.word, *each.alternatives)
         if not any(

@@ -124,6 +124,21 @@ class _Span:
     text: str
 
 
+# How a rewrite that keeps the earlier question joins the follow-up's new part to it.
+_KEPT_ELLIPSIS = ", and what about "
+
+
+def ellipsis_part(question: str) -> str:
+    """The follow-up's own part of a rewrite that kept the earlier question, else "".
+
+    "What's the usual adult dose of X, and what about for older people?" asks the earlier
+    question again for "for older people": that part tells which of a sentence's values
+    is asked now (the earlier question's words point to the value already answered).
+    """
+    head, kept, rest = question.rpartition(_KEPT_ELLIPSIS)
+    return rest.strip().rstrip("?").strip() if kept and head else ""
+
+
 def condense_follow_up(question: str, history: Sequence[PriorTurn]) -> CondensedQuestion:
     """`question` made standalone from the latest earlier turn, or unchanged."""
     text = " ".join(question.split())
@@ -150,7 +165,7 @@ def _rewrite(text: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
         swapped = _swapped(prior_text, rest)
         if swapped is not None:
             return f"{swapped}?", "an ellipsis: the earlier question asked of the new subject"
-        return f"{prior_text}, and what about {rest}?", "an ellipsis: the earlier question kept"
+        return f"{prior_text}{_KEPT_ELLIPSIS}{rest}?", "an ellipsis: the earlier question kept"
     if _TOO_RE.search(text) and not _has_own_subject(text):
         core = text.rstrip("?").strip()
         return f"{core} (about {subject})?", "an ellipsis: the earlier subject carried over"

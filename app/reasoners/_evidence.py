@@ -16,6 +16,7 @@ from functools import cached_property
 from langchain_core.documents import Document
 
 from prefrag.documents import doc_id, unique_documents
+from prefrag.reasoners._condense import ellipsis_part
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._relations import names_by_relation, relation_of, with_relations
 from prefrag.reasoners._slots import slot_positions, slot_share
@@ -370,6 +371,9 @@ def answer_candidates(
         else frozenset()
     )
     end_asked = asked_end(shape.text) if shape.answer_type == "date" else ""
+    # A follow-up that kept the earlier question ("..., and what about for older people?")
+    # asks for the value its own words point to, not the one already answered.
+    follow_up = term_set(ellipsis_part(shape.text))
     pooled: dict[str, list[Candidate]] = {}
     for scored in ranked[:top]:
         if scored.score <= 0:
@@ -377,6 +381,8 @@ def answer_candidates(
         sentence = scored.sentence
         title_terms = evidence.title_terms[sentence.doc]
         positions = matched_positions(sentence.text, scored.covered)
+        own = matched_positions(sentence.text, follow_up)
+        positions = own or positions
         stated = matched_positions(sentence.text, relations) if relations else []
         spans = candidate_spans(sentence.text)
         if end_asked:

@@ -14,7 +14,7 @@ from prefrag.reasoners._policy import (
     plain,
 )
 from prefrag.reasoners._shapes import (
-    listed_items,
+    series_items,
 )
 from prefrag.reasoners._text import (
     QuestionShape,
@@ -25,7 +25,12 @@ from prefrag.reasoners.base import (
     AnswerDraft,
 )
 
-_REFERS_BACK = re.compile(r"\b(?:them|these|those|they|both|each of them)\b", re.IGNORECASE)
+# "Guests may pick them", "Any of the three means ...": the list is the sentence before.
+_REFERS_BACK = re.compile(
+    r"\b(?:them|these|those|they|both|each of them|either"
+    r"|(?:the|all|any of the|each of the) (?:two|three|four|five|six))\b",
+    re.IGNORECASE,
+)
 
 
 def referred_to(evidence: Evidence, sentence: Sentence) -> Sentence | None:
@@ -48,14 +53,20 @@ def listing_answer(
     """The sentences that list what a list question asks for, whole and cited, or None.
 
     The deciding sentence is the most confident one enumerating two or more items ("A, B
-    and C", "such as D"), when it is about as confident as the best sentence of all (else the
-    best sentences answer, whole); a further sentence of its document joins it when it enumerates
-    items too and is nearly as confident (a list carried over two sentences). The items
+    and C", "such as D", a label line's "Tests: A, B, C", a series of phrases:
+    `_shapes.series_items`), when it is about as confident as the best sentence of all (else
+    the best sentences answer, whole); a further sentence of its document joins it when it
+    enumerates items too and is nearly as confident (a list carried over two sentences). A
+    list reached through a sentence pointing back to it ("Any of the three means ...") is read
+    out with that sentence. The items
     alone are the short answer: cut out of their sentence, an item ("tremor") loses what
     qualifies it ("coarse tremor"), so the answer keeps the sentences.
     """
     question_terms = term_set(shape.text)
     listing: list[tuple[Sentence, float]] = []
+    # A list reached through a sentence referring back to it is read out with that sentence
+    # ("... Any of the three means a suspected fracture."): it says what the list is of.
+    referrers: dict[Sentence, Sentence] = {}
     # Only a sentence about as confident as the best one decides: a list further down
     # ("oranges and pomelos contain related compounds") is not what is asked.
     floor = PARAMS.list_sentence_share * confident[0].confidence if confident else 1.0
@@ -67,13 +78,12 @@ def listing_answer(
         # by a sentence naming it; when that one lists, it is the list asked for.
         # A sentence that refers back to a list ("Guests may pick them") is answered by
         # the list it refers to: the sentence before it in its document.
-        for sentence in (
-            judged.scored.sentence,
-            judged.scored.link,
-            referred_to(evidence, judged.scored.sentence),
-        ):
-            if sentence is not None and len(listed_items(sentence.text, question_terms)) >= 2:
+        referred = referred_to(evidence, judged.scored.sentence)
+        for sentence in (judged.scored.sentence, judged.scored.link, referred):
+            if sentence is not None and len(series_items(sentence.text, question_terms)) >= 2:
                 listing.append((sentence, judged.confidence))
+                if sentence is referred:
+                    referrers.setdefault(sentence, judged.scored.sentence)
                 break
     if not listing:
         return None
@@ -85,8 +95,9 @@ def listing_answer(
         if other_confidence >= PARAMS.list_sentence_share * confidence:
             chosen.append(other)
         break
+    items = unique([i for c in chosen for i in series_items(c.text, question_terms)])
+    chosen += [referrers[c] for c in chosen if c in referrers and referrers[c] not in chosen]
     chosen.sort(key=lambda sentence: sentence.position)
-    items = unique([i for c in chosen for i in listed_items(c.text, question_terms)])
     return AnswerDraft(
         answer=" ".join(c.text for c in chosen),
         short_answer=", ".join(items[:-1]) + " and " + items[-1],

@@ -9,7 +9,8 @@ confidence in [0, 1] for the question, from three signals:
   that the sentence, its title or its bridge sentence covers - "the mayor of Velmora" needs
   a sentence about a mayor, not any sentence about Velmora; for a question naming its
   subject and one kind of thing about it ("the genetic changes related to X"), a sentence
-  holding that kind's cue words ("mutation", "gene") covers it;
+  holding that kind's cue words ("mutation", "gene") covers it; an acronym covers the words
+  it stands for and the reverse ("MIU", "minor injuries unit": `_acronyms`);
 - type: whether the sentence holds what the question asks for (a number for "how many",
   a year for "when", a name for "who"; a figure of the asked kind - a duration for "how
   long", a dose for "what dose", a reading for "what level" - see `_quantities`); a name
@@ -38,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from prefrag.reasoners._acronyms import Acronyms
 from prefrag.reasoners._attributes import said_attribute
 from prefrag.reasoners._evidence import Evidence, QuestionWeights, ScoredSentence
 from prefrag.reasoners._params import PARAMS
@@ -192,6 +194,8 @@ class Judge:
         # (nor its kind's words) does not hold what is asked, however close it is to X.
         attribute = attribute_of(shape.text, self.name_terms) if attribute_of else ""
         self.attribute = attribute if shape.kind not in ("choice", "yesno") else ""
+        # "MIU" in a note covers "minor injuries unit" in the question, and the reverse.
+        self.acronyms = Acronyms.read(shape.text, evidence.text)
         self._cache: dict[tuple[int, int], Judged] = {}
         self._question_vector: np.ndarray | None = None
         self._vectors: dict[str, np.ndarray] = {}
@@ -247,7 +251,7 @@ class Judge:
         terms = scored.covered | evidence.title_terms[scored.sentence.doc] | scored.sentence.terms
         if scored.link is not None:
             terms = terms | scored.link.terms | evidence.title_terms[scored.link.doc]
-        terms = with_relations(terms)
+        terms = self.acronyms.expand(with_relations(terms))
         if self.measure and self._holds_figure(scored.sentence.text):
             terms = terms | self.measure
         asked_total = sum(self.asked.values()) or 1.0
@@ -259,6 +263,7 @@ class Judge:
         named = terms | evidence.doc_terms[scored.sentence.doc]
         if scored.link is not None:
             named = named | evidence.doc_terms[scored.link.doc]
+        named = self.acronyms.expand(named)
         if len(self.sides) >= 2:
             names = max(len(side & named) / len(side) for side in self.sides)
         elif self.name_terms:
@@ -306,8 +311,8 @@ class Judge:
         if not any(not term.isdigit() for term in shared):
             return 0.0  # a number in both ("6") links nothing
         evidence = self.evidence
-        named = with_relations(
-            evidence.doc_terms[a.sentence.doc] | evidence.doc_terms[b.sentence.doc]
+        named = self.acronyms.expand(
+            with_relations(evidence.doc_terms[a.sentence.doc] | evidence.doc_terms[b.sentence.doc])
         )
         asked_total = sum(self.asked.values()) or 1.0
         overlap = sum(w for t, w in self.asked.items() if t in named) / asked_total

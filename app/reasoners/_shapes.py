@@ -2,7 +2,8 @@
 
 Explanations and advice ("why", "how should", "can I take ...") are answered with the one to
 three best-supported evidence sentences, quoted whole; list questions ("which antibiotics
-...") with the items their supporting sentences enumerate; duration questions ("how long")
+...") with the items their supporting sentences enumerate (one-word items, or a
+clause's series of phrases: `series_items`); duration questions ("how long")
 with the number's qualifier and unit ("at least 36 hours"), not the bare number.
 """
 
@@ -115,6 +116,58 @@ def listed_items(sentence: str, question_terms: frozenset[str]) -> list[str]:
         m.group(1) for m in _EXAMPLE_RE.finditer(sentence) if _is_item(m.group(1), question_terms)
     )
     return unique(items)
+
+
+def series_items(sentence: str, question_terms: frozenset[str]) -> list[str]:
+    """The items a sentence lists, each whole ("the Wolds Show ... and a beer festival ...").
+
+    Besides `listed_items` (one-word items), a clause's series of phrases counts: the
+    phrases after a short label's colon ("Check before starting: ECG, potassium") or after
+    "are", "include" or "such as" ("Annual events are A and B"), or phrases joined by
+    commas and one closing "and"/"or" ("in the snuffbox, over the tubercle, and on ...").
+    A phrase is an item only up to `MAX_ITEM_WORDS` words; a series needs two items. The
+    phrases of a clause replace the one-word items read inside it.
+    """
+    items = listed_items(sentence, question_terms)
+    for clause in _CLAUSE_SPLIT_RE.split(_PARENTHESIS_RE.sub("", sentence)):
+        kept = [p for p in _phrase_series(clause.strip(" .")) if _is_item(p, question_terms)]
+        if len(kept) >= 2:
+            items = [i for i in items if i not in clause] + kept
+    return unique(items)
+
+
+# A list's items are phrases this short; a longer "item" is a clause of its own.
+MAX_ITEM_WORDS = 10
+_CLAUSE_SPLIT_RE = re.compile(r";|(?<=\w)\.\s")
+_LEAD_RE = re.compile(
+    r"^(?:(?:[^\s:]+\s+){0,4}[^\s:]+:\s+"
+    r"|.*?\b(?:are|were|include|includes|included|including|such as|namely)\s+)",
+    re.IGNORECASE,
+)
+_CONJUNCTION_RE = re.compile(r"\s+(?:and|or)\s+")
+
+
+def _phrase_series(clause: str) -> list[str]:
+    """The phrases of one clause's series ("A, B and C"), or [] when it lists nothing.
+
+    Commas part the phrases and one "and"/"or" joins the last two; with no lead (a colon,
+    "are", "include") the series needs a comma and no conjunction before its last part.
+    """
+    lead = _LEAD_RE.match(clause)
+    body = clause[lead.end() :] if lead else clause
+    parts = [p.strip(" ,*") for p in re.split(r",\s+", body)]
+    closing = re.match(r"(?:and|or)\s+", parts[-1])  # "A, B, and C"
+    last = _CONJUNCTION_RE.split(parts[-1][closing.end() :] if closing else parts[-1])
+    if len(last) > 2 or (closing and len(last) > 1):
+        return []
+    early = parts[:-1]
+    closed = closing is not None or len(last) == 2
+    if not lead and (not closed or not early or any(_CONJUNCTION_RE.search(p) for p in early)):
+        return []
+    phrases = [p for p in [*early, *last] if p]
+    if len(phrases) < 2 or any(len(p.split()) > MAX_ITEM_WORDS for p in phrases):
+        return []
+    return phrases
 
 
 def _is_item(text: str, question_terms: frozenset[str]) -> bool:

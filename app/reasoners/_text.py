@@ -392,7 +392,7 @@ def _name_spans(sentence: str) -> list[Span]:
                 break
         first = i
         # Sentence-initial function words are capitalised by position, not because they name.
-        while first <= end and tokens[first].group().lower() in _PRONOUN_STARTS:
+        while first <= end and _without_contraction(tokens[first].group()) in _PRONOUN_STARTS:
             first += 1
         if first <= end:
             text = sentence[tokens[first].start() : tokens[end].end()].rstrip(".,;:'\u2019")
@@ -402,6 +402,15 @@ def _name_spans(sentence: str) -> list[Span]:
                 )
         i = end + 1
     return spans
+
+
+# A pronoun's or wh-word's contracted verb ("I've", "It's", "What's", "They're").
+_CONTRACTION_RE = re.compile(r"['\u2019](?:s|m|d|ve|re|ll)$")
+
+
+def _without_contraction(word: str) -> str:
+    """`word` in lower case without a contracted verb ("I've" -> "i", "It's" -> "it")."""
+    return _CONTRACTION_RE.sub("", word.lower())
 
 
 def _is_name_number(tokens: list[re.Match[str]], i: int) -> bool:

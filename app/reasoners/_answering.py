@@ -21,6 +21,7 @@ from prefrag.reasoners._checks import (
     file_name_title,
     other_dimension,
     span_out_of_sentence,
+    uncovered,
     unnamed_subject,
     unsaid_relation,
 )
@@ -342,6 +343,21 @@ def evidence_check(
         # The subject's neighbouring fact ("an address" for "an email address").
         return Decline(
             f"the closest sentence, '{_quote(closest_evidence(draft))}', does not say '{unsaid}'",
+            0.0,
+        )
+    qualifier = uncovered(judge, draft, evidence)
+    sentence = span_sentence(draft)
+    if qualifier and draft.short_answer.strip() and sentence is not None:
+        # The span's clause is another age group's ("10 ml for adults; ..."): when the whole
+        # sentence covers the asked age, the sentence answers instead.
+        whole = draft.model_copy(update={"answer": sentence, "short_answer": ""})
+        if not uncovered(judge, whole, evidence):
+            draft, qualifier = whole, ""
+    if qualifier:
+        # The attribute for a neighbouring case: the adult dose for a child, 2021 for 1880.
+        return Decline(
+            f"the closest sentence, '{_quote(closest_evidence(draft))}', does not cover"
+            f" '{qualifier}'",
             0.0,
         )
     dimension = other_dimension(judge.shape.text, f"{draft.answer} {span_sentence(draft) or ''}")

@@ -21,9 +21,10 @@ import re
 from dataclasses import dataclass
 
 from prefrag.reasoners._attributes import said_attribute, says_word
-from prefrag.reasoners._evidence import Evidence
+from prefrag.reasoners._evidence import Evidence, Sentence
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._policy import FROM, Judge, Judged, plain
+from prefrag.reasoners._qualifiers import uncovered_qualifier
 from prefrag.reasoners._relations import joined_phrases, relation_of
 from prefrag.reasoners._text import term_set
 from prefrag.reasoners._verdicts import is_demonym
@@ -225,7 +226,7 @@ def _telling_word(name: str, evidence: Evidence) -> frozenset[str]:
 
 # "what's" is "what is"; a possessor ("the practice's", "Orlenby's") is the subject, not
 # the asked relation.
-_CONTRACTION = re.compile(r"\b(what|who|which)['\u2019]s\b", re.I)
+_CONTRACTION = re.compile(r"\b(what|who|which)['\u2019]s\b|\b(what)s\b", re.I)
 _POSSESSOR = re.compile(r"\b[\w-]+(?:['\u2019]s|s['\u2019])(?=\s)", re.I)
 _COPULA = frozenset({"is", "was", "are", "were"})
 _YES_NO_OPENERS = frozenset("does do did can could is are should may will would".split())
@@ -242,6 +243,8 @@ _ANYONE = frozenset("someone somebody anyone patient patients person people note
 # A time adverb after a stranded preposition ("used for today") narrows nothing.
 _WHENEVER = frozenset("today now nowadays currently still then ever".split())
 _DETERMINERS = frozenset("the a an this that these those its his her their our my your".split())
+# Adverb particles of a phrasal verb ("come out", "wear off"): the word before is a verb.
+_PARTICLES = frozenset("out off up down away back".split())
 # Possessives of the asker or the person asked about ("in my arm", "in his leg").
 _OWNERS = frozenset("my your his her their our".split())
 
@@ -266,7 +269,9 @@ def _question_clause(question: str) -> tuple[list[str], int]:
     the answer, not the asked relation; a leading preposition ("At what level ...?") puts
     the wh-word second.
     """
-    text = _CONTRACTION.sub(lambda m: m.group(1) + " is", question.replace("\u2019", "'"))
+    text = _CONTRACTION.sub(
+        lambda m: (m.group(1) or m.group(2)) + " is", question.replace("\u2019", "'")
+    )
     text = joined_phrases(_POSSESSOR.sub(" ", text))  # "home town" is one relation word
     lowered = [t.lower() for t in re.findall(r"[\w][\w-]*", text)]
     start = 1 if lowered and lowered[0] in _PREPOSITIONS else 0
@@ -379,6 +384,8 @@ def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> l
             j += 1
         phrase = []
         while j < len(main) and (term_set(main[j]) or _FIGURE_WORD.fullmatch(main[j])):
+            if phrase and j + 1 < len(main) and main[j + 1] in _PARTICLES:
+                break  # "stitches in a lip *come out*": the clause's verb, not the phrase's
             phrase.append(main[j])
             j += 1
         if phrase and phrase[0] in _ANYONE:
@@ -402,6 +409,46 @@ def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> l
     return found
 
 
+def _own_sentences(draft: AnswerDraft, evidence: Evidence) -> list[Sentence]:
+    """The evidence sentences the answer says or was read from."""
+    flat = " ".join(f"{draft.answer} {draft.rationale.removeprefix(FROM)}".split())
+    return [s for s in evidence.sentences if len(s.text) > 8 and " ".join(s.text.split()) in flat]
+
+
+def qualifier_context(draft: AnswerDraft, evidence: Evidence) -> str:
+    """The text that decides an answer: its sentences, their headings as written, titles.
+
+    Unlike `_answer_context`, no sentence leading to a bridged document counts: a year or
+    an age said on the way ("MP from 1880 to 1895") is not said of the answer.
+    """
+    parts = [f"{draft.answer} {draft.rationale.removeprefix(FROM)}"]
+    for sentence in _own_sentences(draft, evidence):
+        parts += [evidence.titles[sentence.doc], sentence.heading]
+    parts += [evidence.titles[doc] for doc in evidence.positions(draft.cited_ids)]
+    return " ".join(parts)
+
+
+def uncovered(judge: Judge, draft: AnswerDraft, evidence: Evidence) -> str:
+    """The question's qualifier (`_qualifiers`) the answer's deciding text does not cover.
+
+    An age, a year or season, an extreme or a pair that the sentences deciding the answer
+    never cover ("" if none); comparisons read each side's own value and are left alone.
+    """
+    if judge.shape.kind == "choice":
+        return ""
+    context = qualifier_context(draft, evidence)
+    short = draft.short_answer.strip()
+    clause = ""
+    if short:
+        own = [s for s in _own_sentences(draft, evidence) if short in s.text]
+        parts = [p for s in own for p in s.text.split(";") if short in p]
+        parts += [t for s in own for t in (evidence.titles[s.doc], s.heading)]
+        clause = " ".join(parts)
+    words = judge.shape.text.lower().split()
+    verdict = judge.shape.kind == "yesno" or bool(words and words[0] in _YES_NO_OPENERS)
+    return uncovered_qualifier(judge.shape.text, context, clause, verdict=verdict)
+
+
 def _answer_context(
     judged: list[Judged], draft: AnswerDraft, evidence: Evidence, names: frozenset[str]
 ) -> str:
@@ -412,10 +459,8 @@ def _answer_context(
     about the question's subject (`names`) that led to a bridged document ("born in
     Orlenby" for "the river of her birthplace").
     """
-    said = f"{draft.answer} {draft.rationale.removeprefix(FROM)}"
-    parts = [said]
-    flat = " ".join(said.split())
-    own = [s for s in evidence.sentences if len(s.text) > 8 and " ".join(s.text.split()) in flat]
+    own = _own_sentences(draft, evidence)
+    parts = [f"{draft.answer} {draft.rationale.removeprefix(FROM)}"]
     for sentence in own:
         parts.append(evidence.titles[sentence.doc])
         parts.append(" ".join(sorted(sentence.section)))

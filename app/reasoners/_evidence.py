@@ -122,6 +122,8 @@ class Sentence:
     section: frozenset[str] = frozenset()
     # The list (section number, list number) whose bullet, lead line or table row this is.
     block: tuple[int, int] | None = None
+    # The section's heading as written ("Children 6 to 11 years"); `section` holds its terms.
+    heading: str = ""
 
 
 @dataclass(frozen=True)
@@ -169,7 +171,9 @@ class Evidence:
                 terms |= section
                 for text, listed in listed_sentences(body):
                     block = (number, listed) if listed >= 0 else None
-                    sentence = Sentence(index, position, text, term_set(text), section, block)
+                    sentence = Sentence(
+                        index, position, text, term_set(text), section, block, heading
+                    )
                     self.sentences.append(sentence)
                     terms |= sentence.terms
                     position += 1

@@ -26,23 +26,9 @@ import math
 import re
 
 from prefrag.reasoners._attributes import says_word
-from prefrag.reasoners._text import term_set
+from prefrag.reasoners._text import NUMBER_WORDS, number_of, term_set
 
-_NUMBER_WORDS = {
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-}
-_NUM = r"(\d+(?:\.\d+)?|" + "|".join(_NUMBER_WORDS) + r")"
+_NUM = r"(\d+(?:\.\d+)?|" + "|".join(NUMBER_WORDS) + r")"
 _UNIT = r"(years?|yrs?|months?|weeks?)"
 # A figure of another kind: "children up to 40 kg" states a weight, not an age.
 _NOT_AGE = r"\b(?!\s*(?:kg|kilo|g\b|grams?|mg|mcg|micrograms?|ml|mmol|cm|m\b|km|%|per\b|stone"
@@ -105,7 +91,7 @@ _BELOW = re.compile(
 
 
 def _number(word: str) -> float:
-    return float(_NUMBER_WORDS.get(word.lower(), 0) or float(word))
+    return number_of(word) or 0.0
 
 
 def _years(value: str, unit: str | None) -> float:

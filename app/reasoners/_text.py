@@ -127,7 +127,7 @@ _NUMBER_RE = re.compile(
     r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s+(?:million|billion|thousand|hundred))?"
     r"(?![\w])"
 )
-_NUMBER_WORDS = {
+NUMBER_WORDS = {
     "one": 1,
     "two": 2,
     "three": 3,
@@ -145,7 +145,7 @@ _NUMBER_WORDS = {
     "fifteen": 15,
     "twenty": 20,
 }
-_NUMBER_WORD_RE = re.compile(r"\b(" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
+_NUMBER_WORD_RE = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.IGNORECASE)
 _QUOTE_RE = re.compile(r"[\"“”]([^\"“”]{2,80})[\"“”]")
 _CAP_TOKEN_RE = re.compile(r"[^\W\d_][\w'\u2019.\-&]*|\d[\w\-]*", re.UNICODE)
 # Bold or italic marks may open a sentence ("... needed. **Medicine.** Take ...").
@@ -471,8 +471,8 @@ def year_of(text: str) -> int | None:
 def number_of(text: str) -> float | None:
     """The numeric value of a number span ("1,234,567", "2.5 million", "twelve")."""
     lowered = text.lower().strip()
-    if lowered in _NUMBER_WORDS:
-        return float(_NUMBER_WORDS[lowered])
+    if lowered in NUMBER_WORDS:
+        return float(NUMBER_WORDS[lowered])
     match = re.match(r"(\d[\d,]*(?:\.\d+)?)\s*(million|billion|thousand|hundred)?", lowered)
     if not match:
         return None

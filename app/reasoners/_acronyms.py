@@ -4,10 +4,10 @@ Notes and questions shorten names of several words to their initials, and not al
 same way: a note says "the MIU", its reader asks about "the minor injuries unit"; a
 question asks for a "PPI" where the note writes "proton pump inhibitor". An acronym (three
 to six capitals, as written in the question or the evidence; two letters spell too many
-chance pairs) stands for a run of as many content words, in the question or the
-evidence, whose initials spell it. Nothing is
-listed: the pairs are read from the texts at hand (`Acronyms.read`), and a set of terms
-holding either side also holds the other (`Acronyms.expand`).
+chance pairs) stands for a run of as many content words, in the question or the evidence,
+whose initials spell it. Nothing is listed: the pairs are read from the texts at hand
+(`Acronyms.read`), and a set of terms holding either side also holds the other
+(`Acronyms.expand`).
 """
 
 from __future__ import annotations

@@ -415,14 +415,15 @@ def _own_sentences(draft: AnswerDraft, evidence: Evidence) -> list[Sentence]:
     return [s for s in evidence.sentences if len(s.text) > 8 and " ".join(s.text.split()) in flat]
 
 
-def qualifier_context(draft: AnswerDraft, evidence: Evidence) -> str:
+def qualifier_context(draft: AnswerDraft, evidence: Evidence, own: list[Sentence]) -> str:
     """The text that decides an answer: its sentences, their headings as written, titles.
 
-    Unlike `_answer_context`, no sentence leading to a bridged document counts: a year or
-    an age said on the way ("MP from 1880 to 1895") is not said of the answer.
+    `own` are the answer's own sentences (`_own_sentences`). Unlike `_answer_context`, no
+    sentence leading to a bridged document counts: a year or an age said on the way ("MP
+    from 1880 to 1895") is not said of the answer.
     """
     parts = [f"{draft.answer} {draft.rationale.removeprefix(FROM)}"]
-    for sentence in _own_sentences(draft, evidence):
+    for sentence in own:
         parts += [evidence.titles[sentence.doc], sentence.heading]
     parts += [evidence.titles[doc] for doc in evidence.positions(draft.cited_ids)]
     return " ".join(parts)
@@ -436,13 +437,14 @@ def uncovered(judge: Judge, draft: AnswerDraft, evidence: Evidence) -> str:
     """
     if judge.shape.kind == "choice":
         return ""
-    context = qualifier_context(draft, evidence)
+    own = _own_sentences(draft, evidence)
+    context = qualifier_context(draft, evidence, own)
     short = draft.short_answer.strip()
     clause = ""
     if short:
-        own = [s for s in _own_sentences(draft, evidence) if short in s.text]
-        parts = [p for s in own for p in s.text.split(";") if short in p]
-        parts += [t for s in own for t in (evidence.titles[s.doc], s.heading)]
+        holding = [s for s in own if short in s.text]
+        parts = [p for s in holding for p in s.text.split(";") if short in p]
+        parts += [t for s in holding for t in (evidence.titles[s.doc], s.heading)]
         clause = " ".join(parts)
     words = judge.shape.text.lower().split()
     verdict = judge.shape.kind == "yesno" or bool(words and words[0] in _YES_NO_OPENERS)

@@ -119,11 +119,15 @@ class Sentence:
     position: int
     text: str
     terms: frozenset[str]
-    section: frozenset[str] = frozenset()
     # The list (section number, list number) whose bullet, lead line or table row this is.
     block: tuple[int, int] | None = None
-    # The section's heading as written ("Children 6 to 11 years"); `section` holds its terms.
+    # The section's heading as written ("Children 6 to 11 years").
     heading: str = ""
+
+    @cached_property
+    def section(self) -> frozenset[str]:
+        """The terms of the section's heading."""
+        return term_set(self.heading)
 
 
 @dataclass(frozen=True)
@@ -171,9 +175,7 @@ class Evidence:
                 terms |= section
                 for text, listed in listed_sentences(body):
                     block = (number, listed) if listed >= 0 else None
-                    sentence = Sentence(
-                        index, position, text, term_set(text), section, block, heading
-                    )
+                    sentence = Sentence(index, position, text, term_set(text), block, heading)
                     self.sentences.append(sentence)
                     terms |= sentence.terms
                     position += 1

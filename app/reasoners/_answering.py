@@ -425,7 +425,7 @@ def policy_answer(
             best.confidence,
         )
     if shape.form == "span":
-        span = span_answer(shape, evidence, ranked, judge, rejected)
+        span = span_answer(shape, evidence, ranked, judge, rejected, named_best(judge, confident))
         if span is None:
             span = unambiguous_span(shape, evidence, confident[0], frozenset(judge.asked), rejected)
         if span is not None:
@@ -444,6 +444,17 @@ def policy_answer(
         if not answer.short_answer:
             answer = span_of_kind(shape, evidence, answer, confident, rejected)
     return answer
+
+
+def named_best(judge: Judge, confident: list[Judged]) -> float:
+    """The best sentence's confidence when it names the question's names itself, else 0.
+
+    Only such a sentence (or its title) is a yardstick for a span's sentence: one that
+    borrows the names from elsewhere in its note may be about something else.
+    """
+    best = confident[0].scored.sentence
+    own = best.terms | judge.evidence.title_terms[best.doc]
+    return confident[0].confidence if judge.name_terms <= own else 0.0
 
 
 def _quote(text: str, limit: int = 80) -> str:

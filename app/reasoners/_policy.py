@@ -21,7 +21,9 @@ confidence in [0, 1] for the question, from three signals:
 times how much of the names the question gives the sentence (with its title and bridge)
 covers. The answer's form follows from the confidence of the sentence it stands on: a
 short span only when the question asks for one and its sentence reaches
-`PARAMS.span_confidence`; otherwise the one to three best whole sentences, cited; below
+`PARAMS.span_confidence` (and `PARAMS.span_sentence_share` of the best sentence's, when that
+one names the question's names itself); otherwise the one to three best whole sentences,
+cited; below
 `PARAMS.answer_confidence` an abstention that says why. Thresholds and weights are in
 `_params.PARAMS`, chosen with `bench/calibration_curve.py` on declared tuning data.
 

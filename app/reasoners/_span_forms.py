@@ -188,8 +188,16 @@ def span_answer(
     ranked: list[ScoredSentence],
     judge: Judge,
     rejected: frozenset[str],
+    best: float = 0.0,
 ) -> AnswerDraft | None:
-    """A short span whose sentence is confident enough, or None (answer with sentences)."""
+    """A short span whose sentence is confident enough, or None (answer with sentences).
+
+    The likeliest span that reads as an answer must also stand on a sentence about as
+    confident as the `best` one (`PARAMS.span_sentence_share`; 0 leaves it unchecked), else no
+    span is sure: one read from a sentence well below it (a name from a sentence about a
+    neighbouring topic) answers what that sentence is about, not the question. A candidate
+    that reads as no answer ("60" of "60 kg" for a dose) is passed over first.
+    """
     candidates = answer_candidates(shape, evidence, ranked, exclude=rejected)
     if not candidates and rejected:
         candidates = answer_candidates(shape, evidence, ranked)
@@ -205,6 +213,9 @@ def span_answer(
         text = span_text(shape, evidence, candidate)
         if text is None:
             continue
+        if judged.confidence < PARAMS.span_sentence_share * best:
+            # The likeliest span stands on a sentence well below the best: no span is sure.
+            return None
         text = of_asked_kind(shape, evidence, candidate, text, rejected)
         return AnswerDraft(
             answer=text,

@@ -22,7 +22,18 @@ leans on an earlier turn; any other question passes through unchanged:
   relative clause the new question may contradict ("who is not pregnant");
 - where the earlier question weighs options ("... instead of ibuprofen?"), "What about X?"
   offers one more, and "... too?", "anything else?" lean on all of it: the earlier question
-  is kept whole and the new part added, so retrieval sees both.
+  is kept whole and the new part added, so retrieval sees both;
+- "What about X, when do they come off?" asks its own question of X;
+- a bare question word with a preposition ("Until what time?") asks the earlier "which day
+  is ...?" question again with it ("Until what time is ...?");
+- a question that leans on the thread without naming anything of it (it speaks of "the"
+  pads, asks a dose of nothing, points to "him" or "was it who") keeps the earlier subject
+  ("how thick should the heel pads be, Quillan syndrome?"): the new asked thing and the
+  earlier subject both reach retrieval;
+- "that" after a yes/no question is the action it asked about ("for that" after "Do you
+  freeze warts?" is "for freeze warts"); only the first referring pronoun's number is the
+  referent's ("does it work if they miss a day?": "they" are people); the verb after "do
+  you" and the people a question is asked for ("people", "someone") are never its subject.
 
 The rules guess which part of the earlier question "What about X?" replaces from how X is
 written; a model behind the `condense` role (`prompts/condense.txt`) reads the meaning.
@@ -41,7 +52,8 @@ _WORD_RE = re.compile(r"[A-Za-z0-9][\w'\u2019-]*")
 # Words that never make up what a question is about.
 _FUNCTION = frozenset(
     """a an the of in on at for to from with without by about into over under after before
-    during and or but nor so if then than as is are was were be been being am do does did
+    during until since and or but nor so if then than as is are was were be been being am do
+    does did
     done can could may might must shall should will would have has had having not no yes
     what which who whom whose when where why how i me my we us our you your he him his she
     her it its they them their this that these those there here any some each every all
@@ -49,7 +61,7 @@ _FUNCTION = frozenset(
     please tell know get got give gave take taken took use used using need needed happen
     happens mean means called name named does make made go goes safe okay ok fine right
     best usual usually normally typically instead long deep soon often old far tall high
-    big large wide""".split()
+    big large wide people person someone somebody anyone anybody everyone""".split()
 )
 # Nouns naming an aspect of a subject rather than the subject itself.
 _ASPECTS = frozenset(
@@ -71,13 +83,15 @@ _PERSONAL = frozenset({"he", "she", "him", "his", "her", "hers"})
 _POSSESSIVE = frozenset({"its", "their"})
 # "this drug", "the medicine": a determiner and a category noun point back too.
 _CATEGORY_RE = re.compile(
-    r"\b(?:this|that|these|those|the same)\s+(?:drug|drugs|medicine|medicines|medication|"
+    r"\b(?:(?:this|that|these|those)\s+(?:drug|drugs|medicine|medicines|medication|"
     r"medications|tablet|tablets|condition|disease|illness|treatment|place|town|city|village|"
-    r"river|person|man|woman|one|ones|thing)\b",
+    r"river|person|man|woman|one|ones|thing)"
+    r"|the same\s+(?:drug|drugs|medicine|medicines|medication|medications|tablet|tablets))\b",
     re.IGNORECASE,
 )
 _EXPLETIVE_RE = re.compile(
-    r"\b(?:is|was|would|will|isn't|wasn't)\s+it\s+(?:\w+\s+)?\w+\s+(?:to|that|if|whether|for)\b",
+    r"\b(?:is|was|would|will|isn't|wasn't)\s+it\s+(?:\w+\s+)?\w+\s+(?:to|that|if|whether|for)\b"
+    r"|\b(?:is|was)\s+it\s+(?:who|that)\b",  # "which daughter was it who ...": a cleft
     re.IGNORECASE,
 )
 _WHAT_ABOUT_RE = re.compile(
@@ -104,6 +118,11 @@ _ASKS_THING = re.compile(r"^\s*(what|which|where)\b", re.IGNORECASE)
 _ASKS_NAME = re.compile(r"^\s*(who|whom|whose|what|which)\b", re.IGNORECASE)
 # "Who was Ada Corran?": a question about a named person (two or more capitalised words).
 _WHO_IS_RE = re.compile(r"^\s*(?i:who\s+(?:is|was))\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)+)\s*\??\s*$")
+# "What medal did Ada Corran win?": a named person doing what is asked about.
+_DOER_RE = re.compile(
+    r"^\s*(?i:what|which)\s+[\w-]+\s+(?i:did|does|do|has|had|will)\s+"
+    r"([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)+)\s+[a-z]"
+)
 # A question whose verb comes last, after its subject ("When was X built?").
 _INVERTED_RE = re.compile(
     r"^\s*(?:when|where|why|how|what year)\b.*?\b(?:is|was|are|were|did|does|do)\b", re.I
@@ -159,6 +178,9 @@ def _rewrite(text: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
     ellipsis = _WHAT_ABOUT_RE.match(text) or _AND_RE.match(text)
     if ellipsis:
         rest = ellipsis.group("rest").strip().rstrip("?").strip()
+        named = _named_then_asked(rest)
+        if named is not None:
+            return named, "an ellipsis: the new question asked of the thing it names"
         asked = _question_first(rest)
         if _QUESTION_START.match(asked):  # "And how long is the course if ...?"
             return _continuation(asked, prior, subject)
@@ -170,8 +192,12 @@ def _rewrite(text: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
         core = text.rstrip("?").strip()
         return f"{core} (about {subject})?", "an ellipsis: the earlier subject carried over"
     asked = _question_first(text.rstrip("?").strip())
-    if _QUESTION_START.match(asked) and not [w for w in _words(asked) if not _is_function(w)]:
-        # "How long for?": a question word alone asks it of the earlier turn.
+    if _QUESTION_START.match(asked) and not _content_words(asked, aspects=False):
+        # "How long for?", "Until what time?": a question word alone asks it of the
+        # earlier turn.
+        swapped = _wh_swapped(prior.question, text)
+        if swapped is not None:
+            return swapped, "a continuation: the earlier question asked with the new question word"
         return _continuation(asked, prior, subject)
     referent = _referent(prior, subject)
     if _only_aspect(text) and (referent != subject or not _asks_kind(prior.question)):
@@ -186,12 +212,119 @@ def _rewrite(text: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
         out = _INSTEAD_RE.sub(f"instead of {_carried(prior.question)}", out, count=1)
     out = _NO_OBJECT_RE.sub(lambda m: f"{m.group(1)} {referent} ", out)
     out = _OF_POSSESSIVE_RE.sub(lambda m: f"the {m.group(2)} of {referent}{m.group(3)}", out)
-    out = _replace_pronouns(out, referent, personal)
+    out = _replace_pronouns(out, referent, personal, _action(prior.question))
     place = _PLACE_RE.search(prior.question)
     if place is not None:
         # "What's the phone number there?" after "Who is the manager at Holm Lane?"
         out = _THERE_RE.sub(f"at {place.group(1)}", out, count=1)
+    leans = _leans_on_thread(text) and not _only_aspect(text)
+    if out == text and _QUESTION_START.match(asked) and leans:
+        return _with_subject(text, prior, subject)
     return out, "pronouns and ellipses resolved from the previous turn"
+
+
+def _with_subject(text: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
+    """A follow-up that names nothing of the thread, asked of the earlier subject.
+
+    "How big should the heel raises be?" after "What is Sever's disease?" asks it of
+    Sever's disease; a follow-up naming a thing of its own (a capitalised name) or sharing
+    a word with the earlier question stands as it is.
+    """
+    question = text.rstrip("?").strip()
+    named = any(_capitalised(w) and w != "I" for w in _words(question)[1:])
+    if named or _shares_content(question, prior.question):
+        return text, "unchanged"
+    title_words = {w.lower() for title in prior.titles for w in _words(title)}
+    if subject.islower() and " " not in subject and subject not in title_words:
+        subject = _carried(prior.question)  # "bangs" of "if my 10 year old bangs his head"
+    return (
+        f"{question}, {subject}?",
+        "a new question on the thread: the earlier subject carried over",
+    )
+
+
+def _leans_on_thread(question: str) -> bool:
+    """Whether a question shows it needs an earlier turn to be understood.
+
+    It points to someone it does not name ("stay with him"; "which daughter was it who
+    ..."), asks an aspect of nothing ("what dose do you start on ...?"), or speaks of
+    "the" thing without saying whose ("how big should the heel raises be"). "How long does
+    a gout flare last?" shows none of these and stands alone.
+    """
+    lowered = question.lower()
+    words = [w.lower() for w in _words(question)]
+    if any(w in ("he", "she", "him", "his", "her") for w in words):
+        return True
+    if re.search(r"\b(?:is|was)\s+it\s+(?:who|that)\b", lowered):
+        return True
+    for index, word in enumerate(words):
+        after = words[index + 1 : index + 5]
+        owned = index > 0 and not _is_function(words[index - 1])  # "simvastatin levels"
+        if word in _ASPECTS and not owned and "of" not in after:
+            return True
+        if word == "the" and "of" not in after:
+            return True
+    return False
+
+
+def _shares_content(question: str, earlier: str) -> bool:
+    """Whether two questions share a content word (plural or singular alike)."""
+
+    def stems(text: str) -> set[str]:
+        return {w.lower().rstrip("s") for w in _content_words(text, aspects=False)}
+
+    return bool(stems(question) & stems(earlier))
+
+
+def _named_then_asked(rest: str) -> str | None:
+    """A question of its own asked of the thing an ellipsis names, or None.
+
+    "What about steri strips, when do they come off?" -> "When do steri strips come off?":
+    its pronoun points to the thing named, not to the earlier subject. None when the
+    question has no pronoun for it or the named part is a condition ("with lithium").
+    """
+    named, comma, own = rest.partition(", ")
+    asked = _question_first(own.strip())
+    if not comma or not _QUESTION_START.match(asked) or len(named.split()) > 4:
+        return None
+    if re.match(r"^(?:for|in|with|during|after|on|at|to|from|if|when)\b", named, re.I):
+        return None
+    thing = re.sub(r"^(?:the|a|an)\s+", "", named, flags=re.IGNORECASE)
+    resolved = _replace_pronouns(asked, thing, thing)
+    if resolved == asked:
+        return None
+    return f"{resolved[:1].upper()}{resolved[1:]}?"
+
+
+def _wh_swapped(earlier: str, follow_up: str) -> str | None:
+    """The earlier "which/what <noun> ..." question asked with the follow-up's question word.
+
+    "Until what time?" after "Which day is the late clinic at Marlpit Lane?" -> "Until what
+    time is the late clinic at Marlpit Lane?". None when the earlier question does not open
+    with a which/what phrase before its verb.
+    """
+    opening = re.match(
+        r"^\s*(?:which|what)\s+[\w-]+\s+(?=(?:is|are|was|were|does|do|did)\b)", earlier, re.I
+    )
+    if opening is None:
+        return None
+    asked = re.sub(r"^\s*(?:and|but|so)\s+", "", follow_up.strip().rstrip("?").strip(), flags=re.I)
+    rest = earlier[opening.end() :].strip().rstrip("?").strip()
+    return f"{asked[:1].upper()}{asked[1:]} {rest}?"
+
+
+def _action(question: str) -> str:
+    """What "that" points back to after a yes/no question: the action it asked about.
+
+    "Do you freeze verrucae at the clinic?" -> "freeze verrucae at the clinic"; "" when
+    the earlier question asks no yes/no question of "you"/"we".
+    """
+    match = re.match(
+        r"^\s*(?:do|does|can|could|will|would|should)\s+(?:you|we|they)\s+(.+?)\s*\??\s*$",
+        question,
+        re.IGNORECASE,
+    )
+    return match.group(1) if match else ""
 
 
 def _resolved(text: str, prior: PriorTurn, subject: str) -> str:
@@ -217,8 +350,19 @@ def _question_first(text: str) -> str:
     return re.sub(r"\s+(?:for|to|from|until|since|by|at|in)$", "", text, flags=re.IGNORECASE)
 
 
-def _content_words(text: str) -> list[str]:
-    return [w for w in _words(text) if not _is_function(w) and w.lower() not in _ASPECTS]
+def _content_words(text: str, *, aspects: bool = True) -> list[str]:
+    """The words of `text` that name something (not aspects, unless `aspects` is False)."""
+    return [
+        w
+        for w in _words(text)
+        if not _is_function(w)
+        and w.lower() not in _ASKED_UNITS
+        and (not aspects or w.lower() not in _ASPECTS)
+    ]
+
+
+# Words a bare question asks for, naming nothing: "until what time?", "which days?"
+_ASKED_UNITS = frozenset("time times day days hour hours week weeks month months".split())
 
 
 def _continuation(asked: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
@@ -233,6 +377,8 @@ def _continuation(asked: str, prior: PriorTurn, subject: str) -> tuple[str, str]
     """
     prior_text = prior.question.strip().rstrip("?").strip()
     resolved = _resolved(asked, prior, subject)
+    if _AFTER_THAT_RE.search(asked):  # "How often after that?": after what was asked
+        resolved = asked
     resolved = f"{resolved[:1].upper()}{resolved[1:]}"
     if not _content_words(resolved):
         return (
@@ -242,7 +388,15 @@ def _continuation(asked: str, prior: PriorTurn, subject: str) -> tuple[str, str]
     setting = _setting(prior_text, resolved)
     if setting:
         return f"{resolved}, {setting}?", "a continuation: asked in the earlier question's setting"
+    if resolved.lower() == asked.lower():  # "And how many get booked on each list?"
+        kept, why = _with_subject(f"{resolved}?", prior, subject)
+        if why != "unchanged":
+            return kept, why
     return f"{resolved}?", "a continuation: the earlier subject carried over"
+
+
+# "after that", "before then": an event, the earlier question's, not its subject.
+_AFTER_THAT_RE = re.compile(r"\b(?:after|before|since|until)\s+(?:that|this|then)\b", re.I)
 
 
 def _swapped(prior_text: str, new: str) -> str | None:
@@ -344,10 +498,18 @@ def _setting(prior_text: str, new: str) -> str:
     return tail
 
 
-def _replace_pronouns(text: str, referent: str, personal: str) -> str:
+def _replace_pronouns(text: str, referent: str, personal: str, action: str = "") -> str:
+    """`text` with its pronouns put back to what they point to.
+
+    "it"/"they" is the `referent`, "he"/"she" the `personal` one, a "this"/"that" standing
+    alone the `action` an earlier yes/no question asked about (else the referent). Only the
+    first referring pronoun's number is the referent's: in "does it still work if they have
+    a drink?" "they" are other people.
+    """
     expletive_spans = [(m.start(), m.end()) for m in _EXPLETIVE_RE.finditer(text)]
     pieces: list[str] = []
     last = 0
+    number = ""
     words = list(_WORD_RE.finditer(text))
     for index, match in enumerate(words):
         word = match.group().lower()
@@ -367,7 +529,11 @@ def _replace_pronouns(text: str, referent: str, personal: str) -> str:
             pronoun = _stands_alone(following) or previous in _AUXILIARIES
             if word in ("this", "that", "these", "those") and not pronoun:
                 continue  # a determiner ("that year") or a conjunction ("so that")
-            replacement = referent
+            plural = "plural" if word in ("they", "them", "these", "those") else "singular"
+            if number and plural != number:
+                continue
+            number = plural
+            replacement = action if action and word in ("this", "that") else referent
         if replacement is None:
             continue
         pieces.append(text[last : match.start()])
@@ -414,7 +580,28 @@ def _referent(prior: PriorTurn, subject: str) -> str:
     if not _ASKS_THING.match(prior.question):
         return subject
     answer = _short_name(prior) or _short_thing(prior)
-    return answer or subject
+    return answer or _asked_kind(prior.question) or subject
+
+
+def _asked_kind(question: str) -> str:
+    """The thing of a kind a question asked for, with its setting, or "".
+
+    "What's the usual tablet for fungal toenails?" -> "the usual tablet for fungal
+    toenails": without a short answer, "it" is the thing asked for, not the toenails.
+    """
+    match = re.match(
+        r"^\s*(?:which|what)(?:['\u2019]s|\s+is|\s+are)\s+the\s+(.+?)\s*\??\s*$",
+        question,
+        re.IGNORECASE,
+    )
+    if match is None:
+        return ""
+    phrase = match.group(1)
+    if any(w.lower() in _AUXILIARIES for w in _words(phrase)):
+        return ""  # "What is the dose Ada takes ...": a clause, no phrase
+    if not phrase[:1].islower() or _words(phrase)[0].lower() in _ASPECTS:
+        return ""  # "What is the dose of warfarin?": warfarin's dose is of warfarin
+    return f"the {phrase}"
 
 
 def _short_thing(prior: PriorTurn) -> str:
@@ -433,9 +620,10 @@ def _personal_referent(prior: PriorTurn) -> str:
     After a who-question without a short answer the names in the question are not the
     person asked for (a work, a place), so there is no referent and the pronoun stays.
     """
-    identity = _WHO_IS_RE.match(prior.question)
+    identity = _WHO_IS_RE.match(prior.question) or _DOER_RE.match(prior.question)
     if identity:
-        # "Who was Ada Corran?" asks about her: she is the person named, whatever the answer.
+        # "Who was Ada Corran?" asks about her, "What medal did Ada Corran win?" of what she
+        # did: she is the person named, whatever the answer.
         return identity.group(1)
     answer = _short_name(prior)
     if answer and _ASKS_NAME.match(prior.question):
@@ -470,23 +658,58 @@ def _subject_phrase(question: str, titles: Sequence[str] = ()) -> str:
     spans = _content_spans(question)
     if not spans:
         return ""
-    entities = [s for s in spans if s.text.lower() not in _ASPECTS] or spans
-    kind = re.match(r"^\s*(?:which|what)\s+", question, re.IGNORECASE)
-    if kind and len(entities) > 1 and entities[0].start == kind.end():
-        # "Which medicines does lansoprazole stop being absorbed?" is about lansoprazole:
-        # the kind asked for is no subject.
-        entities = entities[1:]
+    entities = _entities(question, spans)
     chosen = _titled(entities[0], titles)
     text = chosen.text
-    # "the tallest tower in Velmark": keep a capitalised place the span is "in" or "of".
-    tail = question[chosen.end :]
-    place = re.match(r"\s+(in|of|at|on)\s+((?:[A-Z][\w'-]*\s?)+)", tail)
+    # "the tallest tower in Velmark": keep a place the span is "in" or "of", capitalised or
+    # named in the cited titles ("the reservoir at hobcarr" citing "Hobcarr Reservoir").
+    place = _place_after(question[chosen.end :], titles)
     if place and not chosen.text[:1].isupper():
-        text = f"{text} {place.group(1)} {place.group(2).strip()}"
+        text = f"{text} {place}"
     before = question[: chosen.start].rstrip().lower()
     if before.endswith(" the") and not text[:1].isupper():
         text = f"the {text}"
     return text
+
+
+def _entities(question: str, spans: list[_Span]) -> list[_Span]:
+    """The spans that may be what a question is about, likeliest first.
+
+    Not an aspect ("dose"), not the kind asked for ("Which medicines does lansoprazole
+    stop ...?" is about lansoprazole; "How much water does the reservoir hold?" about the
+    reservoir), and in the question itself rather than a lead clause before it ("I've got
+    diarrhoea, how much loperamide ...?" is about loperamide).
+    """
+    entities = [
+        s for s in spans if s.text.lower() not in _ASPECTS and not s.text.isdigit()
+    ] or spans
+    asked = re.search(rf",\s*(?={_QUESTION_START.pattern[1:]})", question, re.IGNORECASE)
+    if asked is not None:
+        entities = [s for s in entities if s.start >= asked.end()] or entities
+    kind = re.search(r"\b(?:which|what|how\s+(?:much|many))\s+", question, re.IGNORECASE)
+    if kind and len(entities) > 1 and entities[0].start == kind.end():
+        if entities[1].text.lower() not in _GROUPS:  # "How much X does a child take?"
+            entities = entities[1:]
+    return entities
+
+
+def _place_after(tail: str, titles: Sequence[str]) -> str:
+    """A place the words after a subject put it in ("in Velmark", "at hobcarr"), or ""."""
+    opening = re.match(r"\s+(in|of|at|on)\s+", tail)
+    if opening is None:
+        return ""
+    title_words = {w.lower() for title in titles for w in _WORD_RE.findall(title)}
+    words: list[str] = []
+    end = opening.end()
+    for match in _WORD_RE.finditer(tail, opening.end()):
+        word = match.group()
+        if tail[end : match.start()].strip() or _is_function(word):
+            break
+        if not (_capitalised(word) or word.lower() in title_words):
+            break
+        words.append(word)
+        end = match.end()
+    return f"{opening.group(1)} {' '.join(words)}" if words else ""
 
 
 def _titled(span: _Span, titles: Sequence[str]) -> _Span:
@@ -508,7 +731,9 @@ def _titled(span: _Span, titles: Sequence[str]) -> _Span:
 def _carried(question: str) -> str:
     """Everything an earlier question was about: its first entity to its last named thing."""
     spans = _content_spans(question)
-    entities = [s for s in spans if s.text.lower() not in _ASPECTS] or spans
+    if not spans:
+        return question
+    entities = _entities(question, spans)
     return question[entities[0].start : spans[-1].end]
 
 
@@ -516,8 +741,15 @@ def _content_spans(question: str) -> list[_Span]:
     """Maximal runs of words that are neither function words nor the question's verbs."""
     spans: list[_Span] = []
     current: list[re.Match[str]] = []
-    for match in _WORD_RE.finditer(question):
+    words = list(_WORD_RE.finditer(question))
+    for index, match in enumerate(words):
         previous = current[-1].group() if current else ""
+        if _is_verb_after_pronoun([w.group() for w in words[:index]], match.group()):
+            # "How often do you put a new patch on?": "put" is the question's verb.
+            if current:
+                spans.append(_span(question, current))
+                current = []
+            continue
         if (
             previous
             and _capitalised(previous) != _capitalised(match.group())
@@ -540,6 +772,26 @@ def _content_spans(question: str) -> list[_Span]:
     return spans
 
 
+def _is_verb_after_pronoun(before: list[str], word: str) -> bool:
+    """Whether `word` is a verb: lower case after an auxiliary and a pronoun ("do you put").
+
+    An adverb may stand between ("do people usually stay"); a named subject
+    ("does metformin lower") makes no verb of what follows it.
+    """
+    if not word.islower() or len(before) < 2:
+        return False
+    tail = [w.lower() for w in before[-3:]]
+    pronouns = _PRONOUNS | {"people", "someone", "somebody", "anyone", "anybody", "everyone"}
+    for k in range(len(tail) - 1):
+        if tail[k] in _AUXILIARIES and tail[k + 1] in pronouns:
+            return all(w in _ADVERBS for w in tail[k + 2 :])
+    return False
+
+
+_PRONOUNS = frozenset({"i", "you", "we", "they", "he", "she", "it"})
+_ADVERBS = frozenset({"usually", "normally", "typically", "still", "also", "just", "ever"})
+
+
 def _capitalised(word: str) -> bool:
     return word[:1].isupper()
 
@@ -554,6 +806,8 @@ def _is_function(word: str) -> bool:
     if lowered in _FUNCTION or re.sub(r"['\u2019]s$", "", lowered) in _FUNCTION:  # "what's"
         return True
     if re.search(r"n['\u2019]t$", lowered):  # "shouldn't", "isn't"
+        return True
+    if re.sub(r"['\u2019](?:ve|m|d|ll|re)$", "", lowered) in _FUNCTION:  # "I've", "we're"
         return True
     # A lower-case -ing/-ed word is mostly the question's verb ("used", "taking").
     return word.islower() and lowered.endswith(("ing", "ed")) and lowered not in _KEEP

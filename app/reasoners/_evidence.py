@@ -68,6 +68,8 @@ def without_heading(text: str, title: str) -> str:
             if term_set(first) and term_set(first) == term_set(title):
                 return rest
         return plain_headings(text)
+    if stripped.startswith("##"):
+        return stripped  # a chunk opening at a section heading: `sections` reads it
     body = stripped.lstrip("#").lstrip()
     if title and body.startswith(title):
         return body[len(title) :]
@@ -91,7 +93,8 @@ def plain_headings(text: str) -> str:
     return _CAPITALS_LINE_RE.sub(lambda m: f"## {m.group(1)}", text)
 
 
-_SECTION_RE = re.compile(r"(?m)^[ \t]*#{2,6}[ \t]+([^\n]*)\n")
+# A heading closing a chunk (its section is in the next chunk) is a heading too.
+_SECTION_RE = re.compile(r"(?m)^[ \t]*#{2,6}[ \t]+([^\n]*)(?:\n|\Z)")
 
 
 def sections(text: str) -> list[tuple[str, str]]:

@@ -1,4 +1,10 @@
-"""List answers: the sentences that enumerate what a list question asks for."""
+"""List answers: the sentences that enumerate what a list question asks for.
+
+Besides a sentence listing items, a list is read from a bullet list or table a judged
+sentence belongs to (`block_answer`), from the list or table a sentence announces ("one of
+four risk groups" above the table of groups: `announced_list`), and from the section a
+question names by its heading (`section_answer`).
+"""
 
 from __future__ import annotations
 
@@ -71,7 +77,11 @@ def listing_answer(
     # ("oranges and pomelos contain related compounds") is not what is asked.
     floor = PARAMS.list_sentence_share * confident[0].confidence if confident else 1.0
     for judged in (j for j in confident if j.confidence >= floor):
-        whole = block_answer(evidence, judged)
+        whole = (
+            block_answer(evidence, judged)
+            or announced_list(evidence, judged, question_terms)
+            or section_answer(evidence, judged, question_terms)
+        )
         if whole is not None:
             return whole
         # A sentence reached through another ("Marrowick is a market town ...") was led to
@@ -141,6 +151,105 @@ def block_answer(evidence: Evidence, judged: Judged) -> AnswerDraft | None:
         short_answer="; ".join(items),
         cited_ids=[evidence.ids[sentence.doc]],
         rationale="Listed in: " + answer,
+        confidence=judged.confidence,
+    )
+
+
+def _members(evidence: Evidence, sentence: Sentence) -> list[Sentence]:
+    """The sentences of `sentence`'s list (bullets, lead line, table rows), in order."""
+    return sorted(
+        (s for s in evidence.sentences if s.doc == sentence.doc and s.block == sentence.block),
+        key=lambda s: s.position,
+    )
+
+
+# "one of four risk groups", "the three signs": a count of the things a list names.
+_COUNTED_RE = re.compile(
+    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|[2-9])\s+((?:[\w-]+\s+){0,2}[\w-]+)",
+    re.IGNORECASE,
+)
+# A table row read as "first cell, header: value; header: value".
+_ROW_NAME_RE = re.compile(r"^([^,:;]{1,40}), [^,:;]{1,40}: ")
+
+
+def announced_list(
+    evidence: Evidence, judged: Judged, question_terms: frozenset[str]
+) -> AnswerDraft | None:
+    """The list or table a judged sentence announces, read out after it, or None.
+
+    "The result puts the person in one of four risk groups ..." above a table of the
+    groups answers "What are the risk groups?" with the groups: the sentence counts the
+    things asked for (or ends with a colon) and the next line of its document opens a
+    list. A table's items are its rows' first cells (the groups, not every column).
+    """
+    sentence = judged.scored.sentence
+    if sentence.block is not None:
+        return None
+    counted = [term_set(m.group(1)) for m in _COUNTED_RE.finditer(sentence.text)]
+    if not sentence.text.rstrip().endswith(":") and not any(c & question_terms for c in counted):
+        return None
+    following = next(
+        (
+            s
+            for s in evidence.sentences
+            if s.doc == sentence.doc and s.position == sentence.position + 1
+        ),
+        None,
+    )
+    if following is None or following.block is None:
+        return None
+    texts = [plain(s.text).strip(_ITEM_END) for s in _members(evidence, following)]
+    rows = [_ROW_NAME_RE.match(t) for t in texts]
+    items = [r.group(1) for r in rows if r] if all(rows) else texts
+    items = [i for i in items if i]
+    if len(items) < 2:
+        return None
+    answer = f"{plain(sentence.text).rstrip(_ITEM_END)}: {'; '.join(items)}."
+    if len(answer.split()) > MAX_LIST_WORDS:
+        return None
+    return AnswerDraft(
+        answer=answer,
+        short_answer="; ".join(items),
+        cited_ids=[evidence.ids[sentence.doc]],
+        rationale="Listed in: " + answer,
+        confidence=judged.confidence,
+    )
+
+
+# A section read out for a list question is this short (its first sentences).
+MAX_SECTION_SENTENCES = 3
+
+
+def section_answer(
+    evidence: Evidence, judged: Judged, question_terms: frozenset[str]
+) -> AnswerDraft | None:
+    """The opening sentences of the section a list question names by its heading, or None.
+
+    "What side effects can X cause?" is answered by the sentences under "## Side
+    effects", not by the one that matched best: the heading's words are all in the
+    question, so the section is what is asked for, its items spread over its sentences.
+    """
+    sentence = judged.scored.sentence
+    if not sentence.section or not sentence.section <= question_terms:
+        return None
+    section = sorted(
+        (
+            s
+            for s in evidence.sentences
+            if s.doc == sentence.doc and s.heading == sentence.heading and s.block is None
+        ),
+        key=lambda s: s.position,
+    )[:MAX_SECTION_SENTENCES]
+    if len(section) < 2 or sentence not in section:
+        return None
+    answer = " ".join(s.text for s in section)
+    if len(answer.split()) > MAX_LIST_WORDS:
+        return None
+    return AnswerDraft(
+        answer=answer,
+        short_answer="",
+        cited_ids=[evidence.ids[sentence.doc]],
+        rationale="Under the heading: " + sentence.heading,
         confidence=judged.confidence,
     )
 

@@ -218,7 +218,7 @@ _CONTROL_LINE_RE = re.compile(
 # Span search grows faster than linearly with text length; real chunks are ~1,300
 # characters, so this bound only ever cuts hostile or broken inputs.
 MAX_TEXT_CHARS = 20_000
-_HEADING_LINE_RE = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+[^\n]*\n")
+_HEADING_LINE_RE = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+[^\n]*(?:\n|\Z)")
 _HEADING_MARK_RE = re.compile(r"(?m)^[ \t]*#{1,6}[ \t]+")
 # "Label: value" on a line of its own, no sentence end: a field of a note, not prose.
 _LABEL_LINE_RE = re.compile(

@@ -687,6 +687,13 @@ def _entities(question: str, spans: list[_Span]) -> list[_Span]:
     if asked is not None:
         entities = [s for s in entities if s.start >= asked.end()] or entities
     kind = re.search(r"\b(?:which|what|how\s+(?:much|many))\s+", question, re.IGNORECASE)
+    measured = re.match(  # "how much water does the reservoir hold": a named subject follows
+        r"\s+(?:does|do|did|is|are|was|were|can|will)\s+(?!(?:i|you|we|they|he|she|it)\b)",
+        question[entities[0].end :] if entities else "",
+        re.IGNORECASE,
+    )
+    if kind and kind.group().lower().startswith("how") and measured is None:
+        kind = None  # "How much Dorvex do we give ...?" is about Dorvex
     if kind and len(entities) > 1 and entities[0].start == kind.end():
         if entities[1].text.lower() not in _GROUPS:  # "How much X does a child take?"
             entities = entities[1:]

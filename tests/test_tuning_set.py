@@ -58,12 +58,13 @@ FRESH_SPLITS = {
     "fresh4": {"clinic5", "interactions5", "encyclopedia5"},
     "fresh5": {"clinic6", "interactions6", "encyclopedia6"},
     "fresh6": {"clinic7", "interactions7", "encyclopedia7"},
+    "fresh7": {"clinic8", "interactions8", "encyclopedia8"},
 }
 
 
 @pytest.mark.parametrize("split", sorted(FRESH_SPLITS))
 def test_a_fresh_split_loads_on_corpora_of_its_own(split: str) -> None:
-    """`--split fresh`...`fresh6`: own three corpora, every kind, a fifth unanswerable."""
+    """`--split fresh`...`fresh7`: own three corpora, every kind, a fifth unanswerable."""
     fresh = scorer.load_questions(split, None)
     assert len(fresh) >= 75
     corpora = {item["corpus"] for item in fresh}
@@ -81,11 +82,13 @@ def test_a_fresh_split_loads_on_corpora_of_its_own(split: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("split", "prefix"), [("fresh5", "6"), (scorer.UNSEEN, "7")], ids=["fresh5", "unseen"]
+    ("split", "prefix"),
+    [("fresh5", "6"), ("fresh6", "7"), (scorer.UNSEEN, "8")],
+    ids=["fresh5", "fresh6", "unseen"],
 )
 def test_the_recent_splits_have_their_kinds_mix(split: str, prefix: str) -> None:
-    """fresh5 and the unseen fresh6: own id prefixes, enough bridges, comparisons and
-    follow-ups, 15 to 22 documents per corpus."""
+    """fresh5, fresh6 and the unseen fresh7: own id prefixes, enough bridges, comparisons
+    and follow-ups, 15 to 22 documents per corpus."""
     items = scorer.load_questions(split, None)
     prefixes = {f"clinic{prefix}": f"cl{prefix}-", f"interactions{prefix}": f"ix{prefix}-"}
     prefixes[f"encyclopedia{prefix}"] = f"en{prefix}-"
@@ -96,14 +99,15 @@ def test_the_recent_splits_have_their_kinds_mix(split: str, prefix: str) -> None
         assert 15 <= len(scorer.corpus_documents(corpus)) <= 22, corpus
 
 
-def test_the_unseen_split_is_fresh6_and_never_fitted_on() -> None:
-    """fresh6 is held out this stop: `all` (and so the confidence fit) includes fresh5, a
-    tuning split from stop 31, and leaves fresh6 out."""
-    assert scorer.UNSEEN == "fresh6"
+def test_the_unseen_split_is_fresh7_and_never_fitted_on() -> None:
+    """fresh7 is held out this stop: `all` (and so the confidence fit) includes fresh5 and
+    fresh6, tuning splits from stops 31 and 32, and leaves fresh7 out."""
+    assert scorer.UNSEEN == "fresh7"
     splits = {item["split"] for item in scorer.load_questions("all", None)}
-    assert "fresh5" in splits and "fresh6" not in splits
+    assert {"fresh5", "fresh6"} <= splits and "fresh7" not in splits
     fit_confidence = load_file(REPO_ROOT / "bench" / "fit_confidence.py", "fit_confidence")
-    assert "fresh5" in fit_confidence.FOLDS and "fresh6" not in fit_confidence.FOLDS
+    assert {"fresh5", "fresh6"} <= set(fit_confidence.FOLDS)
+    assert "fresh7" not in fit_confidence.FOLDS
 
 
 def _item(**fields: object) -> dict[str, object]:

@@ -55,7 +55,10 @@ _UNIT_KINDS: dict[str, frozenset[str]] = {
         "kg kilogram kilograms kilogramme kilogrammes tonne tonnes ton tons lb lbs pound"
         " pounds stone".split()
     ),
-    "percentage": frozenset("% percent per".split()),
+    # A share, in per cent or as a fraction ("two thirds", "a quarter").
+    "percentage": frozenset("% percent per third thirds quarter quarters half halves".split()),
+    # How often, not how much or how long: "three times a day".
+    "frequency": frozenset("times".split()),
     "area": frozenset(
         "hectare hectares ha acre acres km2 km\u00b2 m2 m\u00b2 square sq sq.".split()
     ),
@@ -77,7 +80,8 @@ _DOSE_PER_RE = re.compile(r"^(?:mg|g|mcg|\u00b5g|\u03bcg|ml|units?)/(?:kg|day|d|
 # What the question asks for; the first matching wording decides. Each kind lists the unit
 # kinds that answer it ("count" accepts a bare number or a unit of no other kind: "22 locks").
 _ASKED: list[tuple[re.Pattern[str], frozenset[str]]] = [
-    (re.compile(r"\bhow many times a\b"), frozenset({"duration"})),
+    (re.compile(r"\bhow many times\b"), frozenset({"duration", "frequency", "count"})),
+    (re.compile(r"\bhow (?:often|frequently)\b"), frozenset({"duration", "frequency"})),
     (re.compile(r"\bhow old\b|\bwhat age\b|\bat what age\b"), frozenset({"age"})),
     (
         re.compile(r"\b(?:what|which) (?:percentage|percent|proportion|share)\b|\bwhat %"),
@@ -127,8 +131,8 @@ _ASKED: list[tuple[re.Pattern[str], frozenset[str]]] = [
         frozenset({"dose"}),
     ),
     # "How much" is an amount of anything but time or length: a dose, a weight, a share,
-    # or a sum of money ("5 million", counted like a count).
-    (re.compile(r"\bhow much\b"), frozenset({"dose", "mass", "percentage", "count", "money"})),
+    # or a sum of money ("5 million"); not a count of things ("after 3 cycles").
+    (re.compile(r"\bhow much\b"), frozenset({"dose", "mass", "percentage", "money"})),
     (
         re.compile(r"\bhow many\b|\bpopulation\b|\bnumber of\b"),
         frozenset({"count"}),
@@ -170,12 +174,20 @@ def asked_quantity(question: str) -> frozenset[QuantityKind] | None:
     counted = re.search(r"\bhow many (?:more |extra )?([a-z]+)", lowered)
     if counted is not None:
         for kind, units in _UNIT_KINDS.items():
-            if kind != "percentage" and counted.group(1) in units:
+            if kind not in ("percentage", "frequency") and counted.group(1) in units:
                 return frozenset({kind})
-    for pattern, kinds in _ASKED:
-        if pattern.search(lowered):
-            return kinds
+    # A condition ("... dose if the eGFR is 38") names a quantity that is given, not asked:
+    # the main clause's wording decides, the whole question's only when it names none.
+    main = _CONDITION_RE.sub("", lowered)
+    for text in (main, lowered) if main != lowered else (lowered,):
+        for pattern, kinds in _ASKED:
+            if pattern.search(text):
+                return kinds
     return None
+
+
+# A conditional clause after the question's main clause: "if ...", "unless ...", "when ...".
+_CONDITION_RE = re.compile(r"(?<=\w)[ ,]+(?:if|unless|once|provided|when|whenever)\b.*$")
 
 
 def unit_kind(figure_text: str) -> QuantityKind | None:

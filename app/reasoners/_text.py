@@ -227,7 +227,8 @@ _LABEL_LINE_RE = re.compile(
 # A label line's label ("Author:", "Reviewed:") names the field; its value is the statement.
 _LABEL_PREFIX_RE = re.compile(r"^[A-Z][A-Za-z][\w ./'()-]{0,28}:[ \t]+(?=[^.!?:]{1,80}$)")
 # A Markdown table: two or more lines that open and close with a pipe.
-_TABLE_RE = re.compile(r"(?m)(?:^[ \t]*\|[^\n]*\|[ \t]*(?:\n|$)){2,}")
+# One row is a table too: an indexed chunk may open with the last row of a table.
+_TABLE_RE = re.compile(r"(?m)(?:^[ \t]*\|[^\n]*\|[ \t]*(?:\n|$))+")
 _TABLE_RULE_RE = re.compile(r"^[\s|:-]+$")
 _BLOCK = "\x00"
 _BULLET_LINE_RE = re.compile(r"(?:^|\n)[ \t]*(?:[-*\u2022]|\d{1,2}[.)])[ \t]+")

@@ -45,11 +45,11 @@ Its church of St Aldhelm dates from the twelfth century.
 }
 
 # ("What was Mira Halden's HbA1c?", her note being about her gout, was one until the eighth
-# stop: the default abstains on it too now.)
-NEAR_MISSES = [
-    # The church's age is given; nothing says it was rebuilt.
-    ("When was the church of Carnby rebuilt?", "places"),
-]
+# stop, and "When was the church of Carnby rebuilt?" until the thirty-second: the default
+# abstains on both too now, the second because no sentence says "rebuilt"
+# (`_checks.asked_verbs`). No near miss on these notes is answered by the default and
+# withheld by the fitted confidence any more; the list stays for the next one found.)
+NEAR_MISSES: list[tuple[str, str]] = []
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -100,6 +100,8 @@ _ROLE_RE = re.compile(
     r"(?:[a-z]{2,}(?:er|or|ist|ian|ant|ent)|wife|husband|son|daughter|father|mother|brother"
     r"|sister|spouse|widow|heir|king|queen|mayor|chief|head|bishop|abbot|captain|coach)$"
 )
+# Relations whose value is a figure: asked of the name itself, never a thing to find first.
+_MEASURES = frozenset("population length height size age date year number amount".split())
 # What a question asking only for the thing's identity adds to its name ("What is the
 # name of X?", "Who is X called?").
 _IDENTITY_TERMS = term_set("name named called known full identity")
@@ -194,7 +196,8 @@ def _possessed(text: str) -> list[Described]:
 
     The relation is a word `_relations` knows ("birthplace", "wife"), a two-word name of
     one ("home town") or "home" / "native" before a place noun ("home village"); its first
-    hop asks it of the name ("What is Ilse Varrow's birthplace?").
+    hop asks it of the name ("What is Ilse Varrow's birthplace?"). A measure ("Corrick's
+    population") is asked of the name itself.
     """
     found = []
     for match in _POSSESSED.finditer(text):
@@ -208,6 +211,8 @@ def _possessed(text: str) -> list[Described]:
             head = following[0]
         else:
             continue
+        if head.split()[-1] in _MEASURES:
+            continue  # "Threlsby's population" is what is asked of Threlsby, not a thing
         end = match.start(2) + len(head)
         described_text = text[match.start() : end]
         who = "Who" if _ROLE_RE.search(head.split()[-1]) else "What"

@@ -21,11 +21,12 @@ import re
 from dataclasses import dataclass
 
 from prefrag.reasoners._attributes import said_attribute, says_word
+from prefrag.reasoners._bridges import described_thing
 from prefrag.reasoners._evidence import Evidence, Sentence
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._policy import FROM, Judge, Judged, plain
 from prefrag.reasoners._qualifiers import uncovered_qualifier
-from prefrag.reasoners._relations import joined_phrases, relation_of
+from prefrag.reasoners._relations import joined_phrases, names_by_relation, relation_of
 from prefrag.reasoners._text import term_set
 from prefrag.reasoners._verdicts import is_demonym
 from prefrag.reasoners.base import AnswerDraft
@@ -180,17 +181,31 @@ def unnamed_subject(
     """
     cited = evidence.positions(draft.cited_ids)
     covered = term_set(f"{draft.answer} {draft.rationale.removeprefix(FROM)}")
+    # Only a question about a thing it describes ("the engineer of X", "her birthplace")
+    # is answered from a document that never names its subject: the first hop's names it.
+    hops = described_thing(judge.shape.text) is not None or names_by_relation(judge.shape.text)
     for doc in cited:
         covered = covered | evidence.title_terms[doc] | _lead_terms(evidence, doc)
-        if len(cited) > 1:
+        if len(cited) > 1 and hops:
             covered = covered | evidence.doc_terms[doc]
     link = judged[0].scored.link if judged else None
     if link is not None:
-        covered = covered | evidence.doc_terms[link.doc]
-    for said, terms in subjects(judge, evidence):
-        # A name is mentioned when most of its terms are (`PARAMS.name_match`: "Livesey Hal"
-        # misspelt in a question is still "Livesey Hall"), or the word that tells it apart:
-        # a person by the surname ("Marrow fired ..."), a river by its own name, not "River".
+        covered = covered | link.terms | evidence.title_terms[link.doc]
+        if hops:
+            covered = covered | evidence.doc_terms[link.doc]
+    return _unmentioned(subjects(judge, evidence), covered, evidence)
+
+
+def _unmentioned(
+    named: list[tuple[str, frozenset[str]]], covered: frozenset[str], evidence: Evidence
+) -> str:
+    """The first of the `named` subjects `covered` does not mention ("" if none).
+
+    A name is mentioned when most of its terms are (`PARAMS.name_match`: "Livesey Hal"
+    misspelt in a question is still "Livesey Hall"), or the word that tells it apart: a
+    person by the surname ("Marrow fired ..."), a river by its own name, not "River".
+    """
+    for said, terms in named:
         telling = _telling_word(said, evidence)
         if telling and telling <= covered:
             continue
@@ -204,8 +219,9 @@ def _telling_word(name: str, evidence: Evidence) -> frozenset[str]:
 
     Its last word (a person's surname: "Marrow fired ...", "Pell" of "River Pell"), unless
     the evidence also writes that word after another name ("Brack Tunnel" beside "Orrin
-    Tunnel"): a shared head noun tells nothing, and the name's rarest word in the evidence
-    ("Orrin") does instead.
+    Tunnel") or in lower case ("Quenby Canal" beside "a canal engineer"): a shared or
+    common head noun tells nothing, and the name's rarest word in the evidence ("Orrin")
+    does instead.
     """
     words = name.split()
     if not words:
@@ -213,7 +229,8 @@ def _telling_word(name: str, evidence: Evidence) -> frozenset[str]:
     last = words[-1]
     own = {w.lower() for w in words}
     heads = re.finditer(rf"\b([A-Z][\w'\u2019-]*)\s+{re.escape(last)}\b", evidence.text)
-    if not any(m.group(1).lower() not in own for m in heads):
+    common = last.lower() in evidence.lower_case_words  # "canal engineer": a common noun
+    if not common and not any(m.group(1).lower() not in own for m in heads):
         return term_set(last)
     best: frozenset[str] = frozenset()
     rarest = -1.0
@@ -409,6 +426,94 @@ def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> l
     return found
 
 
+# Verbs that say no relation of their own ("When did it happen?", "Who has the key?",
+# "When is the clinic held?", "Where is it located?").
+_LIGHT_VERBS = frozenset(
+    "be been being do does did done have has had get gets got make makes made go goes went"
+    " happen happens happened take takes took come comes came give gives gave get getting"
+    " feel hold holds held located situated based found".split()
+)
+_AUXILIARY_WORDS = _COPULA | _YES_NO_OPENERS | frozenset({"has", "have", "had"})
+
+
+def asked_verbs(question: str, name_terms: frozenset[str] = frozenset()) -> list[Asked]:
+    """The verb of a "when / where / who" question, which the answer must say it did.
+
+    "When was the lifeboat last *launched*?", "Where did she *retire*?", "Who *chairs* the
+    trust?": the verb names the asked event or role, and a sentence about another event of
+    the same subject (the station *founded* in 1866, a *former* chair) does not answer. The
+    verb ends a "when / where" question (before a particle: "close *down*"), follows "who",
+    or ends what "how long does it take to" do ("start *working*"); a light verb ("happen",
+    "do", "have") names nothing.
+    """
+    main, start = _question_clause(question)
+    if len(main) < start + 3:
+        return []
+    wh, second = main[start], main[start + 1]
+    verb = ""
+    if wh in ("when", "where") and second in _AUXILIARY_WORDS:
+        tail = main[start + 2 :]
+        while tail and tail[-1] in _PARTICLES | _WHENEVER:
+            tail = tail[:-1]
+        if len(tail) >= 2:
+            verb = tail[-1]
+    elif wh == "who" and second not in _AUXILIARY_WORDS and second not in _DETERMINERS:
+        verb = second
+    elif wh == "how" and "take" in main[start + 2 :]:
+        # "How long does it take to *start working*?": the event timed, not a wait or a gap.
+        rest = main[main.index("take", start + 2) + 1 :]
+        after = rest[1:] if rest[:1] == ["to"] else []  # not "take for X to ..."
+        after = after[: next((k for k, w in enumerate(after) if not term_set(w)), None)]
+        while after and after[-1] in _PARTICLES | _WHENEVER:
+            after = after[:-1]
+        # "to *get* better", "to *go*": a light verb's phrase says no event of its own.
+        verb = after[-1] if after and after[0] not in _LIGHT_VERBS else ""
+    if (
+        not verb
+        or verb in _LIGHT_VERBS
+        or not term_set(verb)
+        or term_set(verb) <= name_terms
+        or _FIGURE_WORD.fullmatch(verb)
+    ):
+        return []
+    return [Asked(verb, "")]
+
+
+# "What kind of exercise ...": the thing after "of" is the kind of the answer, not its owner.
+_KINDS = frozenset("kind kinds type types sort sorts form forms".split())
+
+
+def asked_of(question: str, name_terms: frozenset[str] = frozenset()) -> list[Asked]:
+    """The thing a "what <attribute> of <thing>" question asks the attribute of.
+
+    "What dose of *itraconazole* is used?", "What is the strength of *salicylic acid*
+    cream?": a note giving the dose of another medicine of the same page does not answer.
+    Each word of the thing must be said; names are the subject, checked by
+    `unnamed_subject`.
+    """
+    main, start = _question_clause(question)
+    if not main or main[start] not in ("what", "which"):
+        return []
+    j = start + 1
+    while j < len(main) and (main[j] in _COPULA or main[j] in _DETERMINERS):
+        j += 1
+    head = j
+    while j < len(main) and main[j] != "of" and term_set(main[j]) and j - head < 3:
+        j += 1
+    if j == head or j >= len(main) or main[j] != "of" or main[j - 1] in _KINDS:
+        return []
+    j += 1
+    while j < len(main) and main[j] in _DETERMINERS:
+        j += 1
+    thing: list[str] = []
+    while j < len(main) and term_set(main[j]) and main[j] not in _AUXILIARY_WORDS:
+        if main[j] in _PREPOSITIONS or _PARTICIPLE.fullmatch(main[j]):
+            break
+        thing.append(main[j])
+        j += 1
+    return [Asked(w, "") for w in thing if not term_set(w) <= name_terms and w not in _ANYONE]
+
+
 def _own_sentences(draft: AnswerDraft, evidence: Evidence) -> list[Sentence]:
     """The evidence sentences the answer says or was read from."""
     flat = " ".join(f"{draft.answer} {draft.rationale.removeprefix(FROM)}".split())
@@ -522,6 +627,14 @@ def unsaid_relation(
     if judge.shape.kind == "choice":
         return ""
     asked = relation_words(judge.shape.text, judge.name_terms)
+    asked += [
+        extra
+        for extra in (
+            asked_verbs(judge.shape.text, judge.name_terms)
+            + asked_of(judge.shape.text, judge.name_terms)
+        )
+        if all(extra.word not in (a.word, *a.alternatives) for a in asked)
+    ]
     if not asked:
         return ""
     said = plain(
@@ -530,6 +643,32 @@ def unsaid_relation(
         else draft.answer
     )
     context = _answer_context(judged, draft, evidence, judge.name_terms)
+    unsaid = _unsaid_in(asked, context, said, judge)
+    if unsaid or draft.short_answer.strip() or (judged and judged[0].scored.link is not None):
+        return unsaid
+    # An answer of several sentences says the relation of the subject in one of them: "He
+    # died at his house" in one person's note does not say where the engineer named in
+    # the sentence before died.
+    own = _own_sentences(draft, evidence)
+    named = subjects(judge, evidence)
+    if len(own) < 2 or not named:
+        return ""
+    about_subject = [
+        s for s in own if not _unmentioned(named, _sentence_about(s, evidence), evidence)
+    ]
+    if not about_subject:
+        return ""  # `unnamed_subject` reads the cited notes as a whole
+    for sentence in about_subject:
+        frame = f"{sentence.text} {sentence.heading} {evidence.titles[sentence.doc]}"
+        if not _unsaid_in(asked, frame, plain(sentence.text), judge):
+            return ""
+    first = about_subject[0]
+    frame = f"{first.text} {first.heading} {evidence.titles[first.doc]}"
+    return _unsaid_in(asked, frame, plain(first.text), judge)
+
+
+def _unsaid_in(asked: list[Asked], context: str, said: str, judge: Judge) -> str:
+    """The first of the `asked` words `context` neither writes nor means ("" if none)."""
     context = f"{context} {judge.acronyms.spelled(context)}"  # "MIU": "minor injuries unit"
     for each in asked:
         words = (each.word, *each.alternatives)
@@ -539,6 +678,14 @@ def unsaid_relation(
         ):
             return " ".join(words)
     return ""
+
+
+def _sentence_about(sentence: Sentence, evidence: Evidence) -> frozenset[str]:
+    """What one sentence is about: its words, its heading, its note's title and lead lines."""
+    doc = sentence.doc
+    return (
+        sentence.terms | sentence.section | evidence.title_terms[doc] | _lead_terms(evidence, doc)
+    )
 
 
 # Heads of "what is the <phrase>" that any answer of the asked kind instantiates: a dose

@@ -17,7 +17,9 @@ cover ("" when all are covered):
 - a season or month must be the text's, or a month of the season;
 - an extreme ("highest", "maximum", "first") must be said in its own family of words
   (`_EXTREMES`): a starting dose is not the highest;
-- each side of "between A and B" must be written.
+- each side of "between A and B" must be written;
+- "now" is not covered by a text saying only what ended ("its chair until 1995"), nor
+  a total ("in your whole life") by a figure per period ("2 in a year").
 """
 
 from __future__ import annotations
@@ -135,8 +137,17 @@ _AGE_CUE = re.compile(
 )
 
 
+# A figure right after these is how long something lasts: "tablets for 3 to 6 months".
+_DURATION_CUE = re.compile(r"\b(?:for|within|every|lasting|lasts|takes?)\s+(?:about\s+)?$", re.I)
+
+
 def _is_age(text: str, match: re.Match[str], units: tuple[str | None, ...]) -> bool:
-    """Whether a matched figure is an age: said in years or months, or after an age word."""
+    """Whether a matched figure is an age: said in years or months, or after an age word.
+
+    A figure of years or months said as a duration ("for 3 to 6 months") is no age.
+    """
+    if _DURATION_CUE.search(text[max(0, match.start() - 20) : match.start()]):
+        return False
     if any(u and u.lower().startswith(("year", "yr", "month")) for u in units):
         return True
     return bool(_AGE_CUE.search(text[max(0, match.start() - 30) : match.start()]))
@@ -321,6 +332,60 @@ def uncovered_extreme(question: str, context: str) -> str:
     return ""
 
 
+_ASKED_PRESENT = re.compile(
+    r"\b(now|nowadays|currently|these days|at present|at the moment|today)\b", re.IGNORECASE
+)
+# A role or state the text says has ended: "its chair until 1995", "from 1979 to 1995",
+# "the former warden".
+_ENDED = re.compile(
+    r"\buntil\s+(?:\w+\s+)?(?:1[0-9]{3}|20[0-9]{2})\b"
+    r"|\bfrom\s+(?:1[0-9]{3}|20[0-9]{2})\s+(?:to|until)\s+(?:1[0-9]{3}|20[0-9]{2})\b"
+    r"|\b(?:former|formerly|retired|the late)\b",
+    re.IGNORECASE,
+)
+_PRESENT = re.compile(
+    r"\b(?:since|now|nowadays|currently|present|today|still|these days)\b", re.IGNORECASE
+)
+
+
+def uncovered_present(question: str, context: str) -> str:
+    """The "now" asked about when `context` only says what ended ("" if covered).
+
+    "Who chairs the trust now?" is not answered by "its chair until 1995": a role, a
+    price or an arrangement the text says has ended is another time's, unless the text
+    also says what holds now ("since 2019", "currently").
+    """
+    match = _ASKED_PRESENT.search(question)
+    if match is None or not _ENDED.search(context) or _PRESENT.search(context):
+        return ""
+    return match.group().strip()
+
+
+_ASKED_TOTAL = re.compile(
+    r"\b(?:(?:in|over|during)\s+(?:your|my|his|her|their|a|one)\s+(?:whole\s+|entire\s+)?"
+    r"life(?:time)?|lifetime|in total|altogether|all told)\b",
+    re.IGNORECASE,
+)
+# A figure given per period: "2 injections in a year", "3 a day", "per month".
+_PER_PERIOD = re.compile(
+    r"\b(?:a|per|each|every|in a|in any)\s+(?:day|week|month|year|12 months)\b", re.IGNORECASE
+)
+_TOTAL = re.compile(r"\b(?:life(?:time)?|in total|altogether|in all|total|ever)\b", re.IGNORECASE)
+
+
+def uncovered_total(question: str, context: str) -> str:
+    """The whole span asked about ("in your whole life") when `context` gives a rate.
+
+    "How many injections can you have in your whole life?" is not answered by "no more
+    than 2 in a year": a limit per period is another figure than a total, unless the text
+    also says the total ("in total", "over a lifetime").
+    """
+    match = _ASKED_TOTAL.search(question)
+    if match is None or not _PER_PERIOD.search(context) or _TOTAL.search(context):
+        return ""
+    return match.group().strip()
+
+
 _PAIR = re.compile(
     r"\bbetween\s+(?:(?:my|the|a|an|his|her|their)\s+)?([\w-]+)(?:\s+[\w-]+)?\s+and\s+"
     r"(?:(?:my|the|a|an|his|her|their)\s+)?([\w-]+)",
@@ -350,7 +415,7 @@ def uncovered_qualifier(
     missing = uncovered_age(question, clause or context)
     if missing:
         return missing
-    checks = [uncovered_year, uncovered_extreme, unsaid_pair]
+    checks = [uncovered_year, uncovered_extreme, unsaid_pair, uncovered_present, uncovered_total]
     if not verdict:
         checks.append(uncovered_period)
     for check in checks:
@@ -366,7 +431,9 @@ __all__ = [
     "uncovered_age",
     "uncovered_extreme",
     "uncovered_period",
+    "uncovered_present",
     "uncovered_qualifier",
+    "uncovered_total",
     "uncovered_year",
     "unsaid_pair",
 ]

@@ -63,7 +63,9 @@ def subject_and_topic(
     given colchicine but not the limit; a topic note gives the limit but not her. The pair
     shares the thing asked about (colchicine) and together names her and covers all that is
     asked. The subject's sentence must not answer alone, and the other note must not be
-    about the subject (it would be her note's own sentence, not a second document).
+    about the subject (it would be her note's own sentence, not a second document); its
+    title must be one the question or the subject's note names (her note is on a gout
+    flare: the gout note), not another place's note saying the same of its own church.
     """
     if judge.sides or not judge.name_terms:
         return None
@@ -71,8 +73,13 @@ def subject_and_topic(
     subject = [j for j in top if j.names >= 1.0 and j.overlap < 1.0]
     topic = [j for j in top if j.names == 0.0 and j.overlap >= 1.0]
     best: tuple[Judged, Judged, float] | None = None
+    evidence = judge.evidence
+    question = frozenset(judge.weights.weights)
     for first in subject:
+        mentioned = question | evidence.doc_terms[first.scored.sentence.doc]
         for second in topic:
+            if not evidence.title_terms[second.scored.sentence.doc] & mentioned:
+                continue  # another place's or person's note: not what the subject mentions
             confidence = judge.pair(first, second, through_asked=True)
             if confidence >= floor and (best is None or confidence > best[2]):
                 best = (first, second, confidence)

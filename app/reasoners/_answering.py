@@ -55,6 +55,7 @@ from prefrag.reasoners._span_forms import (
     best_sentences,
     in_asked_form,
     in_asked_type,
+    person_span,
     sentences_answer,
     span_answer,
     span_of_kind,
@@ -428,6 +429,8 @@ def policy_answer(
         span = span_answer(shape, evidence, ranked, judge, rejected, named_best(judge, confident))
         if span is None:
             span = unambiguous_span(shape, evidence, confident[0], frozenset(judge.asked), rejected)
+        if span is None:
+            span = person_span(shape, evidence, confident, frozenset(judge.asked), rejected)
         if span is not None:
             return span
     if shape.form == "list":

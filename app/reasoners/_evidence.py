@@ -29,6 +29,7 @@ from prefrag.reasoners._text import (
     listed_sentences,
     mentions,
     normalize_answer,
+    stem,
     term_set,
     unseen_idf,
     words,
@@ -157,6 +158,7 @@ class Candidate:
 
 
 _LOWER_WORD_RE = re.compile(r"\b[a-z][a-z'-]+\b")
+_CAPITAL_WORD_RE = re.compile(r"\b[A-Z][a-z'-]+\b")
 
 
 class Evidence:
@@ -203,6 +205,23 @@ class Evidence:
     def lower_case_words(self) -> frozenset[str]:
         """Every lower-case word the documents write ("start" when a "Start" is no name)."""
         return frozenset(w for d in self.docs for w in _LOWER_WORD_RE.findall(d.page_content))
+
+    @cached_property
+    def lower_case_stems(self) -> frozenset[str]:
+        """The stems of `lower_case_words` ("podiatrist" when only "podiatrists" is written)."""
+        return frozenset(stem(w) for w in self.lower_case_words)
+
+    @cached_property
+    def inner_capitals(self) -> frozenset[str]:
+        """Capitalised words the evidence writes inside a sentence, not only as its first word.
+
+        A name is capitalised wherever it stands; "Welcome" or "Anyone" only at the start.
+        """
+        return frozenset(
+            w
+            for s in self.sentences
+            for w in _CAPITAL_WORD_RE.findall(s.text, len(s.text.split(" ", 1)[0]))
+        )
 
     def positions(self, ids: Sequence[str]) -> list[int]:
         """The indices of the held documents among `ids`, in their order (others skipped)."""

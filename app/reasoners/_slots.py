@@ -5,7 +5,8 @@ and shut down in 1931", "of the 60 pupils who sat it, 52 passed", "paid for by t
 Trust, opened by Edith Morrow". The question's words count for a value only inside its
 slot: the words between it and the nearest clause boundary (a comma, semicolon, colon,
 bracket or dash, a coordinating or relative word) or the next value of its kind, on either
-side. Words before the first value of a coordinated pair ("<subject> started trading in A
+side; a comma right before a value is an apposition ("our new assistant, Ada Corran"), not
+a boundary. Words before the first value of a coordinated pair ("<subject> started trading in A
 and shut down in B") are the subject both values share: only the first value's own word
 ("trading") counts for it. A figure's own unit ("60 *pupils*" for "how many pupils") is
 the kind asked, not a qualifier, and counts for no value.
@@ -58,7 +59,16 @@ def slot_positions(
     first, last = groups[index][0], groups[index][-1]
     left = groups[index - 1][-1].end if index > 0 else 0
     right = groups[index + 1][0].start if index + 1 < len(groups) else len(text)
-    for boundary in _BOUNDARY_RE.finditer(text, left, first.start):
+    boundaries = list(_BOUNDARY_RE.finditer(text, left, first.start))
+    if (
+        boundaries
+        and boundaries[-1].group() == ","
+        and not text[boundaries[-1].end() : first.start].strip()
+    ):
+        # An apposition: "our new assistant, Ada Corran, ..." - the comma joins the value to
+        # the noun before it, it does not part them.
+        boundaries.pop()
+    for boundary in boundaries:
         left = max(left, boundary.end())
     after = _BOUNDARY_RE.search(text, last.end, right)
     if after is not None:

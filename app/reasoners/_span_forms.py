@@ -24,6 +24,7 @@ from prefrag.reasoners._shapes import (
     sentence_answer,
 )
 from prefrag.reasoners._spans import (
+    PERSON,
     asked_kind,
     asked_type,
     bridged_name,
@@ -258,6 +259,39 @@ def unambiguous_span(
         rationale=f"{FROM}{best.scored.sentence.text}",
         confidence=best.confidence,
     )
+
+
+def person_span(
+    shape: QuestionShape,
+    evidence: Evidence,
+    confident: list[Judged],
+    asked: frozenset[str],
+    rejected: frozenset[str] = frozenset(),
+) -> AnswerDraft | None:
+    """For a "who" question: the person the most confident sentence naming one names.
+
+    The best sentences may say where or how the asked thing is done ("Nail surgery takes a
+    90-minute slot", "... at the Marlpit Lane Clinic") and name nobody; the answer is the
+    person the next confident one names (a staff table's row, "led by ..."), read as
+    `sentence_span` reads it. None when the question asks for no person or none of the
+    `PARAMS.max_answer_sentences` most confident sentences names one.
+    """
+    if asked_type(shape) != PERSON:
+        return None
+    for best in confident[: PARAMS.max_answer_sentences]:
+        if best.scored.link is not None:
+            return None  # a bridged sentence's names include the link's subject
+        decided = sentence_span(shape, evidence, best.scored, asked, rejected, strict=False)
+        if decided is not None:
+            text, cited = decided
+            return AnswerDraft(
+                answer=text,
+                short_answer=text,
+                cited_ids=cited,
+                rationale=f"{FROM}{best.scored.sentence.text}",
+                confidence=best.confidence,
+            )
+    return None
 
 
 def sentences_answer(

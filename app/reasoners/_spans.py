@@ -24,6 +24,12 @@ from prefrag.reasoners._evidence import (
     same_name,
     titled_documents,
 )
+from prefrag.reasoners._name_types import (
+    ORGANISATION_NOUNS,
+    PLACE_NOUNS,
+    may_name_person,
+    names_place_or_day,
+)
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._policy import asks_quantity, counts_asked, figure, is_label_line
 from prefrag.reasoners._quantities import (
@@ -287,16 +293,8 @@ _HEAD_TYPES: tuple[tuple[str, str], ...] = (
         r"|writer|author|novelist|poet|painter|artist|singer|musician|actor|actress|director"
         r"|politician|mayor|king|queen|founder|designer|builder|player|composer|minister",
     ),
-    (
-        PLACE,
-        r"town|village|city|country|region|county|river|lake|island|mountain|hill|street"
-        r"|road|place|harbour|port|valley|coast|sea|bay|moor|parish|district|ward|estate",
-    ),
-    (
-        ORGANISATION,
-        r"team|club|company|firm|band|group|school|college|university|practice|pharmacy"
-        r"|hospital|clinic|service|charity|party|church|newspaper|organisation|organization",
-    ),
+    (PLACE, PLACE_NOUNS),
+    (ORGANISATION, ORGANISATION_NOUNS),
     (TIME, r"days?|weekdays?|times?|hours?|evenings?|mornings?|afternoons?"),
 )
 _REASON_RE = re.compile(r"\bwhy\b|\bwhat (?:is|was) the reason\b|\bhow come\b|\bexplain\b")
@@ -430,10 +428,11 @@ def span_fits(asked: str, text: str, *, of_asked_kind: bool = False) -> bool | N
     """Whether a short answer is of the asked type: True, False, or None when unsure.
 
     A figure answers a quantity (its unit is judged by `_quantities`), a date or month or
-    weekday a date or time, a phone number a contact, a name a person, place, organisation
-    or name. For a kind the reasoner cannot type (`THING`) a name is unsure unless it is of
-    the asked kind (`of_asked_kind`); for a medicine, a group, a reason or a procedure a name
-    answers only when it is of the asked kind.
+    weekday a date or time, a phone number a contact, a name a person (not one of a place or
+    body or a day, `names_place_or_day`), place, organisation or name. For a kind the
+    reasoner cannot type (`THING`) a name is unsure unless it is of the asked kind
+    (`of_asked_kind`); for a medicine, a group, a reason or a procedure a name answers only
+    when it is of the asked kind.
     """
     kind = span_type(text)
     if asked in (REASON, PROCEDURE, GROUP):
@@ -445,6 +444,8 @@ def span_fits(asked: str, text: str, *, of_asked_kind: bool = False) -> bool | N
     if asked in (DATE, TIME):
         return kind == DATE or bool(_YEAR_RE.search(text)) or (asked == TIME and kind == "figure")
     if kind != NAME:
+        return False
+    if asked == PERSON and names_place_or_day(text):
         return False
     if asked in _NAMED:
         return True
@@ -642,6 +643,9 @@ def span_text(shape: QuestionShape, evidence: Evidence, candidate: Candidate) ->
         )
     if candidate.kind == "name" and shape.answer_type not in ("name", "any"):
         return None
+    if candidate.kind == "name" and asked_type(shape) == PERSON:
+        if not may_name_person(candidate.text, sentence.text, evidence):
+            return None  # "who does X" is not answered by where or when X is done
     if candidate.kind == "name" and span_terms and span_terms <= title_terms:
         if shape.answer_type != "name":
             # The document's own title is what the sentence is about, not what it says.
@@ -691,6 +695,7 @@ def year_range(text: str, year: str) -> str | None:
 
 __all__ = [
     "EXACT_KINDS",
+    "PERSON",
     "asked_category_words",
     "asked_type",
     "asks_nationality",

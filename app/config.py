@@ -179,10 +179,10 @@ class Settings(BaseSettings):
         "a run names it (`--source demo`).",
     )
     calibrated_confidence: bool = Field(
-        default=False,
+        default=True,
         description="Offline reasoner: decide answer or abstain by the confidence fitted on the "
-        "tuning questions (prefrag/data/confidence_model.json) instead of the hand-weighted one: "
-        "fewer confidently wrong answers, more abstentions (docs/answers.md).",
+        "tuning questions (prefrag/data/confidence_model.json); off, by the hand-weighted one: "
+        "more answers, more of them confidently wrong (docs/answers.md).",
     )
     sources_file: Path | None = Field(
         default=None,

@@ -19,10 +19,11 @@ A scikit-learn `LogisticRegression` on standardised features is evaluated leavin
 split out: fitted on the other tuning splits (and the other parts of the HotpotQA rows), it
 predicts the one left out. Two answer thresholds are chosen together on these pooled out-of-fold
 predictions, one for sentence answers and one for answers holding a short answer (a span,
-a yes/no, an option): the pair scoring best as right answers minus `--wrong-cost` (2)
-times confidently wrong ones over all tuning questions, among the pairs keeping HotpotQA
-EM at least at the hand-weighted default's EM on the same rows less `--hotpot-em-drop`
-(or `--hotpot-em-floor`). The span threshold is the lowest at or above the short one at
+a yes/no, an option): of the pairs scoring within `--score-tolerance` (0.01) of the best
+as right answers minus `--wrong-cost` (2) times confidently wrong ones over all tuning
+questions, the one answering most, among the pairs keeping HotpotQA EM at least at the
+hand-weighted default's EM on the same rows less `--hotpot-em-drop` (or
+`--hotpot-em-floor`). The span threshold is the lowest at or above the short one at
 which bare-span answers are right at least `--span-precision` of the time (below it a span
 is shown with its sentence); the CORRECT threshold likewise for all answers and
 `--correct-precision` (below it the self-reflection does not say CORRECT). The shipped
@@ -292,14 +293,16 @@ def choose_thresholds(
 ) -> tuple[float, float]:
     """The answer thresholds for sentence answers and for answers holding a short answer.
 
-    The pair (from `GRID`) with the best score on `tune` (the pooled out-of-fold rows of
-    every tuning split): right answers minus `--wrong-cost` times confidently wrong ones
-    (shares of all those questions), among the pairs keeping at least `--hotpot-em-floor` EM
-    on the HotpotQA rows when given. A HotpotQA answer scores
-    EM only through a short answer, so the floor bounds the short threshold; the tuning
-    questions set both.
+    Each pair (from `GRID`) is scored on `tune` (the pooled out-of-fold rows of every
+    tuning split): right answers minus `--wrong-cost` times confidently wrong ones (shares
+    of all those questions), among the pairs keeping at least `--hotpot-em-floor` EM on the
+    HotpotQA rows when given. Of the pairs within `--score-tolerance` of the best score,
+    the one answering the most questions is chosen (ties: the stricter pair): the score is
+    flat near its top, and an abstention on a right answer is a loss too. A HotpotQA answer
+    scores EM only through a short answer, so the floor bounds the short threshold; the
+    tuning questions set both.
     """
-    best: tuple[float, float, float] | None = None
+    scored: list[tuple[float, int, float, float]] = []
     for cut in GRID:
         for short_cut in GRID:
             if hotpot and args.hotpot_em_floor is not None:
@@ -310,11 +313,13 @@ def choose_thresholds(
             right = sum(a and r["right"] for r, a in zip(tune, answered, strict=True))
             wrong = sum(a and not r["right"] for r, a in zip(tune, answered, strict=True))
             score = (right - args.wrong_cost * wrong) / len(tune)
-            if best is None or score >= best[0]:  # ties: the stricter pair
-                best = (score, cut, short_cut)
-    if best is None:
+            scored.append((score, right + wrong, cut, short_cut))
+    if not scored:
         return 0.0, 0.0
-    return best[1], best[2]
+    top = max(score for score, *_ in scored)
+    near = [row for row in scored if row[0] >= top - args.score_tolerance]
+    _, _, cut, short_cut = max(near, key=lambda row: (row[1], -row[2] - row[3]))
+    return cut, short_cut
 
 
 def fold_of(row: dict[str, Any], index: int, total: int) -> str:
@@ -548,8 +553,8 @@ def fit(rows: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
             "right": sum(label(r, args) for r in usable),
             "declined_without_features": len(fitted_rows) - len(usable),
             "answer_threshold": "sentence answers (no short answer): with short_threshold,"
-            f" the pair scoring best out of fold as right - {args.wrong_cost} x confidently"
-            " wrong"
+            f" of the pairs within {args.score_tolerance} of the best out-of-fold score"
+            f" (right - {args.wrong_cost} x confidently wrong), the one answering most"
             + (
                 f", among pairs keeping HotpotQA EM >= {args.hotpot_em_floor}"
                 if hotpot and args.hotpot_em_floor is not None
@@ -598,6 +603,13 @@ def main() -> None:
         type=float,
         default=2.0,
         help="what a confidently wrong answer costs, in right answers (default 2)",
+    )
+    parser.add_argument(
+        "--score-tolerance",
+        type=float,
+        default=0.01,
+        help="of the threshold pairs within this of the best score, the one answering most"
+        " (default 0.01: one point of right - 2 x wrong per question)",
     )
     parser.add_argument("--span-precision", type=float, default=0.8)
     parser.add_argument("--correct-precision", type=float, default=0.8)

@@ -27,6 +27,19 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     get_settings.cache_clear()
 
 
+@pytest.fixture
+def hand_weighted_confidence(monkeypatch: pytest.MonkeyPatch):
+    """The hand-weighted answer gate (PREFRAG_CALIBRATED_CONFIDENCE=false; the fitted one is
+    the default), for a test of a mechanism of that gate or an answer the fitted gate
+    withholds (docs/answers.md says which)."""
+    from prefrag.config import get_settings
+
+    monkeypatch.setenv("PREFRAG_CALIBRATED_CONFIDENCE", "false")
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The benchmark data folder beside the repository; skip when it is absent."""

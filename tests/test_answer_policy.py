@@ -81,7 +81,6 @@ def cited_files(record: dict) -> set[str]:
 
 ANSWERABLE = [
     ("What is Pell Armand's target peak flow?", "clinic", "450 L/min"),
-    ("When is Pell Armand's review booked?", "clinic", "4 to 6 weeks"),
     ("What was Abel Sorrel's blood pressure?", "clinic", "142/88 mmHg"),
     ("What was Abel Sorrel's HbA1c?", "clinic", "58 mmol/mol"),
     ("Which enzyme clears Dravoline?", "drugs", "CYP2D6"),
@@ -102,6 +101,17 @@ def test_answers_are_statements_never_titles_headings_labels_or_bare_numbers(
     assert not answer.rstrip().endswith(":"), answer  # no label line
     assert not re.fullmatch(r"[\d.,/\s-]+", answer), answer  # no bare number
     assert "Allergies" not in answer
+
+
+@pytest.mark.usefixtures("hand_weighted_confidence")
+def test_a_range_is_answered_whole_with_its_unit() -> None:
+    """With the hand-weighted gate: the fitted one withholds this right answer (a "when"
+    question answered by a sentence, 0.59 below its 0.62), one of the right answers it loses
+    for fewer confidently wrong ones (docs/answers.md)."""
+    record = ask_json("When is Pell Armand's review booked?", "clinic")
+    assert not record["abstained"], record["answer"]
+    assert "4 to 6 weeks" in record["answer"]
+    assert not re.search(r"(^|\s)#{1,6}\s|\*\*|__|`", record["answer"]), record["answer"]
 
 
 def test_json_carries_one_confidence_higher_for_an_answer_than_an_abstention() -> None:
@@ -202,7 +212,8 @@ def test_confidence_comes_from_the_fitted_model_that_says_how_it_was_fitted(
     model = load_model()
     assert model is not None, f"{MODEL_PATH} is missing or unreadable"
     fitted = json.loads(MODEL_PATH.read_text())["how_fitted"]
-    assert "'tune' only" in fitted["data"] and fitted["rows"] >= 30
+    assert "fresh6" in fitted["data"] and "heldout" not in fitted["data"]
+    assert fitted["rows"] >= 30
     lowest = min(model.answer_threshold, model.short_threshold)
     assert 0.0 < lowest <= model.correct_threshold <= 1.0
     fitted_confidence_on()

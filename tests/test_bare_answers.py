@@ -135,7 +135,10 @@ def test_a_sure_figure_is_answered_alone() -> None:
     assert record["confidence"] >= 0.8, record
 
 
+@pytest.mark.usefixtures("hand_weighted_confidence")
 def test_a_name_on_an_unsure_sentence_comes_with_its_sentence() -> None:
+    """The hand-weighted gate's `alone_confidence`; the fitted gate decides by its own span
+    threshold."""
     record = ask_json("Which family ran the ferry at the mouth?", "notes")
     assert not record["abstained"], record["answer"]
     assert record["answer"].startswith("The ferry across its mouth was run by the Hask family")

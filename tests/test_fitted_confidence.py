@@ -1,11 +1,11 @@
-"""The fitted confidence (`PREFRAG_CALIBRATED_CONFIDENCE=true`): a near miss on a user's own
-notes abstains.
+"""The fitted confidence (`PREFRAG_CALIBRATED_CONFIDENCE=true`, the default): a near miss on
+a user's own notes abstains.
 
 A user indexes their notes (`prefrag index`) and asks with `prefrag ask --json`. A question
 about a subject the notes hold, asking for something they do not say, is answered by the
-hand-weighted confidence (the default) with the subject's closest sentence; the fitted
-confidence (`app/data/confidence_model.json`) withholds that answer and says why, while
-questions the notes answer keep their answers. The notes are invented.
+hand-weighted confidence (`PREFRAG_CALIBRATED_CONFIDENCE=false`) with the subject's closest
+sentence; the fitted confidence (`app/data/confidence_model.json`) withholds that answer
+and says why, while questions the notes answer keep their answers. The notes are invented.
 """
 
 from __future__ import annotations
@@ -45,10 +45,10 @@ Its church of St Aldhelm dates from the twelfth century.
 }
 
 # ("What was Mira Halden's HbA1c?", her note being about her gout, was one until the eighth
-# stop, and "When was the church of Carnby rebuilt?" until the thirty-second: the default
-# abstains on both too now, the second because no sentence says "rebuilt"
-# (`_checks.asked_verbs`). No near miss on these notes is answered by the default and
-# withheld by the fitted confidence any more; the list stays for the next one found.)
+# stop, and "When was the church of Carnby rebuilt?" until the thirty-second: the hand-weighted
+# confidence abstains on both too now, the second because no sentence says "rebuilt"
+# (`_checks.asked_verbs`). No near miss on these notes is answered by the hand-weighted
+# confidence and withheld by the fitted confidence any more; the list stays for the next one found.)
 NEAR_MISSES: list[tuple[str, str]] = []
 
 
@@ -79,7 +79,8 @@ def test_a_near_miss_the_hand_weighted_confidence_answers_abstains_with_the_fitt
     assert "surely enough" in fitted["answer"]
     assert fitted["citations"] == []
     hand = ask_with(question, source, monkeypatch, fitted=False)
-    # The default answers it with a sentence of the subject's note: a confident wrong answer.
+    # The hand-weighted confidence answers it with a sentence of the subject's note: a
+    # confident wrong answer.
     assert not hand["abstained"], hand["answer"]
 
 

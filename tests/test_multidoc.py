@@ -80,7 +80,10 @@ def test_a_described_thing_is_asked_of_by_its_name_in_its_own_note() -> None:
     assert "maren-solvik" in cited(record)
 
 
+@pytest.mark.usefixtures("hand_weighted_confidence")
 def test_a_described_person_is_born_in_the_first_year_of_her_lifespan() -> None:
+    """With the hand-weighted gate: the fitted one withholds this right two-hop answer
+    (0.33 below 0.39), one of the right answers it loses (docs/answers.md)."""
     record = ask_json("In what year was the engineer of the Tollard Viaduct born?", "valley")
     assert not record["abstained"], record["answer"]
     assert record["short_answer"] == "1829", record

@@ -113,7 +113,10 @@ def test_the_role_as_the_note_dates_it_is_answered() -> None:
     assert "Orla Pendry" in record["answer"], record
 
 
+@pytest.mark.usefixtures("hand_weighted_confidence")
 def test_the_death_the_persons_own_note_gives_is_answered() -> None:
+    """With the hand-weighted gate: the fitted one withholds this right answer (0.54 below
+    0.62), one of the right answers it loses (docs/answers.md)."""
     record = ask_json("Where did Edwin Carrow die?", "places")
     assert not record["abstained"], record["answer"]
     assert "above the weir" in record["answer"], record

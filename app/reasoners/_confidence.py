@@ -30,7 +30,17 @@ describe the evidence the answer stands on, never the question's wording:
   is less often right), whether a name, figure or date is asked, whether it is a yes/no;
 - `asks_figure`, `asks_name`, `asks_sentences`, `relation_asked`: the asked type
   (`_spans.asked_type`) by group and how many words of an asked relation the question
-  holds (`_checks.relation_words`).
+  holds (`_checks.relation_words`);
+- how the answer's own words read as the answer (`read_features`): `own_similarity`, the
+  MiniLM similarity of the question and the answer with its span's sentence (not the best
+  evidence sentence); `span_fallback`, a short answer asked and whole sentences given;
+  `type_mismatch` / `type_unsure`, the short answer is not / may not be of the asked type
+  (`_spans.span_fits`); `doc_margin` and `overlap_lead`, how far the cited documents' best
+  sentence leads the best sentence of any other document (confidence, asked-term
+  overlap); `focus_missing`, the weight of the heaviest asked term the answer's words do
+  not hold (relative to the heaviest asked term); `echo`, the share of the short answer's
+  words the question already holds; `own_rank`, the judged rank of the answer's sentence;
+  `rival_spans`, other spans of the short answer's type in its sentence; `own_sentences`.
 
 Which features a fit uses by default (`FEATURES`) was chosen by forward selection on the
 log-loss of leave-one-split-out predictions (`bench/fit_confidence.py --select`): a
@@ -39,10 +49,12 @@ shipped model names its own features (`ConfidenceModel.features`).
 
 The coefficients are not typed here: `bench/fit_confidence.py` fits them with scikit-learn
 and writes `prefrag/data/confidence_model.json` (`app/data/` in the repository), with how
-it was fitted and the thresholds it chose (the shipped model: the `tune` split and
-HotpotQA items 1-200; the script now fits on every tuning split, one left out at a time,
-docs/answers.md). It is used when `PREFRAG_CALIBRATED_CONFIDENCE` is on (`active_model`);
-otherwise, or without the file, the hand-weighted confidence stands.
+it was fitted and the thresholds it chose (the shipped model: every tuning split, `tune`
+to `fresh6`, its thresholds chosen on leave-one-split-out predictions under a HotpotQA
+1-200 EM floor; docs/answers.md). It decides by default (`PREFRAG_CALIBRATED_CONFIDENCE`,
+on; `active_model`): out of fold it beats the hand-weighted confidence on right answers
+minus twice the confidently wrong ones on every split but `tune`, which the hand weights
+were set on. Turned off, or without the file, the hand-weighted confidence stands.
 """
 
 from __future__ import annotations
@@ -57,6 +69,7 @@ from pathlib import Path
 from prefrag.config import get_settings
 from prefrag.reasoners._checks import common_word_span, relation_words
 from prefrag.reasoners._evidence import Evidence
+from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._policy import FROM, Judge, Judged
 from prefrag.reasoners._relations import with_relations
 from prefrag.reasoners._spans import (
@@ -73,8 +86,10 @@ from prefrag.reasoners._spans import (
     REASON,
     TIME,
     asked_type,
+    span_fits,
+    span_type,
 )
-from prefrag.reasoners._text import candidate_spans, term_set
+from prefrag.reasoners._text import candidate_spans, split_sentences, term_set
 from prefrag.reasoners.base import AnswerDraft
 
 _LABEL_RE = re.compile(r"(?:^|\s)[A-Z][a-z]+(?: [a-z]+)?:(?=\s)")
@@ -123,15 +138,16 @@ def new_of_type(judge: Judge, draft: AnswerDraft) -> float:
 
 FEATURES: tuple[str, ...] = (
     "hand",
-    "choice",
-    "cited",
-    "evidence_asked",
-    "margin",
-    "yesno",
-    "doc_asked",
     "typed",
+    "bridged",
+    "span_fallback",
+    "own_similarity",
+    "margin",
+    "focus_missing",
+    "asks_figure",
     "labels",
-    "new_of_type",
+    "names",
+    "choice",
 )
 
 
@@ -190,6 +206,7 @@ def answer_features(
         "asks_sentences": float(wanted in (REASON, PROCEDURE, GROUP)),
         "relation_asked": float(min(len(relation_words(judge.shape.text, judge.name_terms)), 3)),
         "cited": float(min(len(draft.cited_ids), 3)),
+        **read_features(judge, judged, draft, cited),
         "answer_names": _share(
             names,
             term_set(f"{draft.answer} {draft.rationale.removeprefix(FROM)}").union(
@@ -197,6 +214,71 @@ def answer_features(
             ),
         ),
     }
+
+
+def own_text(draft: AnswerDraft) -> str:
+    """The words the answer shows, with the sentence a short span was read from."""
+    if draft.rationale.startswith(FROM):
+        return f"{draft.answer} {draft.rationale.removeprefix(FROM)}"
+    return draft.answer
+
+
+def read_features(
+    judge: Judge, judged: list[Judged], draft: AnswerDraft, cited: list[int]
+) -> dict[str, float]:
+    """How the answer's own words read as the answer (see the module docstring)."""
+    shape = judge.shape
+    text = own_text(draft)
+    short = draft.short_answer.strip()
+    spanned = shape.kind not in ("yesno", "choice") and shape.form == "span"
+    fit = span_fits(asked_type(shape), short) if short and spanned else None
+    inside = [j for j in judged if j.scored.sentence.doc in cited]
+    outside = [j for j in judged if j.scored.sentence.doc not in cited]
+    best_in = max((j.confidence for j in inside), default=0.0)
+    best_out = max((j.confidence for j in outside), default=0.0)
+    over_in = max((j.overlap for j in inside), default=0.0)
+    over_out = max((j.overlap for j in outside), default=0.0)
+    terms = with_relations(term_set(text))
+    asked = judge.asked
+    top = max(asked.values(), default=0.0)
+    missing = max((w for t, w in asked.items() if t not in terms), default=0.0)
+    short_terms = term_set(short)
+    question_terms = term_set(shape.text)
+    similarity = own_similarity(judge, text)
+    rank = next((i for i, j in enumerate(judged) if j.scored.sentence.text in text), len(judged))
+    sentence = draft.rationale.removeprefix(FROM) if draft.rationale.startswith(FROM) else ""
+    kind = span_type(short) if short else ""
+    rivals = {
+        span.text.lower()
+        for span in candidate_spans(sentence)
+        if span_type(span.text) == kind
+        and span.text.lower() not in short.lower()
+        and short.lower() not in span.text.lower()
+        and not term_set(span.text) <= question_terms
+    }
+    return {
+        "own_rank": float(min(rank, 4)),
+        "rival_spans": float(min(len(rivals), 3)),
+        "type_mismatch": float(fit is False),
+        "type_unsure": float(fit is None and bool(short) and spanned),
+        "span_fallback": float(spanned and not short),
+        "doc_margin": best_in - best_out,
+        "overlap_lead": over_in - over_out,
+        "focus_missing": missing / top if top else 0.0,
+        "echo": len(short_terms & question_terms) / len(short_terms) if short_terms else 0.0,
+        "own_similarity": similarity if similarity is not None else answer_asked(judge, draft),
+        "own_sentences": float(min(len(split_sentences(draft.answer)), 4)),
+    }
+
+
+def own_similarity(judge: Judge, text: str) -> float | None:
+    """MiniLM similarity of the question and the answer's own words (None without MiniLM)."""
+    vectors = judge.vectors([judge.shape.text, text])
+    if vectors is None:
+        return None
+    cosine = float(vectors[0] @ vectors[1])
+    low, high = PARAMS.similarity_floor, PARAMS.similarity_ceiling
+    return min(1.0, max(0.0, (cosine - low) / (high - low)))
 
 
 @dataclass(frozen=True)

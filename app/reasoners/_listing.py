@@ -144,15 +144,7 @@ def block_answer(evidence: Evidence, judged: Judged) -> AnswerDraft | None:
         return None
     lead = lead if not lead or lead.endswith(":") else lead + ":"
     answer = (f"{lead} " if lead else "") + "; ".join(items) + "."
-    if len(answer.split()) > MAX_LIST_WORDS:
-        return None
-    return AnswerDraft(
-        answer=answer,
-        short_answer="; ".join(items),
-        cited_ids=[evidence.ids[sentence.doc]],
-        rationale="Listed in: " + answer,
-        confidence=judged.confidence,
-    )
+    return _read_out(evidence, judged, answer, "; ".join(items), "Listed in: " + answer)
 
 
 def _members(evidence: Evidence, sentence: Sentence) -> list[Sentence]:
@@ -205,15 +197,7 @@ def announced_list(
     if len(items) < 2:
         return None
     answer = f"{plain(sentence.text).rstrip(_ITEM_END)}: {'; '.join(items)}."
-    if len(answer.split()) > MAX_LIST_WORDS:
-        return None
-    return AnswerDraft(
-        answer=answer,
-        short_answer="; ".join(items),
-        cited_ids=[evidence.ids[sentence.doc]],
-        rationale="Listed in: " + answer,
-        confidence=judged.confidence,
-    )
+    return _read_out(evidence, judged, answer, "; ".join(items), "Listed in: " + answer)
 
 
 # A section read out for a list question is this short (its first sentences).
@@ -243,13 +227,20 @@ def section_answer(
     if len(section) < 2 or sentence not in section:
         return None
     answer = " ".join(s.text for s in section)
+    return _read_out(evidence, judged, answer, "", "Under the heading: " + sentence.heading)
+
+
+def _read_out(
+    evidence: Evidence, judged: Judged, answer: str, short_answer: str, rationale: str
+) -> AnswerDraft | None:
+    """`answer`, citing the judged sentence's document, or None if too long to read out."""
     if len(answer.split()) > MAX_LIST_WORDS:
         return None
     return AnswerDraft(
         answer=answer,
-        short_answer="",
-        cited_ids=[evidence.ids[sentence.doc]],
-        rationale="Under the heading: " + sentence.heading,
+        short_answer=short_answer,
+        cited_ids=[evidence.ids[judged.scored.sentence.doc]],
+        rationale=rationale,
         confidence=judged.confidence,
     )
 

@@ -44,12 +44,9 @@ Its church of St Aldhelm dates from the twelfth century.
 """,
 }
 
-# ("What was Mira Halden's HbA1c?", her note being about her gout, was one until the eighth
-# stop, and "When was the church of Carnby rebuilt?" until the thirty-second: the hand-weighted
-# confidence abstains on both too now, the second because no sentence says "rebuilt"
-# (`_checks.asked_verbs`). No near miss on these notes is answered by the hand-weighted
-# confidence and withheld by the fitted confidence any more; the list stays for the next one found.)
-NEAR_MISSES: list[tuple[str, str]] = []
+# A near miss the fitted confidence withholds is tested where it is the default
+# (tests/test_default_confidence.py); the near misses these notes held ("What was Mira Halden's
+# HbA1c?", "When was the church of Carnby rebuilt?") are refused by the evidence checks too now.
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -67,21 +64,6 @@ def ask_with(question: str, source: str, monkeypatch: pytest.MonkeyPatch, *, fit
         return ask_json(question, source)
     finally:
         get_settings.cache_clear()
-
-
-@pytest.mark.parametrize(("question", "source"), NEAR_MISSES)
-def test_a_near_miss_the_hand_weighted_confidence_answers_abstains_with_the_fitted_one(
-    question: str, source: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    fitted = ask_with(question, source, monkeypatch, fitted=True)
-    assert fitted["abstained"], fitted["answer"]
-    assert fitted["answer"].startswith("The sources I could reach do not answer this: ")
-    assert "surely enough" in fitted["answer"]
-    assert fitted["citations"] == []
-    hand = ask_with(question, source, monkeypatch, fitted=False)
-    # The hand-weighted confidence answers it with a sentence of the subject's note: a
-    # confident wrong answer.
-    assert not hand["abstained"], hand["answer"]
 
 
 @pytest.mark.parametrize(

@@ -355,10 +355,7 @@ def uncovered_present(question: str, context: str) -> str:
     price or an arrangement the text says has ended is another time's, unless the text
     also says what holds now ("since 2019", "currently").
     """
-    match = _ASKED_PRESENT.search(question)
-    if match is None or not _ENDED.search(context) or _PRESENT.search(context):
-        return ""
-    return match.group().strip()
+    return _asked_but_only_other(_ASKED_PRESENT, _ENDED, _PRESENT, question, context)
 
 
 _ASKED_TOTAL = re.compile(
@@ -380,8 +377,19 @@ def uncovered_total(question: str, context: str) -> str:
     than 2 in a year": a limit per period is another figure than a total, unless the text
     also says the total ("in total", "over a lifetime").
     """
-    match = _ASKED_TOTAL.search(question)
-    if match is None or not _PER_PERIOD.search(context) or _TOTAL.search(context):
+    return _asked_but_only_other(_ASKED_TOTAL, _PER_PERIOD, _TOTAL, question, context)
+
+
+def _asked_but_only_other(
+    asked: re.Pattern[str],
+    other: re.Pattern[str],
+    said: re.Pattern[str],
+    question: str,
+    context: str,
+) -> str:
+    """What `asked` finds in the question if `context` says `other` but not `said`; else ""."""
+    match = asked.search(question)
+    if match is None or not other.search(context) or said.search(context):
         return ""
     return match.group().strip()
 

@@ -46,6 +46,7 @@ from prefrag.reasoners._policy import (
     defers,
     plain,
 )
+from prefrag.reasoners._records import held_tables
 from prefrag.reasoners._shapes import (
     duration_span,
     list_answer,
@@ -249,8 +250,15 @@ def draft_with_features(
     def titles(draft: AnswerDraft) -> list[str]:
         return [str(doc.metadata.get("title") or "") for doc in held if doc.id in draft.cited_ids]
 
-    resolved, asked = through_described(question, drafted[0], hop, titled, identify, titles)
-    return (resolved, hops[asked][1]) if asked else drafted
+    def abstain(reason: str) -> AnswerDraft:
+        return abstention(scratchpad, reason)
+
+    resolved, asked = through_described(
+        question, drafted[0], hop, titled, identify, titles, lambda: held_tables(held), abstain
+    )
+    if asked:
+        return resolved, hops[asked][1]
+    return (resolved, None) if resolved.abstained and not drafted[0].abstained else drafted
 
 
 def one_hop(

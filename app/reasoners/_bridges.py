@@ -23,8 +23,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from prefrag.reasoners._policy import FROM
+from prefrag.reasoners._records import described_row
 from prefrag.reasoners._relations import joined_phrases, relation_of, stems
-from prefrag.reasoners._text import normalize_answer, term_set, unique
+from prefrag.reasoners._text import normalize_answer, split_sentences, term_set, unique
 from prefrag.reasoners.base import AnswerDraft
 
 # The head noun of a description: one to three lower-case words after "the" (the last may
@@ -33,9 +34,12 @@ _HEAD = r"(?:the|The) ((?:[a-z][\w\-]* ){0,2}?(?:[a-z][\w\-]*|[A-Z]{2,4}s?))"
 # A name as questions write it: capitalised words, possibly "the", "of", an apostrophe-s.
 _WORD = r"[A-Z][\w\-]*(?:['\u2019]s)?"
 _NAME = rf"(?:the )?{_WORD}(?: (?:of |and |de |la |von )?{_WORD})*"
+# A role noun a question typed in lower case is read with capitals (`_truecase`: "the
+# Podiatrist whose ..." when the notes only write "Lead Podiatrist"), before a relative.
+_RELATIVE_HEAD = _HEAD[:-1] + r"|[A-Z][a-z]+(?:er|or|ist|ian|ant|ent))"
 _RELATIVE = re.compile(
-    rf"\b{_HEAD} ((?:(?:in|at|on|by|for|from|with|of) )?(?:who|whom|that|which|where|whose))"
-    r" (.+?)(?: (in|on|at|from|for))?$"
+    rf"\b{_RELATIVE_HEAD} ((?:(?:in|at|on|by|for|from|with|of) )?"
+    r"(?:who|whom|that|which|where|whose)) (.+?)(?: (in|on|at|from|for))?$"
 )
 _OF_NAME = re.compile(rf"\b{_HEAD} of ({_NAME})")
 # A place or person named by its relation to a name: "Ilse Varrow's birthplace", "her
@@ -61,9 +65,11 @@ _ASKED_RE = re.compile(r"\b(?:which|what|whom|how)\b", re.IGNORECASE)
 # A question whose main verb comes last after "does/do/did" ("When does the warden who ...
 # open?"): the relative clause ends before that verb.
 _DO_FIRST_RE = re.compile(
-    r"^(?:where|when|why|how(?: \w+)?|(?:what|which)(?: \w+)?)\s+(?:does|do|did)\s+the\b",
+    r"^(?:(?:in|at|on|by|from) )?(?:where|when|why|how(?: \w+)?|(?:what|which)(?: \w+)?)\s+"
+    r"(?:does|do|did)\s+the\b",
     re.IGNORECASE,
 )
+_BE_RE = re.compile(r"\b(?:is|was|are|were|does|do|did|has|have|had)\b")
 # A dash or a comma ends a description ("the vet who wrote our leaflet - which day ...").
 _CLAUSE_END_RE = re.compile(r"\s+[-\u2013\u2014]\s+|,\s+")
 # "the GP treating Ms Corran this month": a present participle with its named object, up
@@ -87,6 +93,8 @@ _FUNCTION_WORDS = frozenset(
     "in at on by for from with of to into onto about and or a an the this that these those"
     " his her its their whose which who where whom when".split()
 )
+# Verbs that end a noun phrase ("the people in the register are buried ...").
+_AUXILIARIES = frozenset("is are was were be been has have had do does did".split())
 # Head words that are not a thing described (a measure or an aspect of one, asked of it).
 _NOT_HEADS = frozenset(
     "most least first last same best worst other one way time number name dose amount"
@@ -132,8 +140,13 @@ def described_thing(question: str) -> Described | None:
     for pattern in (_PARTICIPLE, _OF_NAME, _RELATIVE, _DOING, _CONTACT, _PLACED):
         for match in pattern.finditer(text):
             head = match.group(1)
+            if re.fullmatch(r"[A-Z][a-z]+", head):
+                head = head.lower()  # a role noun read with capitals: "the Podiatrist who"
             head_words = head.split()
-            if set(head_words) & _FUNCTION_WORDS or {head_words[0], head_words[-1]} & _NOT_HEADS:
+            if (
+                set(head_words) & (_FUNCTION_WORDS | _AUXILIARIES)
+                or {head_words[0], head_words[-1]} & _NOT_HEADS
+            ):
                 continue
             asks = ""
             if pattern is _RELATIVE:
@@ -151,8 +164,22 @@ def described_thing(question: str) -> Described | None:
                     # description holds what is asked, it is not a thing to find first.
                     continue
                 elif _DO_FIRST_RE.match(text) and not cut and len(rest.split()) >= 3:
-                    # "When does the warden who keeps the chapel key open?"
-                    rest = rest.rsplit(" ", 1)[0]
+                    # "When does the warden who keeps the chapel key open?", "... who
+                    # taught at Pell School get married?": the main verb after a name.
+                    tail_words = re.search(r"\b[A-Z][\w'\u2019-]*( [a-z]+(?: [a-z]+)?)$", rest)
+                    rest = rest[: tail_words.start(1)] if tail_words else rest.rsplit(" ", 1)[0]
+                main = [m for m in _BE_RE.finditer(rest) if m.start() > 0]
+                own_verb = pronoun in ("who", "that", "which") and not _BE_RE.match(rest)
+                if (
+                    match.start() == 0
+                    and main
+                    and (own_verb or _BE_RE.match(rest) or len(main) > 1)
+                ):
+                    # "The nurse whose clinic is on Fridays is on leave", "The GP who leads
+                    # on X does a round at ...": the main clause's verb, said of the thing
+                    # described, ends the description (after the clause's own verb).
+                    cut_at = main[0] if own_verb or _BE_RE.match(rest) else main[1]
+                    rest = rest[: cut_at.start()].rstrip()
                 end = match.start(3) + len(rest)
                 tail = _MAIN_VERB_RE.search(rest)
                 if tail and _AUXILIARY_FIRST_RE.match(text):
@@ -291,6 +318,23 @@ def bridge_names(hop: AnswerDraft, question: str, *, titles: Sequence[str] = ())
     return kept[:3]
 
 
+def head_names(hop: AnswerDraft, head: str, question: str) -> list[str]:
+    """Names the first hop's sentences write as the description's head calls it.
+
+    "... a hamlet in the parish of Tully ..." for "the parish where ...": the name after
+    "the parish of", or before "parish" ("Tully parish"); none the question gives.
+    """
+    if hop.abstained or not head:
+        return []
+    read = f"{hop.answer} {hop.rationale.removeprefix(FROM)}"
+    noun = re.escape(head.split()[-1])
+    name = r"([A-Z][\w'\u2019-]+(?: [A-Z][\w'\u2019-]+)*)"
+    found = re.findall(rf"\b{noun} of (?:the )?{name}", read)
+    found += re.findall(rf"\b{name} {noun}\b", read)
+    asked = term_set(question)
+    return [n for n in unique(found) if term_set(n) and not term_set(n) <= asked][:2]
+
+
 def stops_at(draft: AnswerDraft, name: str) -> bool:
     """Whether an answer is the first hop's name itself (it stopped at the bridge)."""
     given = normalize_answer(draft.short_answer or draft.answer)
@@ -305,6 +349,8 @@ def through_described(
     titled: Callable[[AnswerDraft, str], bool] | None = None,
     identify: Callable[[str], AnswerDraft] | None = None,
     titles: Callable[[AnswerDraft], list[str]] | None = None,
+    records: Callable[[], Sequence[tuple[str, Sequence[str]]]] | None = None,
+    abstain: Callable[[str], AnswerDraft] | None = None,
 ) -> tuple[AnswerDraft, str]:
     """The answer read in the described thing's own evidence, when the draft stopped short.
 
@@ -320,8 +366,16 @@ def through_described(
     The first hop may give several names (`bridge_names`): each is tried in turn, and the
     first whose second hop says what is asked of it *as the described kind* (its answer
     names the description's head: "nurse" in "Ada Pell, role: practice nurse")
-    wins, else the first whose second hop answers at all. Returned with the second hop's
-    question ("" when the draft stands).
+    wins, else the first whose second hop answers at all. A table row the description picks
+    out (`_records.described_row` over the held tables' rows `records` gives) gives its key as
+    the first name to try, then the names the first hop writes as the head calls them
+    (`head_names`: "the parish of Tully"). Returned with the second hop's question ("" when
+    the draft stands).
+
+    When the thing was identified (the row's key, a head's name, the first hop's own) but no
+    second hop says what is asked of it, a draft citing only the row's table, or neither naming
+    the thing nor citing its own note, answers from the first document (or of another
+    thing): `abstain` gives the abstention that replaces it.
     """
     described = described_thing(question)
     if described is None or _same_question(first_hop(described), question):
@@ -333,15 +387,36 @@ def through_described(
     # draft that abstained.
     cited = titles(hop) if titles and draft.abstained else []
     own = found_name(hop, question)
-    for name in bridge_names(hop, question, titles=cited):
-        resolved = _second_hop(question, described, draft, hop, name, answer, titled)
+    apposed = head_names(hop, described.head, question)
+    row, row_doc = described_row(records(), described.clause, question) if records else ("", "")
+    for name in unique([row, *apposed, *bridge_names(hop, question, titles=cited)]):
+        if not name:
+            continue
+        strong = name in (own, row, *apposed)
+        resolved = _second_hop(question, described, draft, hop, name, answer, titled, strong)
         if resolved is None:
             continue
         if _says_head(resolved[0], described.head, name):
             return resolved
-        if draft.abstained or name == own:
+        if draft.abstained or strong:
             found = found or resolved
-    return found or (draft, "")
+    if found:
+        return found
+    identified = [n for n in (row, *apposed, own) if n]
+    # A question asking only for the thing itself ("What is the test called that ...?") is
+    # answered by naming it, in whatever words.
+    asks_of_it = bool(identified) and bool(second_hop(question, described, identified[0]))
+    if abstain is not None and asks_of_it and not draft.abstained:
+        # A draft from the table alone (its row) or naming no thing identified stops short.
+        only_table = bool(row_doc) and set(draft.cited_ids) <= {row_doc}
+        own_note = any(titled and titled(draft, n) for n in identified)
+        # The first hop's own span may be a wrong guess: only a row's key or a name the
+        # head calls must be named.
+        sure = [n for n in (row, *apposed) if n]
+        said = own_note or not sure or any(_names(draft, n) for n in sure)
+        if only_table or not said or (_bare(draft) and _restates(draft, hop) and not own_note):
+            return abstain(f"nothing retrieved says what is asked of {identified[0]}"), ""
+    return draft, ""
 
 
 def _second_hop(
@@ -352,8 +427,13 @@ def _second_hop(
     name: str,
     answer: Callable[[str], AnswerDraft],
     titled: Callable[[AnswerDraft, str], bool] | None,
+    identified: bool = False,
 ) -> tuple[AnswerDraft, str] | None:
-    """The question asked of `name` in place of its description, when that answers better."""
+    """The question asked of `name` in place of its description, when that answers better.
+
+    The second hop must name the thing, or (for a thing `identified` as the description's:
+    a row's key, a name the head calls, the first hop's own) cite its own note.
+    """
     sentences = not draft.abstained and not _bare(draft)
     if sentences and not (_names(draft, name) and not (titled and titled(draft, name))):
         # Sentences stop at the thing when they name it but cite no note of its own.
@@ -367,7 +447,9 @@ def _second_hop(
     if (
         second.abstained
         or stops_at(second, name)
-        or not _names(second, name)
+        or not (
+            _names(second, name) or (identified and titled is not None and titled(second, name))
+        )
         or (sentences and not set(second.cited_ids) - set(draft.cited_ids))
     ):
         # Nothing read beyond the first hop says what is asked of the thing it found.
@@ -379,6 +461,21 @@ def _second_hop(
         }
     )
     return resolved, asked
+
+
+def _restates(draft: AnswerDraft, hop: AnswerDraft) -> bool:
+    """Whether a draft is only read in the sentences the first hop was read in.
+
+    A draft's sentences are its answer, or for a bare span the sentence it was read from.
+    """
+    if hop.abstained:
+        return False
+    read = normalize_answer(f"{hop.answer} {hop.rationale.removeprefix(FROM)}")
+    source = draft.rationale.removeprefix(FROM) if _bare(draft) else draft.answer
+    if _bare(draft) and not draft.rationale.startswith(FROM):
+        return False
+    said = [normalize_answer(s) for s in split_sentences(source)]
+    return bool(said) and all(s and s in read for s in said)
 
 
 def _says_head(draft: AnswerDraft, head: str, name: str) -> bool:
@@ -407,6 +504,7 @@ __all__ = [
     "described_thing",
     "first_hop",
     "found_name",
+    "head_names",
     "second_hop",
     "stops_at",
     "through_described",

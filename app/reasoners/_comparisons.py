@@ -1,4 +1,9 @@
-"""Comparisons: which of two named options, read from the sentence each side is given by."""
+"""Comparisons: which of two named options, read from the sentence each side is given by.
+
+Each option's value comes from its own note; when the options have no note each (or share
+one), from the clause or table row that names each (`_option_clauses`). Lifespans are read
+from life dates ("older when they died").
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from prefrag.reasoners._evidence import (
     Sentence,
     rank_sentences,
 )
+from prefrag.reasoners._option_clauses import clause_values, decided_direction, key_words
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._policy import (
     Decline,
@@ -51,6 +57,20 @@ _COMPARED_KINDS: tuple[tuple[re.Pattern[str], frozenset[str]], ...] = (
     (re.compile(r"\b(?:taller|higher|deeper|lower|wider|narrower)\b"), frozenset({"length"})),
     (re.compile(r"\b(?:heavier|lighter)\b"), frozenset({"mass"})),
 )
+
+
+# A question comparing how long two people lived ("Who lived longer?", "Who was older when
+# they died?"): each side's value is the span between its two life dates.
+_LIFESPAN_RE = re.compile(
+    r"\blived\b|\blife\b|\blifespan\b|\bwhen (?:they|he|she) died\b|\bage at death\b"
+    r"|\bdied (?:older|younger)\b"
+)
+_SHORTER_LIFE_RE = re.compile(r"\b(?:younger|shorter|less)\b", re.IGNORECASE)
+
+
+def asks_lifespan(question: str) -> bool:
+    """Whether the question compares lifespans (read from life dates)."""
+    return bool(_LIFESPAN_RE.search(question.lower()))
 
 
 def compared_kinds(question: str) -> frozenset[str]:
@@ -148,6 +168,11 @@ def choose(
     docs = {o: evidence.docs_about(o) for o in options}
     judged = judged if judged is not None else judge.rank(rank_sentences(shape, evidence, weights))
     sides: dict[str, Judged | None] = {o: side_sentence(evidence, judged, o) for o in options}
+    for option, key in zip(options, key_words(options), strict=False):
+        if sides[option] is None and key:
+            # No note about it ("a dog bite on the leg"): a best sentence naming its key word.
+            top = judged[: PARAMS.pair_sentences]
+            sides[option] = next((j for j in top if key in j.scored.sentence.terms), None)
     for option, side in sides.items():
         if side is not None and not term_set(option) <= side.scored.sentence.terms:
             # Its best sentence does not name it: a held sentence that does, if any.
@@ -161,10 +186,21 @@ def choose(
             for o in options
         }
         known = {o: v for o, v in values.items() if v is not None}
+        if len(known) < 2 or _one_source(docs, known):
+            # No note of each option's own: each option's figure is read from the clause
+            # or the table row that names it.
+            read = _by_clauses(shape, evidence, weights, judged, option_terms)
+            if read is not None:
+                draft, clause_sides = read
+                return draft, {**sides, **clause_sides}
         for option, value in known.items():
             sides[option] = judge.judge(_scored(weights, value[2]))
         if len(known) == 2 and len({v[0] for v in known.values()}) == 2:
-            pick = (min if shape.direction == "min" else max)(known, key=lambda o: known[o][0])
+            direction = shape.direction
+            if asks_lifespan(shape.text):
+                # "Who was older when he died?": the longer life, not the earlier birth.
+                direction = "min" if _SHORTER_LIFE_RE.search(shape.text) else "max"
+            pick = (min if direction == "min" else max)(known, key=lambda o: known[o][0])
             other = next(o for o in options if o != pick)
             cited = unique([evidence.ids[known[pick][1]], evidence.ids[known[other][1]]])
             draft = AnswerDraft(
@@ -212,6 +248,37 @@ def choose(
         rationale=f"'{pick}' is the option the evidence ties best to the question.",
     )
     return draft, sides
+
+
+def _one_source(docs: dict[str, list[int]], known: dict[str, tuple[float, int, Sentence]]) -> bool:
+    """Whether both options' figures come from one sentence, or their best note is one."""
+    sentences = {v[2] for v in known.values()}
+    firsts = [tuple(d[:1]) for d in docs.values()]
+    return (len(known) == 2 and len(sentences) == 1) or (bool(firsts[0]) and len(set(firsts)) == 1)
+
+
+def _by_clauses(
+    shape: QuestionShape,
+    evidence: Evidence,
+    weights: QuestionWeights,
+    judged: list[Judged],
+    option_terms: frozenset[str],
+) -> tuple[AnswerDraft, dict[str, Judged | None]] | None:
+    """The option picked by the figures the clauses naming each option give, or None."""
+    attribute = frozenset(weights.weights) - option_terms - _COMPARATIVE_TERMS
+    read = clause_values(shape, evidence, weights, judged, attribute, compared_kinds(shape.text))
+    if len(read) < 2 or len({v.value for v in read.values()}) < 2 or shape.direction is None:
+        return None
+    direction = decided_direction(shape.text, shape.direction, list(read.values()))
+    pick = (min if direction == "min" else max)(read, key=lambda o: read[o].value)
+    other = next(o for o in read if o != pick)
+    docs = [read[o].judged.scored.sentence.doc for o in (pick, other)]
+    draft = AnswerDraft(
+        answer=pick,
+        cited_ids=unique([evidence.ids[d] for d in docs]),
+        rationale=f"{pick}: {read[pick].value:g} vs {other}: {read[other].value:g}",
+    )
+    return draft, {o: v.judged for o, v in read.items()}
 
 
 def written_option(
@@ -287,7 +354,7 @@ def compared_value(
     length of the Dask, which that page also mentions.
     """
     own_terms = term_set(option)
-    lifespan = bool(re.search(r"\blived\b|\blife\b|\blifespan\b", shape.text.lower()))
+    lifespan = asks_lifespan(shape.text)
     attribute = frozenset(weights.weights) - option_terms - _COMPARATIVE_TERMS
     kinds = compared_kinds(shape.text) if not attribute else frozenset()
     head = attribute_head(shape.text)
@@ -297,7 +364,8 @@ def compared_value(
             if sentence.doc != index:
                 continue
             titled = not own_terms or bool(evidence.title_terms[index] & own_terms)
-            if not titled and not own_terms <= sentence.terms:
+            names = own_terms <= sentence.terms and not _inside_longer_name(sentence.text, option)
+            if not titled and not names:
                 continue
             spans = candidate_spans(sentence.text)
             if lifespan:
@@ -319,12 +387,15 @@ def compared_value(
                 about = bool(with_relations(sentence.terms) & attribute)
                 if not about and not kinds:
                     continue
-                numbers = [
-                    s
-                    for s in spans
-                    if s.kind == "number" and not term_set(s.text) <= option_terms
-                    if about or unit_kind(sentence.text[s.start :]) in kinds
-                ]
+                numbers = _extents_first(
+                    sentence.text,
+                    [
+                        s
+                        for s in spans
+                        if s.kind == "number" and not term_set(s.text) <= option_terms
+                        if about or unit_kind(sentence.text[s.start :]) in kinds
+                    ],
+                )
                 values = [
                     v
                     for s in by_attribute(sentence.text, numbers, attribute, weights, head=head)
@@ -338,7 +409,7 @@ def compared_value(
             # earlier sentences describe the subject (birth, founding), matches break ties.
             score = (
                 own_terms <= evidence.title_terms[index],
-                own_terms <= sentence.terms,
+                names,
                 bool(head) and head in with_relations(sentence.terms),
                 weights.of(sentence.terms - option_terms)
                 - PARAMS.position_penalty * sentence.position,
@@ -348,6 +419,37 @@ def compared_value(
             if lifespan:
                 break
     return (best[1], best[2], best[3]) if best is not None else None
+
+
+def _inside_longer_name(text: str, option: str) -> bool:
+    """Whether `text` writes the option only as part of a longer name ("Drennan Gorge").
+
+    A figure of that sentence measures the other thing (the gorge), not the option.
+    """
+    core = re.sub(r"^(?:the|a|an)\s+", "", option.strip(), flags=re.IGNORECASE)
+    if not core[:1].isupper():
+        return False
+    found = list(re.finditer(rf"\b{re.escape(core)}\b", text))
+    return bool(found) and all(re.match(r" [A-Z]", text[m.end() :]) for m in found)
+
+
+# A figure measuring an extent ("for 41 km", "4 km long") and one giving a position ("at
+# about 560 m"): a bare "longer" / "higher" compares the former.
+_EXTENT_BEFORE_RE = re.compile(r"\bfor (?:about |around |some |nearly )?$")
+_EXTENT_AFTER_RE = re.compile(r"^\s*[a-z]+ (?:long|high|deep|wide|tall)\b")
+_POSITION_BEFORE_RE = re.compile(r"\bat (?:about |around |some )?$")
+
+
+def _extents_first(text: str, spans: Sequence[Span]) -> list[Span]:
+    """`spans` with extents first and positions last, in the sentence's order otherwise."""
+
+    def rank(span: Span) -> int:
+        before, after = text[: span.start], text[span.end :]
+        if _EXTENT_BEFORE_RE.search(before) or _EXTENT_AFTER_RE.match(after):
+            return 0
+        return 2 if _POSITION_BEFORE_RE.search(before) else 1
+
+    return sorted(spans, key=rank)
 
 
 # How many words either side of a value its attribute's words are read in ("to a maximum

@@ -17,6 +17,7 @@ from prefrag.reasoners._evidence import (
 )
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._policy import Embed
+from prefrag.reasoners._records import described_row, held_tables
 from prefrag.reasoners._support import (
     anchored,
     answer_is_bridge,
@@ -188,13 +189,16 @@ def second_hop_search(
     "When was the engineer of the Tollard Viaduct born?": once the held evidence answers
     "Which engineer of the Tollard Viaduct?" with a name, the question asked of that name
     ("When was Ada Pell born?") is searched for, so the name's own document is held, unless
-    it is held already.
+    it is held already. A table row the description picks out names it first (its key:
+    `_records.described_row`).
     """
     described = described_thing(question)
     if described is None or analyze_question(question).kind != "factoid":
         return None
-    hop = answer_question(first_hop(described), scratchpad, evidence_docs)
-    name = found_name(hop, question)
+    row, _ = described_row(held_tables(evidence_docs), described.clause, question)
+    name = row or found_name(
+        answer_question(first_hop(described), scratchpad, evidence_docs), question
+    )
     if not name or Evidence(evidence_docs).has_document(name):
         # Its own document is held already: the answer reads it (`_bridges`).
         return None

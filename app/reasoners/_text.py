@@ -655,7 +655,8 @@ def _choice_candidates(text: str) -> tuple[str, ...]:
     body = text.rstrip(" ?.")
     if " or " not in body:
         return ()
-    # "X or Y: which ...?", "X or Y - which ...?" (the options first), and "Which ...: X or Y?".
+    # "X or Y: which ...?", "X or Y - which ...?" (the options first), and "Which ...: X or Y?"
+    # or "Which ... - X or Y?".
     ahead = _OPTIONS_FIRST.match(body) or _OPTIONS_AFTER_COLON.match(body)
     if ahead:
         left, right = _trim_option(ahead.group("a")), _trim_option(ahead.group("b"))
@@ -691,7 +692,9 @@ _OPTIONS_FIRST = re.compile(
     re.IGNORECASE,
 )
 _OPTIONS_AFTER_COLON = re.compile(
-    r"^(?:which|who|what)\b[^:]*:\s*(?P<a>[^,:;?]+?) or (?P<b>[^,:;?]+)$", re.IGNORECASE
+    r"^(?:which|who|what)\b[^:\u2013\u2014]*?(?::|\s[-\u2013\u2014]\s)\s*"
+    r"(?P<a>[^,:;?]+?) or (?P<b>[^,:;?]+)$",
+    re.IGNORECASE,
 )
 
 

@@ -4,8 +4,9 @@
 The deciding sentence often says it in a clause next to others: "none on Saturdays" after
 the weekday times, "was last cut in 1958" for "still cut", "shut on Tuesdays" for
 "open on Tuesdays", "has been repaired and rings again" for "still ring". The verdict
-follows that clause's polarity, not the sentence's overlap with the question. The notes
-are invented.
+follows that clause's polarity, not the sentence's overlap with the question. A sentence
+giving the asked relation another value ("Born at Quenby" for "born in Oskley?") says
+"no", or does not decide when nothing says the two places differ. The notes are invented.
 """
 
 from __future__ import annotations
@@ -37,6 +38,16 @@ The museum is open from 10:00 to 16:00 and shut on Tuesdays.
 The Oskley chapel bell was cast in 1722 for the fishermen's chapel.
 The bell, cracked in a storm, has been repaired and rings again on feast days.
 """,
+    "places/tamsin-hale.md": """# Tamsin Hale
+
+Tamsin Hale (1868-1941) was a lacemaker of the Marl estuary. Born at Quenby, she married an
+Oskley boatman in 1889 and taught lace in Oskley for forty years.
+""",
+    "places/rolf-anning.md": """# Rolf Anning
+
+Captain Rolf Anning built the Oskley lighthouse in 1851. He retired to Fenwick House above
+Oskley; he is buried in the churchyard at Quenby.
+""",
 }
 
 
@@ -58,6 +69,11 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         ("Is the Oskley Museum open on Tuesdays?", "no"),
         # "Still" asked, the state said to hold again.
         ("Does the Oskley chapel bell still ring?", "yes"),
+        # The asked relation with another value, the asked place named elsewhere.
+        ("Was Tamsin Hale born in Oskley?", "no"),
+        ("Was Tamsin Hale born in Quenby?", "yes"),
+        ("Is Rolf Anning buried in Oskley?", "no"),
+        ("Is Rolf Anning buried at Quenby?", "yes"),
     ],
 )
 def test_the_verdict_follows_the_clause_that_states_the_asked_property(
@@ -68,3 +84,10 @@ def test_the_verdict_follows_the_clause_that_states_the_asked_property(
     opposite = "No." if verdict == "yes" else "Yes."
     assert not record["answer"].startswith(opposite), record["answer"]
     assert record["answer"].startswith(f"{verdict.capitalize()}."), record["answer"]
+
+
+def test_another_value_for_an_unknown_place_does_not_decide() -> None:
+    """'Born at Quenby' does not say whether Quenby is in a county no note mentions."""
+    record = ask_json("Was Tamsin Hale born in Cornwall?", "places")
+    assert record["abstained"], record["answer"]
+    assert "Quenby" in record["answer"], record["answer"]

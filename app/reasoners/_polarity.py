@@ -12,6 +12,12 @@ the opposite of a question word ("shut" for "open", "banned" for "allowed"). A n
 clause decides "no" whatever share of the property it holds; an affirmative one decides
 "yes" only when it holds enough of the property's words (`PARAMS.verdict_clause_share`);
 otherwise the verdict is "": the sentence does not state it.
+
+A sentence may also state the asked relation with another value: "Was she born in Oskley?"
+against "Born at Quenby, she married an Oskley boatman"; "built in 1850?" against "built in
+1848" (`stated_instead`). Then the answer is "no" when the asked value is known to be
+something else (the sentence or another document names it), else the sentence does not say
+whether the two are the same place.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import re
 
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._policy import negated
-from prefrag.reasoners._text import QuestionShape, term_set
+from prefrag.reasoners._text import QuestionShape, candidate_spans, term_set
 
 # A clause ends at a semicolon, colon, comma, bracket or dash, and before a coordinator.
 _CLAUSE_RE = re.compile(
@@ -78,6 +84,53 @@ def read_verdict(shape: QuestionShape, text: str, subject_terms: frozenset[str])
     return "no" if negative != shape.negated else "yes"
 
 
+# A name after the relation word: "born at *Quenby*", "buried in the churchyard at *Tully Gate*"
+# (up to four lower-case words between); not the first of a list ("stops at Oskley, Quenby").
+_NAME_AFTER = re.compile(
+    r"\s+(?:[a-z][\w'-]*\s+){0,4}?((?:[A-Z][\w'-]*)(?:\s+(?:(?:de|du|la|le|of|the|upon)\s+)?"
+    r"[A-Z][\w'-]*)*)(?!\s*(?:,|\band\b|\bor\b)\s*[A-Z])"
+)
+_YEAR_AFTER = re.compile(r"[^;:.()]{0,30}?\b(1\d{3}|20\d{2})\b")
+
+
+def stated_instead(
+    shape: QuestionShape, text: str, subject_terms: frozenset[str]
+) -> tuple[str, str] | None:
+    """The asked value and the other value `text` gives for the asked relation, or None.
+
+    "Was Tamsin Hale born in Oskley?" asks the relation "born" with the value "Oskley"; the
+    sentence "Born at Quenby, she married an Oskley boatman" gives "Quenby" after "born".
+    None when the question names no value (a place, person or year) besides its subject,
+    no other word of the property is left to relate it, or the sentence gives the asked
+    value after the relation word anywhere (or no other value there).
+    """
+    if shape.negated:
+        return None
+    spans = [
+        s for s in candidate_spans(shape.property_text) if not term_set(s.text) & subject_terms
+    ]
+    values = [s for s in spans if s.kind in ("name", "year")]
+    if len(values) != 1:
+        return None
+    value = values[0]
+    value_terms = term_set(value.text)
+    relation = term_set(shape.property_text) - subject_terms - value_terms - _WHEN_WORDS
+    if not relation:
+        return None
+    given: list[str] = []
+    for word in re.finditer(r"[A-Za-z][\w'-]*", text):
+        if not term_set(word.group()) & relation:
+            continue
+        tail = text[word.end() :]
+        found = (_YEAR_AFTER if value.kind == "year" else _NAME_AFTER).match(tail)
+        if found:
+            given.append(found.group(1))
+    if not given or any(term_set(g) & value_terms for g in given):
+        return None
+    others = [g for g in given if not term_set(g) & (subject_terms | relation)]
+    return (value.text, others[0]) if others else None
+
+
 def _negative(question: str, clause: str) -> bool:
     """Whether `clause` denies what `question` asks: negated, ended, or of opposite sense."""
     if negated(clause):
@@ -93,4 +146,4 @@ def _negative(question: str, clause: str) -> bool:
     return False
 
 
-__all__ = ["read_verdict"]
+__all__ = ["read_verdict", "stated_instead"]

@@ -12,7 +12,7 @@ from prefrag.reasoners._evidence import (
     ScoredSentence,
 )
 from prefrag.reasoners._params import PARAMS
-from prefrag.reasoners._polarity import read_verdict
+from prefrag.reasoners._polarity import read_verdict, stated_instead
 from prefrag.reasoners._policy import (
     Decline,
     Judged,
@@ -74,7 +74,14 @@ def yes_no_answer(
         title_terms = evidence.title_terms[deciding[0].scored.sentence.doc]
         own = clause_verdict(shape, text, title_terms)
         read = read_verdict(shape, text, title_terms | term_set(" ".join(subjects)))
-        if own:
+        instead = stated_instead(shape, text, title_terms | term_set(" ".join(subjects)))
+        if instead:
+            # The sentence gives the asked relation another value: "born at Quenby".
+            asked, given = instead
+            if not (year_of(asked) or asked in text or evidence.has_document(asked)):
+                return Decline(f"the sources say '{given}', not whether that is {asked}", 0.0)
+            verdict = "no"
+        elif own:
             # The clause about the asked thing decides: "(fresh cheeses are fine)" inside a
             # list of things to avoid, "X at normal doses is fine, but ..." after a warning.
             verdict = own

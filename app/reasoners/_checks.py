@@ -27,7 +27,7 @@ from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._policy import FROM, Judge, Judged, plain
 from prefrag.reasoners._qualifiers import uncovered_qualifier
 from prefrag.reasoners._relations import joined_phrases, names_by_relation, relation_of
-from prefrag.reasoners._text import term_set
+from prefrag.reasoners._text import NUMBER_WORDS, term_set
 from prefrag.reasoners._verdicts import is_demonym
 from prefrag.reasoners.base import AnswerDraft
 
@@ -172,9 +172,10 @@ def unnamed_subject(
 ) -> str:
     """The subject of the question that what the answer stands on never mentions ("" if none).
 
-    What the answer stands on: its own words, the sentence a span was read from, the titles
-    and lead sentences of the cited documents (a note names its subject in its title or first
-    lines, then says "it"), and the sentence that led to a bridged document; an answer citing
+    What the answer stands on: its own words, the sentence a span was read from, the
+    section heading all its sentences stand under, the titles and lead sentences of the
+    cited documents (a note names its subject in its title, a heading or its first lines,
+    then says "it"), and the sentence that led to a bridged document; an answer citing
     several documents (two hops) counts their whole text. "How long is the River Pell?" is
     not answered by "The River Tamsin is 38 km long", whatever else the Tamsin's document
     says about the Pell; "Does A interact with B?" is not decided by a sentence about A alone.
@@ -184,6 +185,11 @@ def unnamed_subject(
     # Only a question about a thing it describes ("the engineer of X", "her birthplace")
     # is answered from a document that never names its subject: the first hop's names it.
     hops = described_thing(judge.shape.text) is not None or names_by_relation(judge.shape.text)
+    own = _own_sentences(draft, evidence)
+    if own:
+        # A heading the answer's sentences all stand under ("## Ferndale clinic" over its
+        # opening hours) names their subject.
+        covered = covered | frozenset.intersection(*(s.section for s in own))
     for doc in cited:
         covered = covered | evidence.title_terms[doc] | _lead_terms(evidence, doc)
         if len(cited) > 1 and hops:
@@ -279,15 +285,53 @@ class Asked:
     alternatives: tuple[str, ...] = ()
 
 
+# Where a question's opening situation ends and what it asks begins ("she's on the pill,
+# how long ...", "the man in the March log - what dose ...", "Seen in May. Who ...").
+_CLAUSE_BREAK = re.compile(r"(?:[,;:.?!]|\s[-\u2013\u2014])\s+")
+_ASKING = _WH | _YES_NO_OPENERS | frozenset("when where why how whose whom".split())
+
+
+def asked_clause(question: str) -> str:
+    """The part of `question` that asks, without the situation told before it.
+
+    "She's on the pill and taking X for ringworm, how long after the course ...?" asks how
+    long after the course; the ringworm, the March log the patient was found in, the month
+    the dose was late are the asker's situation or how a bridge is found, not what the
+    answer must say. The asking part opens with a wh-word or a yes/no opener (`_asks`)
+    right after the last such break (a comma, a dash, a colon, a full stop); a question
+    opening that way is whole.
+    """
+    first = re.match(r"\W*([\w']+)", question)
+    if _asks(question) or (first and first.group(1).lower() in _PREPOSITIONS):
+        return question  # "In pregnancy, is X safe?": the fronted phrase narrows the asking
+    asking = question
+    for match in _CLAUSE_BREAK.finditer(question):
+        if _asks(question[match.end() :]):
+            asking = question[match.end() :]  # the last break before an asking part
+    return asking
+
+
+def _asks(text: str) -> bool:
+    """Whether `text` opens as a question: a wh-word or a yes/no opener.
+
+    A preposition may come first ("up to how long", "at what age").
+    """
+    words = [w.lower() for w in re.findall(r"[\w']+", text)[:3]]
+    if words and words[0] in _ASKING:
+        return True
+    lead = 2 if words[:2] == ["up", "to"] else 1
+    return len(words) > lead and words[0] in _PREPOSITIONS | {"up"} and words[lead] in _ASKING
+
+
 def _question_clause(question: str) -> tuple[list[str], int]:
     """The question's lower-cased words up to its first relative clause, and its wh-word's place.
 
-    A relative clause ("the film that he co-wrote") describes another thing on the way to
-    the answer, not the asked relation; a leading preposition ("At what level ...?") puts
-    the wh-word second.
+    Only the asking part counts (`asked_clause`). A relative clause ("the film that he
+    co-wrote") describes another thing on the way to the answer, not the asked relation; a
+    leading preposition ("At what level ...?") puts the wh-word second.
     """
     text = _CONTRACTION.sub(
-        lambda m: (m.group(1) or m.group(2)) + " is", question.replace("\u2019", "'")
+        lambda m: (m.group(1) or m.group(2)) + " is", asked_clause(question).replace("\u2019", "'")
     )
     text = joined_phrases(_POSSESSOR.sub(" ", text))  # "home town" is one relation word
     lowered = [t.lower() for t in re.findall(r"[\w][\w-]*", text)]
@@ -345,6 +389,10 @@ def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> l
         # A figure right after the phrase qualifies it: "the population *in 1908*".
         if j + 1 < len(main) and main[j] in _PREPOSITIONS and _FIGURE_WORD.fullmatch(main[j + 1]):
             found.append(Asked(main[j + 1], ""))
+    if len(main) > start + 3 and main[-1] in _STRANDED and main[-3] in ("a", "an"):
+        # "What was she given *a medal* for?": the thing the asked reason or use is of.
+        if term_set(main[-2]) and not term_set(main[-2]) <= name_terms:
+            found.append(Asked(main[-2], ""))
     if main and main[0] in _YES_NO_OPENERS:
         # "Does A interact with B?", "Can I take A with a glass of milk?": what A is with is
         # what the verdict is about; a sentence about A alone decides nothing about it.
@@ -389,6 +437,7 @@ def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> l
     # group, a condition or a time ("for a child", "in pregnancy", "after 6 pm"): an answer
     # whose sentences never say it answers another question. Any of its words will do
     # ("a man with a UTI": "man"); a phrase naming the subject is `unnamed_subject`'s.
+    narrowed: set[str] = set()
     for i, word in enumerate(main):
         if i <= start or word not in _NARROWING:
             continue
@@ -396,6 +445,8 @@ def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> l
             continue  # "a sting stuck in my arm": where the asker's own thing is
         if i + 2 < len(main) and main[i + 1] not in _DETERMINERS and main[i + 2] == "of":
             continue  # "in charge of", "in front of": a preposition of three words
+        if _incidental_phrase(main[i:]):
+            continue
         j = i + 1
         while j < len(main) and main[j] in _DETERMINERS:
             j += 1
@@ -412,6 +463,12 @@ def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> l
             continue
         if any(a.word in phrase for a in found):
             continue
+        if main[i - 1] == "or" and found and found[-1].word in narrowed:
+            # "for treatment or for prevention": the answer may say either
+            last = found.pop()
+            found.append(Asked(last.word, "", (*last.alternatives, *phrase)))
+            continue
+        narrowed.add(phrase[0])
         found.append(Asked(phrase[0], "", tuple(phrase[1:])))
     # "How many people ...": the counted noun is the kind of thing asked, as "address" is
     # after "what is the email address"; the count is an instance of it and need not say it.
@@ -421,9 +478,47 @@ def relation_words(question: str, name_terms: frozenset[str] = frozenset()) -> l
             continue
         if token in _ANYONE:
             continue  # "why could people see it": who, not the population
-        if all(a.word != token for a in found) and any(relation_of(t) for t in term_set(token)):
+        if i > 0 and main[i - 1] in _OWNERS:
+            continue  # "my husband has started X": the asker's own situation
+        if i + 1 < len(main) and term_set(main[i + 1]) and not _relation_word(main[i + 1]):
+            continue  # "the home testing kits": a modifier of the thing asked about
+        if all(a.word != token for a in found) and _relation_word(token):
             found.append(Asked(token, ""))
     return found
+
+
+def _relation_word(token: str) -> bool:
+    """Whether `token` is a wording of one of `_relations`' relations ("born", "home")."""
+    return any(relation_of(t) for t in term_set(token))
+
+
+# Time-of-telling words after a demonstrative ("put in *this morning*", "work in *these
+# days*") and fixed adverbials ("just *in case*", "*in the first place*"): a prepositional
+# phrase saying when or how the asker speaks, not a case the answer is narrowed to.
+_DEMONSTRATIVES = frozenset("this these that those".split())
+_ADVERBIAL = re.compile(
+    r"(?:in|for|after) (?:case|fact|general|particular|practice|total|short|future|all"
+    r"|the (?:first place|end|meantime|old days|past|future|long run|long term)"
+    r"|example|instance|sure|good|a while)\b"
+)
+_TIME_UNITS = r"(?:years?|months?|weeks?|days?|hours?|minutes?|while|long time)"
+# "for a year", "for 3 weeks": how long the asker has been doing something.
+_DURATION = re.compile(
+    rf"for (?:a|an|one|several|many|some|a few|a couple of|\d+|{'|'.join(NUMBER_WORDS)})?"
+    rf" ?{_TIME_UNITS}\b"
+)
+
+
+def _incidental_phrase(words: list[str]) -> bool:
+    """Whether the prepositional phrase opening `words` narrows nothing asked.
+
+    A demonstrative's time ("this morning", "these days"), a fixed adverbial ("in case",
+    "in the first place") or a duration of the asker's situation ("for a year").
+    """
+    if len(words) > 1 and words[1] in _DEMONSTRATIVES:
+        return True
+    text = " ".join(words[:5])
+    return bool(_ADVERBIAL.match(text) or _DURATION.match(text))
 
 
 # Verbs that say no relation of their own ("When did it happen?", "Who has the key?",
@@ -453,6 +548,8 @@ def asked_verbs(question: str, name_terms: frozenset[str] = frozenset()) -> list
     verb = ""
     if wh in ("when", "where") and second in _AUXILIARY_WORDS:
         tail = main[start + 2 :]
+        # "when can the bandage come off *and what about* the dressing": the first question
+        tail = tail[: next((k for k, w in enumerate(tail) if w in _ASKING | {"and"}), None)]
         while tail and tail[-1] in _PARTICLES | _WHENEVER:
             tail = tail[:-1]
         if len(tail) >= 2:
@@ -478,6 +575,13 @@ def asked_verbs(question: str, name_terms: frozenset[str] = frozenset()) -> list
         return []
     return [Asked(verb, "")]
 
+
+# Prepositions a question can end on ("what is it used *for*?").
+_STRANDED = _PREPOSITIONS | frozenset({"with", "about", "as"})
+# A verb's -ing form after a noun ("the coil *going* through").
+_GERUND = re.compile(r"[a-z]{2,}ing")
+# "What's the chemical *they* put on ...": a clause describing the asked kind, not its owner.
+_PRONOUNS = frozenset("i you he she it we they".split())
 
 # "What kind of exercise ...": the thing after "of" is the kind of the answer, not its owner.
 _KINDS = frozenset("kind kinds type types sort sorts form forms".split())
@@ -509,6 +613,8 @@ def asked_of(question: str, name_terms: frozenset[str] = frozenset()) -> list[As
     while j < len(main) and term_set(main[j]) and main[j] not in _AUXILIARY_WORDS:
         if main[j] in _PREPOSITIONS or _PARTICIPLE.fullmatch(main[j]):
             break
+        if thing and _GERUND.fullmatch(main[j]):
+            break  # "the chances of the coil *going* through ...": the clause's verb
         thing.append(main[j])
         j += 1
     return [Asked(w, "") for w in thing if not term_set(w) <= name_terms and w not in _ANYONE]
@@ -709,12 +815,21 @@ def attribute_head(question: str, name_terms: frozenset[str] = frozenset()) -> s
     "What's the half-life of eplerenone?" asks eplerenone's *half-life*, "Who was the vicar
     of X?" X's *vicar*: the phrase's last word before its first function word. A generic
     head ("dose", "level", "name", "reason") is said by any answer of its kind and is left
-    out, as are names (`name_terms`) and comparisons ("Which is older, A or B?").
+    out, as are names (`name_terms`) and comparisons ("Which is older, A or B?"). So is a
+    question whose wh-word is a stranded preposition's object ("What is X mistaken for?")
+    or whose phrase a clause describes ("the chemical they put on it"): the answer is an
+    instance of the kind asked, not an attribute of a subject.
     """
-    opened = _wh_phrase(*_question_clause(question))
+    main, start = _question_clause(question)
+    opened = _wh_phrase(main, start)
     if not opened or not opened[0]:
         return ""
-    head = opened[0][-1]
+    if main[-1] in _STRANDED:
+        return ""  # "What is X often mistaken for?": the wh-word is what it is mistaken for
+    phrase, after = opened
+    if after < len(main) and main[after] in _PRONOUNS:
+        return ""  # "the chemical they put on it": the kind asked, named by what is done
+    head = phrase[-1]
     if head in _GENERIC_HEADS or term_set(head) <= name_terms or _FIGURE_WORD.fullmatch(head):
         return ""
     return head

@@ -16,8 +16,6 @@ from pathlib import Path
 import pytest
 from indexed_notes import ask_json, indexed_home
 
-from prefrag.config import get_settings
-
 NOTES = {
     "places/kestle-water.md": """# Kestle Water
 
@@ -46,13 +44,7 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield home
 
 
-@pytest.fixture(autouse=True)
-def _default_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The user's settings: no PREFRAG_CALIBRATED_CONFIDENCE of their own."""
-    monkeypatch.delenv("PREFRAG_CALIBRATED_CONFIDENCE", raising=False)
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
+pytestmark = pytest.mark.usefixtures("default_confidence")
 
 
 def test_an_answer_from_the_first_ranked_note_is_shown_with_its_confidence() -> None:

@@ -6,7 +6,10 @@ the weekday times, "was last cut in 1958" for "still cut", "shut on Tuesdays" fo
 "open on Tuesdays", "has been repaired and rings again" for "still ring". The verdict
 follows that clause's polarity, not the sentence's overlap with the question. A sentence
 giving the asked relation another value ("Born at Quenby" for "born in Oskley?") says
-"no", or does not decide when nothing says the two places differ. The notes are invented.
+"no", or does not decide when nothing says the two places differ. A contrast ("for five
+years rather than for life") denies what follows it; a bracketed list without a verb is read
+within its clause ("Antacids (tablets, gums) must not be taken"); a sentence only about the
+past ("in the 1840s it spun rope") does not say a state still holds. The notes are invented.
 """
 
 from __future__ import annotations
@@ -48,6 +51,23 @@ Oskley boatman in 1889 and taught lace in Oskley for forty years.
 Captain Rolf Anning built the Oskley lighthouse in 1851. He retired to Fenwick House above
 Oskley; he is buried in the churchyard at Quenby.
 """,
+    "places/harrow-ropewalk.md": """# Harrow Ropewalk
+
+Harrow Ropewalk is a long stone shed on the quay at Oskley.
+At its busiest in the 1840s the ropewalk spun about 90 tons of hemp rope a year for the boats.
+""",
+    "places/quenby-reeves.md": """# Quenby Reeves
+
+The Quenby reeves look after the common grazing of the Marl marshes.
+The three reeves, who today are elected by the commoners for a term of five years rather
+than for life, meet twice a year.
+""",
+    "places/corvalene.md": """# Corvalene
+
+Corvalene 20 mg once a day is taken to prevent migraine.
+Antacids (tablets, liquids, chewing gums) must not be taken with corvalene because they
+stop it being absorbed.
+""",
 }
 
 
@@ -74,6 +94,10 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         ("Was Tamsin Hale born in Quenby?", "yes"),
         ("Is Rolf Anning buried in Oskley?", "no"),
         ("Is Rolf Anning buried at Quenby?", "yes"),
+        # What is not so, named after "rather than".
+        ("Are the Quenby reeves still elected for life?", "no"),
+        # A bracketed gloss without a verb is read within the negated clause around it.
+        ("Is antacid chewing gum ok with corvalene?", "no"),
     ],
 )
 def test_the_verdict_follows_the_clause_that_states_the_asked_property(
@@ -91,3 +115,10 @@ def test_another_value_for_an_unknown_place_does_not_decide() -> None:
     record = ask_json("Was Tamsin Hale born in Cornwall?", "places")
     assert record["abstained"], record["answer"]
     assert "Quenby" in record["answer"], record["answer"]
+
+
+def test_a_sentence_only_about_the_past_does_not_say_it_still_holds() -> None:
+    """'At its busiest in the 1840s it spun rope' does not say it spins rope now."""
+    record = ask_json("Does Harrow Ropewalk still spin rope?", "places")
+    assert not record["answer"].startswith("Yes."), record["answer"]
+    assert record["abstained"], record["answer"]

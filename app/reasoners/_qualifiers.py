@@ -332,9 +332,9 @@ def uncovered_extreme(question: str, context: str) -> str:
     return ""
 
 
-_ASKED_PRESENT = re.compile(
-    r"\b(now|nowadays|currently|these days|at present|at the moment|today)\b", re.IGNORECASE
-)
+# Words asking about the present (`_polarity` adds "still", "any more" for a verdict).
+PRESENT_WORDS = r"now|nowadays|currently|these days|at present|at the moment|today"
+_ASKED_PRESENT = re.compile(rf"\b({PRESENT_WORDS})\b", re.IGNORECASE)
 # A role or state the text says has ended: "its chair until 1995", "from 1979 to 1995",
 # "the former warden".
 _ENDED = re.compile(
@@ -434,6 +434,7 @@ def uncovered_qualifier(
 
 
 __all__ = [
+    "PRESENT_WORDS",
     "asked_ages",
     "stated_ages",
     "uncovered_age",

@@ -12,7 +12,7 @@ from prefrag.reasoners._evidence import (
     ScoredSentence,
 )
 from prefrag.reasoners._params import PARAMS
-from prefrag.reasoners._polarity import read_verdict, stated_instead
+from prefrag.reasoners._polarity import only_past, read_verdict, stated_instead
 from prefrag.reasoners._policy import (
     Decline,
     Judged,
@@ -92,6 +92,12 @@ def yes_no_answer(
         elif states:
             # The sentence states the property: its own negation decides, not term coverage.
             verdict = "no" if negated(text) != negated(shape.text) else "yes"
+    if verdict == "yes" and all(
+        only_past(shape, j.scored.sentence.text, subject_terms_of(evidence, j, subjects))
+        for j in deciding
+    ):
+        # "Is it still ...?" decided by what it was: the sentence does not say it still is.
+        return Decline("the sentences that decide it say what was so, not what is now", 0.0)
     sentences = " ".join(unique([j.scored.sentence.text for j in deciding]))
     cited = unique([*draft.cited_ids, *(evidence.ids[j.scored.sentence.doc] for j in deciding)])
     return AnswerDraft(
@@ -101,6 +107,11 @@ def yes_no_answer(
         rationale=draft.rationale,
         confidence=confidence,
     )
+
+
+def subject_terms_of(evidence: Evidence, judged: Judged, subjects: Sequence[str]) -> frozenset[str]:
+    """The words naming whom a deciding sentence is about: its note's title, the subjects."""
+    return evidence.title_terms[judged.scored.sentence.doc] | term_set(" ".join(subjects))
 
 
 # A clause ends at a semicolon, colon or bracket, and before "but", "except", "unless".

@@ -6,7 +6,7 @@ QUESTION ?= Can I take ibuprofen while I am on warfarin?
 # mypy sees the package through this view of the folders mapped into `prefrag`.
 TYPECHECK_VIEW := build/typecheck
 
-.PHONY: demo test lint typecheck bench
+.PHONY: demo test lint typecheck bench confidence-model
 
 $(VENV)/bin/python:
 	python3 -m venv $(VENV)
@@ -50,3 +50,13 @@ test: lint typecheck
 
 bench: $(VENV)/.installed-test
 	for script in bench/bench_*.py; do $(PY) $$script || exit 1; done
+
+# The answer confidence refit on the current reasoner (bench/fit_confidence.py): asks every
+# tuning question and HotpotQA items 1-200 (about 10 minutes on one core), fits, chooses the
+# thresholds out of fold, writes app/data/confidence_model.json and prints each split scored
+# by a gate chosen without it beside the hand-weighted gate. The rows stay in bench/results/
+# (refit on them without asking again: add --refit to the command).
+confidence-model: $(VENV)/.installed-test
+	$(PY) bench/fit_confidence.py --rows bench/results/confidence-rows.json --hotpot 1-200 \
+		--hotpot-rows bench/results/confidence-hotpot.json --hotpot-em-drop 0.01 \
+		--hotpot-weight 0 --c 0.1 --honest

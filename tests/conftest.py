@@ -40,6 +40,17 @@ def hand_weighted_confidence(monkeypatch: pytest.MonkeyPatch):
     get_settings.cache_clear()
 
 
+@pytest.fixture
+def default_confidence(monkeypatch: pytest.MonkeyPatch):
+    """The user's settings: no PREFRAG_CALIBRATED_CONFIDENCE of their own (the fitted gate)."""
+    from prefrag.config import get_settings
+
+    monkeypatch.delenv("PREFRAG_CALIBRATED_CONFIDENCE", raising=False)
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()
+
+
 @pytest.fixture(scope="session")
 def shared_data() -> Path:
     """The benchmark data folder beside the repository; skip when it is absent."""

@@ -53,13 +53,7 @@ def _isolated_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield home
 
 
-@pytest.fixture(autouse=True)
-def _default_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The user's settings: no PREFRAG_CALIBRATED_CONFIDENCE of their own."""
-    monkeypatch.delenv("PREFRAG_CALIBRATED_CONFIDENCE", raising=False)
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
+pytestmark = pytest.mark.usefixtures("default_confidence")
 
 
 def test_the_fitted_confidence_is_the_default() -> None:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from langchain_core.documents import Document
 
-from prefrag.documents import unique_documents
+from prefrag.documents import doc_id, unique_documents
 from prefrag.reasoners._bridges import through_described
 from prefrag.reasoners._checks import (
     absent_attribute,
@@ -157,19 +157,20 @@ def calibrate(
 
     Below the model's answer threshold for the draft's form (one for answers holding a short
     answer - a span, a yes/no, an option - one for sentence answers) the reasoner abstains
-    saying why, with the sentence
-    the draft stood on as the closest evidence (never the span, verdict or option it would
-    have answered); a bare span below the span threshold comes with the sentence it was
-    read from (the span stays the short answer).
+    saying why (with what lowers the confidence most, `ConfidenceModel.most_against`), with
+    the sentence the draft stood on as the closest evidence (never the span, verdict or
+    option it would have answered); a bare span below the span threshold comes with the
+    sentence it was read from (the span stays the short answer).
     """
     probability = round(model.probability(features), 4)
     threshold = model.threshold(draft)
     if probability < threshold:
+        against = model.most_against(features)
         return abstention(
             scratchpad,
             f"no retrieved sentence says it surely enough (confidence {probability:.2f}, below"
-            f" {threshold:.2f}); the closest evidence is"
-            f" '{_quote(closest_evidence(draft))}'",
+            f" {threshold:.2f}{f'; most against it: {against}' if against else ''}); the"
+            f" closest evidence is '{_quote(closest_evidence(draft))}'",
             probability,
         )
     update: dict[str, object] = {"confidence": probability}
@@ -256,9 +257,14 @@ def draft_with_features(
     resolved, asked = through_described(
         question, drafted[0], hop, titled, identify, titles, lambda: held_tables(held), abstain
     )
-    if asked:
-        return resolved, hops[asked][1]
-    return (resolved, None) if resolved.abstained and not drafted[0].abstained else drafted
+    if not asked:
+        return (resolved, None) if resolved.abstained and not drafted[0].abstained else drafted
+    features = hops[asked][1]
+    if features is not None and held:
+        # The answer shown cites the note that named the thing as well as the thing's own:
+        # whether it cites the note the retrieval ranked first is read from what it shows.
+        features = {**features, "cited_first": float(doc_id(held[0]) in resolved.cited_ids)}
+    return resolved, features
 
 
 def one_hop(

@@ -9,11 +9,12 @@ itself (the engineer's name) or a figure of the first document (the viaduct's ye
 asks for the described thing ("Which engineer of the Tollard Viaduct?"), and `second_hop`
 the question with the description replaced by the name the first hop found ("When was Ada
 Pell born?"). The wordings are general English (a relative clause, "of" a name, a participle
-with its agent or object, a contact clause "the town X was born in", a place "at the mouth
-of" a name), not phrases of any question. The first hop only has to name the thing: its
-span, a name its sentences write out, or the title of the note it cites (`bridge_names`);
-each is tried until a second hop answers of it, preferring one that answer calls by the
-description's head ("the nurse who ..." read in "Ada Pell, role: practice nurse").
+with its agent or object, a contact clause "the town X was born in" or "the yard X
+founded", a place "at the mouth of" a name), not phrases of any question. The first hop
+only has to name the thing: its span, a name its sentences write out, or the title of the
+note it cites (`bridge_names`); each is tried until a second hop answers of it, preferring
+one that answer calls by the description's head ("the nurse who ..." read in "Ada Pell,
+role: practice nurse").
 """
 
 from __future__ import annotations
@@ -83,6 +84,14 @@ _CONTACT = re.compile(
     r"\b(?:the|The) ([a-z][\w-]*) ((?:[A-Za-z][\w'\u2019-]* ){1,3}?)(was|is|were|are)"
     r" (born|buried|raised|baptised|married|educated) (in|on|at|near)\b"
 )
+# "the village Ada Pell came from", "the co-op Ada Pell founded": a contact clause whose
+# subject is a capitalised name and whose verb is a past tense (with its preposition).
+_CONTACT_NAMED = re.compile(
+    r"\b(?:the|The) ([a-z][\w-]*) ((?:[A-Z][\w'\u2019-]* ){1,3}?)"
+    r"((?:came|grew up|moved|lived|settled|worked|studied|died|retired)"
+    r" (?:from|in|at|to|on)|founded|built|designed|started|set up|ran|led|wrote|painted"
+    r"|owned|opened|restored|left|joined)\b"
+)
 # "the village at the head of the River Pell": a place by where it lies on a named one.
 _PLACED = re.compile(
     rf"\b{_HEAD} ((?:at|on|near|by|beside) the (?:mouth|source|head|foot|top|end|edge|shore"
@@ -137,7 +146,7 @@ def described_thing(question: str) -> Described | None:
     """
     text = question.strip().rstrip("?.! ").strip()
     found: list[Described] = []
-    for pattern in (_PARTICIPLE, _OF_NAME, _RELATIVE, _DOING, _CONTACT, _PLACED):
+    for pattern in (_PARTICIPLE, _OF_NAME, _RELATIVE, _DOING, _CONTACT, _CONTACT_NAMED, _PLACED):
         for match in pattern.finditer(text):
             head = match.group(1)
             if re.fullmatch(r"[A-Z][a-z]+", head):
@@ -166,7 +175,11 @@ def described_thing(question: str) -> Described | None:
                 elif _DO_FIRST_RE.match(text) and not cut and len(rest.split()) >= 3:
                     # "When does the warden who keeps the chapel key open?", "... who
                     # taught at Pell School get married?": the main verb after a name.
-                    tail_words = re.search(r"\b[A-Z][\w'\u2019-]*( [a-z]+(?: [a-z]+)?)$", rest)
+                    tail_words = re.search(
+                        r"\b[A-Z][\w'\u2019-]*( (?!(?:in|at|on|of|and|or|the|to|for|from|with"
+                        r"|by)\b)[a-z]+\b)",
+                        rest,
+                    )
                     rest = rest[: tail_words.start(1)] if tail_words else rest.rsplit(" ", 1)[0]
                 main = [m for m in _BE_RE.finditer(rest) if m.start() > 0]
                 own_verb = pronoun in ("who", "that", "which") and not _BE_RE.match(rest)
@@ -197,6 +210,10 @@ def described_thing(question: str) -> Described | None:
                     continue
                 clause, end = f"{person} {aux} {life} {where}", match.end(5)
                 asks = f"Which {head} {aux} {person} {life} {where}?"
+            elif pattern is _CONTACT_NAMED:
+                person, verb = match.group(2).strip(), match.group(3)
+                clause, end = f"{person} {verb}", match.end(3)
+                asks = f"Which {head} {person} {verb}?"
             elif pattern is _PLACED:
                 clause, end = match.group(2), match.end(2)
             elif pattern is _OF_NAME:
@@ -241,10 +258,13 @@ def _possessed(text: str) -> list[Described]:
         if head.split()[-1] in _MEASURES:
             continue  # "Threlsby's population" is what is asked of Threlsby, not a thing
         end = match.start(2) + len(head)
-        described_text = text[match.start() : end]
+        # "the botanist Castagnet's home village": the owner's title goes with the owner.
+        titled = re.search(r"\b(?:the|The) [a-z][\w-]* $", text[: match.start()])
+        start = titled.start() if titled else match.start()
+        described_text = text[start:end]
         who = "Who" if _ROLE_RE.search(head.split()[-1]) else "What"
         asks = f"{who} is {described_text}?"
-        found.append(Described(described_text, head, f"of {owner}", match.start(), end, asks))
+        found.append(Described(described_text, head, f"of {owner}", start, end, asks))
     return found
 
 
@@ -277,6 +297,11 @@ def found_name(draft: AnswerDraft, question: str) -> str:
     if not name or len(name.split()) > 6 or not named or any(ch.isdigit() for ch in name):
         return ""
     if term_set(name) <= term_set(question):
+        return ""
+    # A name sharing a name word of the question ("Bastien Castagnet" for "Castagnet's home
+    # village") is the one the description starts from, not the thing it describes.
+    named_words = term_set(" ".join(re.findall(r"(?<!^)(?<![.?!] )\b[A-Z][\w'\u2019-]+", question)))
+    if term_set(name) & named_words:
         return ""
     return name
 
@@ -375,7 +400,9 @@ def through_described(
     When the thing was identified (the row's key, a head's name, the first hop's own) but no
     second hop says what is asked of it, a draft citing only the row's table, or neither naming
     the thing nor citing its own note, answers from the first document (or of another
-    thing): `abstain` gives the abstention that replaces it.
+    thing): `abstain` gives the abstention that replaces it. A draft of sentences that the
+    question asked of the identified thing by name answers alike is returned with that
+    question (`_confirmed`), so its confidence is judged on the question its sentences cover.
     """
     described = described_thing(question)
     if described is None or _same_question(first_hop(described), question):
@@ -403,6 +430,9 @@ def through_described(
     if found:
         return found
     identified = [n for n in (row, *apposed, own) if n]
+    confirmed = _confirmed(question, described, draft, hop, identified, answer)
+    if confirmed is not None:
+        return confirmed
     # A question asking only for the thing itself ("What is the test called that ...?") is
     # answered by naming it, in whatever words.
     asks_of_it = bool(identified) and bool(second_hop(question, described, identified[0]))
@@ -461,6 +491,39 @@ def _second_hop(
         }
     )
     return resolved, asked
+
+
+def _confirmed(
+    question: str,
+    described: Described,
+    draft: AnswerDraft,
+    hop: AnswerDraft,
+    identified: Sequence[str],
+    answer: Callable[[str], AnswerDraft],
+) -> tuple[AnswerDraft, str] | None:
+    """The draft, judged as the question asked of the thing by name, when that agrees.
+
+    "Where can you see the paintings of the artist born in X?" answered by a sentence of
+    the artist's note: asked of the artist by name, the same sentences answer, and that
+    question (which they cover) is the one their confidence is judged by; the answer cites
+    the first hop's note too. None for a bare span, when nothing was identified, or when
+    the two disagree.
+    """
+    if draft.abstained or hop.abstained or _bare(draft):
+        # A bare span keeps the question's own confidence: both hops read it from the
+        # same sentence, which confirms no more than one reading ("1390" for "which month").
+        return None
+    given = normalize_answer(draft.short_answer or draft.answer)
+    for name in identified[:1]:
+        asked = second_hop(question, described, name)
+        if not asked or stops_at(draft, name):
+            continue
+        second = answer(asked)
+        if second.abstained or normalize_answer(second.short_answer or second.answer) != given:
+            continue
+        cited = unique([*draft.cited_ids, *hop.cited_ids])
+        return draft.model_copy(update={"cited_ids": cited}), asked
+    return None
 
 
 def _restates(draft: AnswerDraft, hop: AnswerDraft) -> bool:

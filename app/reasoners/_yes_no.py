@@ -73,8 +73,9 @@ def yes_no_answer(
         )
         title_terms = evidence.title_terms[deciding[0].scored.sentence.doc]
         own = clause_verdict(shape, text, title_terms)
-        read = read_verdict(shape, text, title_terms | term_set(" ".join(subjects)))
-        instead = stated_instead(shape, text, title_terms | term_set(" ".join(subjects)))
+        subject_terms = title_terms | term_set(" ".join(subjects))
+        read = read_verdict(shape, text, subject_terms)
+        instead = stated_instead(shape, text, subject_terms)
         if instead:
             # The sentence gives the asked relation another value: "born at Quenby".
             asked, given = instead

@@ -48,7 +48,7 @@ class ZeroLatencyReasoner:
         self.calls += 1
         return CompareVerdict(status=self.calls % 2 == 0)
 
-    def answer(self, question, scratchpad, evidence, *, feedback=None):
+    def answer(self, question, scratchpad, evidence, *, feedback=None, earlier=None):
         return AnswerDraft(
             answer=evidence[0].page_content[:20] if evidence else "",
             cited_ids=[evidence[0].metadata["id"]] if evidence else [],

@@ -20,6 +20,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Overwrite
 
 from prefrag.documents import doc_id
+from prefrag.graphs.condense import prior_turn
 from prefrag.graphs.context import Context, context_of
 from prefrag.graphs.planning import planned_step, planned_uses
 from prefrag.graphs.rationale import rationale_note, search_query, think_options
@@ -45,7 +46,7 @@ from prefrag.graphs.state import (
     question_of,
 )
 from prefrag.questions import checked_question
-from prefrag.reasoners.base import AnswerDraft, Feedback, ScratchpadStep
+from prefrag.reasoners.base import AnswerDraft, Feedback, PriorTurn, ScratchpadStep
 from prefrag.sources.base import Source
 
 UNREAD_LABEL = "UNREADABLE"
@@ -101,6 +102,12 @@ def feedback_of(state: PrefRAGState) -> Feedback | None:
     """The structured feedback of the latest negative self-reflection, if any."""
     stored = state.get("feedback")
     return Feedback.model_validate(stored) if stored else None
+
+
+def earlier_turn(state: PrefRAGState) -> PriorTurn | None:
+    """The thread's previous turn as the answer role sees it, or None for a first question."""
+    history = state.get("history") or []
+    return prior_turn(history[-1]) if history else None
 
 
 def retrieval_steps(route: Sequence[Step]) -> int:
@@ -385,7 +392,11 @@ def answer(
         return answer_update(AnswerDraft.model_validate(forced), evidence)
     run = resources.resolve(context_of(runtime, state))
     draft = run.reasoner.answer(
-        question_of(state), answer_scratchpad(state), evidence, feedback=feedback_of(state)
+        question_of(state),
+        answer_scratchpad(state),
+        evidence,
+        feedback=feedback_of(state),
+        earlier=earlier_turn(state),
     )
     return answer_update(draft, evidence) | usage_update(
         "answer", draft.usage, fallback=draft.fallback

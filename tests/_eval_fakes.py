@@ -85,7 +85,7 @@ class ScriptedReasoner:
             usage=Usage(calls=1, input_tokens=2),
         )
 
-    def answer(self, question, scratchpad, evidence, *, feedback=None):
+    def answer(self, question, scratchpad, evidence, *, feedback=None, earlier=None):
         if not evidence:
             return AnswerDraft(answer="unknown", usage=Usage(calls=1))
         best = evidence[-1]

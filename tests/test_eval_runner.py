@@ -152,7 +152,7 @@ def test_resume_skips_finished_items_and_retries_failed_ones(tmp_path):
     # A broken source is a trace note, not a failed item; a crashing reasoner is an error.
 
     class Crashing(ScriptedReasoner):
-        def answer(self, question, scratchpad, evidence, *, feedback=None):
+        def answer(self, question, scratchpad, evidence, *, feedback=None, earlier=None):
             if "town2" in question:
                 raise RuntimeError("model down")
             return super().answer(question, scratchpad, evidence, feedback=feedback)
@@ -548,7 +548,7 @@ def test_every_eval_config_field_is_an_option_and_bad_choices_name_what_is_accep
 class UnsureReasoner(ScriptedReasoner):
     """Finds the right answer but abstains, quoting it: "not sure enough ('Country0')"."""
 
-    def answer(self, question, scratchpad, evidence, *, feedback=None):
+    def answer(self, question, scratchpad, evidence, *, feedback=None, earlier=None):
         found = super().answer(question, scratchpad, evidence, feedback=feedback)
         return found.model_copy(
             update={

@@ -71,7 +71,7 @@ class TitleReasoner:
     def compare(self, question, held, new):
         return CompareVerdict(status=True)
 
-    def answer(self, question, scratchpad, evidence, *, feedback=None):
+    def answer(self, question, scratchpad, evidence, *, feedback=None, earlier=None):
         for document in evidence:
             if document.metadata["title"].split()[0].lower() in question.lower():
                 first = document.page_content.split(". ")[0].rstrip(".") + "."

@@ -87,6 +87,7 @@ class ScriptedReasoner:
         evidence: Sequence[Document],
         *,
         feedback: Feedback | None = None,
+        earlier: PriorTurn | None = None,
     ) -> AnswerDraft:
         ids = [d.metadata["id"] for d in evidence]
         if "olsen" in ids:
@@ -171,7 +172,7 @@ def test_iteration_cap_forces_an_answer_from_the_scratchpad() -> None:
     class CountsAnswers(ScriptedReasoner):
         answer_calls = 0
 
-        def answer(self, question, scratchpad, evidence, *, feedback=None):
+        def answer(self, question, scratchpad, evidence, *, feedback=None, earlier=None):
             self.answer_calls += 1
             return AnswerDraft(answer="from the answer prompt")
 

@@ -46,6 +46,7 @@ from prefrag.reasoners.base import (
     AnswerDraft,
     CompareVerdict,
     Feedback,
+    PriorTurn,
     Reflection,
     ScratchpadStep,
     ThinkDecision,
@@ -300,9 +301,12 @@ class CollectingReasoner:
         evidence: Sequence[Document],
         *,
         feedback: Feedback | None = None,
+        earlier: PriorTurn | None = None,
     ) -> AnswerDraft:
         """The policy's own answer."""
-        return self.policy.reasoner.answer(question, scratchpad, evidence, feedback=feedback)
+        return self.policy.reasoner.answer(
+            question, scratchpad, evidence, feedback=feedback, earlier=earlier
+        )
 
     def reflect(self, question: str, answer: str, evidence: Sequence[Document]) -> Reflection:
         """The policy's own reflection (unused: collection runs without reflection)."""

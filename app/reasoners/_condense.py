@@ -90,7 +90,9 @@ _CATEGORY_RE = re.compile(
     re.IGNORECASE,
 )
 _EXPLETIVE_RE = re.compile(
-    r"\b(?:is|was|would|will|isn't|wasn't)\s+it\s+(?:\w+\s+)?\w+\s+(?:to|that|if|whether|for)\b"
+    r"\b(?:is|was|would|will|isn't|wasn't)\s+it\s+(?:\w+\s+)?"
+    r"(?!(?:known|used|famous|noted|named|called|made)\b)"  # "is it known for": it is a thing
+    r"\w+\s+(?:to|that|if|whether|for)\b"
     r"|\b(?:is|was)\s+it\s+(?:who|that)\b",  # "which daughter was it who ...": a cleft
     re.IGNORECASE,
 )
@@ -118,6 +120,10 @@ _ASKS_THING = re.compile(r"^\s*(what|which|where)\b", re.IGNORECASE)
 _ASKS_NAME = re.compile(r"^\s*(who|whom|whose|what|which)\b", re.IGNORECASE)
 # "Who was Ada Corran?": a question about a named person (two or more capitalised words).
 _WHO_IS_RE = re.compile(r"^\s*(?i:who\s+(?:is|was))\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)+)\s*\??\s*$")
+# "Who is the practice nurse at Holm?": a question for whoever holds a role.
+_WHO_ROLE_RE = re.compile(
+    r"^\s*(?i:who)\s+(?i:is|was|are|were)\s+(?P<role>(?i:the|our|your)\s+[a-z][^?]*?)\s*\??\s*$"
+)
 # "What medal did Ada Corran win?": a named person doing what is asked about.
 _DOER_RE = re.compile(
     r"^\s*(?i:what|which)\s+[\w-]+\s+(?i:did|does|do|has|had|will)\s+"
@@ -268,10 +274,14 @@ def _leans_on_thread(question: str) -> bool:
 
 
 def _shares_content(question: str, earlier: str) -> bool:
-    """Whether two questions share a content word (plural or singular alike)."""
+    """Whether two questions share a content word (plural or singular alike).
+
+    An aspect shared ("the dose" after "the starting dose of X") is not what either is
+    about: "How often can the dose go up?" still needs the earlier subject.
+    """
 
     def stems(text: str) -> set[str]:
-        return {w.lower().rstrip("s") for w in _content_words(text, aspects=False)}
+        return {w.lower().rstrip("s") for w in _content_words(text)}
 
     return bool(stems(question) & stems(earlier))
 
@@ -577,10 +587,30 @@ def _referent(prior: PriorTurn, subject: str) -> str:
     A what/which question's short answer counts also in lower case ("pantoprazole" for
     "Which PPI ...?"): medicines are written so.
     """
-    if not _ASKS_THING.match(prior.question):
+    if not _ASKS_THING.match(prior.question) or _defines(prior.question, subject):
         return subject
     answer = _short_name(prior) or _short_thing(prior)
     return answer or _asked_kind(prior.question) or subject
+
+
+def _defines(question: str, subject: str) -> bool:
+    """Whether a question asks what its subject is ("What is a total contact cast?").
+
+    Its answer describes the subject (maybe naming it short, "TCC"): "it" afterwards is
+    still the subject.
+    """
+    match = _DEFINITION_RE.match(question)
+    if match is None:
+        return False
+    thing = re.sub(r"^(?:the|a|an)\s+", "", subject, flags=re.IGNORECASE)
+    return match.group("thing").lower() == thing.lower()
+
+
+_DEFINITION_RE = re.compile(
+    r"^\s*what(?:['\u2019]s|\s+is|\s+are|\s+was|\s+were)\s+(?:(?:a|an|the)\s+)?"
+    r"(?P<thing>[^?]+?)\s*\??\s*$",
+    re.IGNORECASE,
+)
 
 
 def _asked_kind(question: str) -> str:
@@ -618,7 +648,9 @@ def _personal_referent(prior: PriorTurn) -> str:
     """Who "he"/"she" is: a short name answered, else a name of two or more words asked about.
 
     After a who-question without a short answer the names in the question are not the
-    person asked for (a work, a place), so there is no referent and the pronoun stays.
+    person asked for (a work, a place), so there is no referent and the pronoun stays,
+    unless it asked who holds a role: "she" after "Who is the senior nurse at Holm?" is
+    the senior nurse at Holm.
     """
     identity = _WHO_IS_RE.match(prior.question) or _DOER_RE.match(prior.question)
     if identity:
@@ -629,7 +661,8 @@ def _personal_referent(prior: PriorTurn) -> str:
     if answer and _ASKS_NAME.match(prior.question):
         return answer
     if re.match(r"^\s*(who|whom|whose)\b", prior.question, re.IGNORECASE):
-        return ""
+        role = _WHO_ROLE_RE.match(prior.question)
+        return role.group("role") if role else ""
     names = [
         s.text
         for s in _content_spans(prior.question)
@@ -666,10 +699,27 @@ def _subject_phrase(question: str, titles: Sequence[str] = ()) -> str:
     place = _place_after(question[chosen.end :], titles)
     if place and not chosen.text[:1].isupper():
         text = f"{text} {place}"
+    text = _without_closing_verb(question, chosen, text)
     before = question[: chosen.start].rstrip().lower()
     if before.endswith(" the") and not text[:1].isupper():
         text = f"the {text}"
     return text
+
+
+def _without_closing_verb(question: str, chosen: _Span, text: str) -> str:
+    """`text` without the verb that closes a do-question after its subject.
+
+    "What time does the saturday clinic open?" is about the saturday clinic, not "saturday
+    clinic open"; a run of one word, or one that is not the question's end, stays whole.
+    """
+    words = text.split()
+    after_do = re.search(
+        r"\b(?:do|does|did)\s+(?:(?:the|a|an)\s+)?$", question[: chosen.start], re.I
+    )
+    closes = not question[chosen.end :].strip(" ?")
+    if after_do is None or not closes or len(words) < 2 or not words[-1].islower():
+        return text
+    return text[: text.rfind(words[-1])].rstrip()
 
 
 def _entities(question: str, spans: list[_Span]) -> list[_Span]:
@@ -821,7 +871,19 @@ def _is_function(word: str) -> bool:
 
 
 # Words ending in -ing/-ed that name things rather than actions.
-_KEEP = frozenset({"bleeding", "breastfeeding", "swelling", "wedding", "building", "red", "bed"})
+_KEEP = frozenset(
+    {
+        "bleeding",
+        "breastfeeding",
+        "swelling",
+        "wedding",
+        "building",
+        "red",
+        "bed",
+        "evening",
+        "morning",
+    }
+)
 
 
 def _words(text: str) -> list[str]:

@@ -157,7 +157,7 @@ class Feedback(BaseModel):
 
 
 class PriorTurn(BaseModel):
-    """An earlier question on the thread and its answer, as the condense role sees it.
+    """An earlier question on the thread and its answer, as the condense and answer roles see it.
 
     `question` is the turn's standalone form when it was itself rewritten.
     """
@@ -237,8 +237,13 @@ class Reasoner(Protocol):
         evidence: Sequence[Document],
         *,
         feedback: Feedback | None = None,
+        earlier: PriorTurn | None = None,
     ) -> AnswerDraft:
-        """The final answer from the accumulated evidence, citing document ids."""
+        """The final answer from the accumulated evidence, citing document ids.
+
+        `earlier` is the thread's previous turn when `question` follows up on it (None for
+        a first question): what answered that question does not, by itself, answer this one.
+        """
         ...
 
     def reflect(self, question: str, answer: str, evidence: Sequence[Document]) -> Reflection:

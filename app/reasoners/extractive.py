@@ -18,7 +18,8 @@ lives in a module of its own; this class ties them together:
   `_span_forms`), else an abstention saying why - after setting aside documents
   superseded by a newer authoritative one (`_conflicts`). The answer carries its confidence.
 - condense (`_condense`): a follow-up on a thread gets the earlier turn's subject in place
-  of its pronouns and ellipses; a standalone question passes unchanged.
+  of its pronouns and ellipses; a standalone question passes unchanged. A follow-up's
+  answer that only repeats the earlier turn's answer is none (`_follow_ups`).
 - reflect (`_reflection`): CORRECT only when a sentence holding the answer supports it for
   what the question asks; otherwise structured feedback (`Feedback`) with leads to search.
 
@@ -40,6 +41,7 @@ from prefrag.reasoners._answering import ABSTENTION, abstention, answer_question
 from prefrag.reasoners._condense import condense_follow_up
 from prefrag.reasoners._confidence import active_model
 from prefrag.reasoners._evidence import Evidence, QuestionWeights, rank_sentences
+from prefrag.reasoners._follow_ups import answered_anew
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._planning import next_source, plan
 from prefrag.reasoners._reflection import reflect_on
@@ -207,12 +209,18 @@ class ExtractiveReasoner:
         evidence: Sequence[Document],
         *,
         feedback: Feedback | None = None,
+        earlier: PriorTurn | None = None,
     ) -> AnswerDraft:
-        """The answer in the form its confidence allows, with its sources, or an abstention."""
+        """The answer in the form its confidence allows, with its sources, or an abstention.
+
+        A follow-up's answer that only repeats the `earlier` turn's is no answer
+        (`_follow_ups`).
+        """
         read_as = truecase(question, evidence, *(step.observation for step in scratchpad))
         draft = answer_question(
             read_as, scratchpad, evidence, feedback=feedback, embed=self._vectors_of
         )
+        draft = answered_anew(read_as, draft, earlier, scratchpad)
         if draft.confidence is not None and not draft.abstained:
             if len(self._confidences) > 1024:
                 self._confidences.clear()

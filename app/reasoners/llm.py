@@ -349,14 +349,20 @@ class LLMReasoner:
         evidence: Sequence[Document],
         *,
         feedback: Feedback | None = None,
+        earlier: PriorTurn | None = None,
     ) -> AnswerDraft:
-        """The final answer from the evidence, citing ids of documents in `evidence`."""
+        """The final answer from the evidence, citing ids of documents in `evidence`.
+
+        A follow-up's prompt shows the thread's previous question and answer
+        (`prompts/earlier_turn.txt`), so that answer is not given again to a new question.
+        """
         prompt = render_prompt(
             "answer",
             question=question,
             scratchpad=self._scratchpad(scratchpad, multi=False) or "(none)",
             evidence=format_documents(evidence, max_chars=self.max_doc_chars),
             feedback=_feedback_block(feedback),
+            earlier=_earlier_block(earlier),
             answer_format=render_prompt("answer_format").strip(),
             format=render_prompt("format_answer").strip(),
         )
@@ -826,6 +832,17 @@ def _history_block(history: Sequence[PriorTurn]) -> str:
         lines.append(f"Question: {turn.question}")
         lines.append(f"Answer: {_trim(turn.answer, _HISTORY_ANSWER_CHARS) or '(none)'}")
     return "\n".join(lines)
+
+
+def _earlier_block(earlier: PriorTurn | None) -> str:
+    """The prompt block of the thread's previous turn, or "" for a first question."""
+    if earlier is None or earlier.abstained or not earlier.answer:
+        return ""
+    return render_prompt(
+        "earlier_turn",
+        earlier_question=earlier.question,
+        earlier_answer=_trim(earlier.answer, _HISTORY_ANSWER_CHARS),
+    )
 
 
 def _feedback_block(feedback: Feedback | None) -> str:

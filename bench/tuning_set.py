@@ -29,8 +29,8 @@ confidently wrong (share of all items given a non-abstained answer that is not r
 wrong answers to answerable items plus answers to unanswerable ones).
 
     .venv/bin/python bench/tuning_set.py
-        [--split tune|heldout|fresh|fresh2|...|fresh8|sealed|all] [--corpus clinic]
-        (`all`: every split but the unseen `fresh8`)
+        [--split tune|heldout|fresh|fresh2|...|fresh9|sealed|all] [--corpus clinic]
+        (`all`: every split but the unseen `fresh9`)
         [--json runs/tuning.json] [--limit N] [--show] [--set bench/sealed]
 
 `--set DIR` scores another set laid out the same way (`DIR/questions.jsonl`,
@@ -59,7 +59,7 @@ TUNING = Path(__file__).resolve().parent / "tuning"
 QUESTIONS = TUNING / "questions.jsonl"
 UNANSWERABLE = "unanswerable"
 # The split nobody has seen answers to yet: reported, never tuned on, left out of `all`.
-UNSEEN = "fresh8"
+UNSEEN = "fresh9"
 _ARTICLES = frozenset({"a", "an", "the"})
 _TOKEN = re.compile(r"[a-z0-9]+(?:[./][0-9]+)*")
 # A heading marker, bold, or a table's cell separator / rule line.
@@ -138,7 +138,7 @@ def cited_documents(result: dict[str, Any]) -> list[str]:
 
 
 def load_questions(split: str, corpus: str | None, set_dir: Path = TUNING) -> list[dict[str, Any]]:
-    """The questions of one split (`tune`, `heldout`, `fresh`...`fresh8`, `sealed`, `all`).
+    """The questions of one split (`tune`, `heldout`, `fresh`...`fresh9`, `sealed`, `all`).
 
     `all` is every split but the unseen one (`UNSEEN`), which is scored only by its name: a
     routine `--split all` while tuning must not show it.
@@ -297,6 +297,7 @@ def main() -> None:
             "fresh6",
             "fresh7",
             "fresh8",
+            "fresh9",
             "sealed",
             "all",
         ],

@@ -75,12 +75,14 @@ from prefrag.reasoners._text import (
     analyze_question,
     normalize_answer,
     split_sentences,
+    unique,
 )
 from prefrag.reasoners._two_documents import (
     linked_subjects,
     pair_answer,
     pair_span,
     subject_and_topic,
+    through_record,
     two_documents,
 )
 from prefrag.reasoners._yes_no import yes_no, yes_no_answer
@@ -398,8 +400,33 @@ def policy_answer(
 ) -> AnswerDraft | Decline:
     """The answer the judged sentences allow, or why there is none.
 
-    Sentences below `floor` (their hand-weighted confidence) do not answer.
+    Sentences below `floor` (their hand-weighted confidence) do not answer. When the best
+    sentence only describes a first hop (a log's record) and a sentence it leads to says
+    what is asked (`through_record`), that sentence answers, citing the record's note too.
     """
+    led = through_record(judge, judged, floor) if shape.kind != "yesno" else None
+    if led is None:
+        return _policy_answer(shape, evidence, weights, ranked, judged, judge, rejected, floor)
+    record, answering, _ = led
+    judged = [answering, *(j for j in judged if j is not answering)]
+    drafted = _policy_answer(shape, evidence, weights, ranked, judged, judge, rejected, floor)
+    if isinstance(drafted, Decline):
+        return drafted
+    cited = unique([*drafted.cited_ids, evidence.ids[record.scored.sentence.doc]])
+    return drafted.model_copy(update={"cited_ids": cited})
+
+
+def _policy_answer(
+    shape: QuestionShape,
+    evidence: Evidence,
+    weights: QuestionWeights,
+    ranked: list[ScoredSentence],
+    judged: list[Judged],
+    judge: Judge,
+    rejected: frozenset[str],
+    floor: float,
+) -> AnswerDraft | Decline:
+    """`policy_answer` with the judged sentences in the order they answer."""
     if shape.kind == "choice":
         return choice_answer(shape, evidence, weights, judged, judge, floor)
     if shape.kind == "yesno":

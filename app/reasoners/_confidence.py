@@ -27,7 +27,8 @@ describe the evidence the answer stands on, never the question's wording:
   evidence checks also apply);
 - `bridged`: the best sentence was reached through another document's sentence (a
   two-hop answer), and `title_span`: the short answer is a held document's title (the
-  bridged document's own subject);
+  bridged document's own subject); `record_bridge`: reached through a first-hop record (a
+  log's bullet naming what another note is about, `_record_links`) and citing both notes;
 - `cited`, `typed`, `yesno`: how many documents the answer cites (a two-document answer
   is less often right), whether a name, figure or date is asked, whether it is a yes/no;
 - `asks_figure`, `asks_name`, `asks_sentences`, `relation_asked`: the asked type
@@ -215,6 +216,11 @@ def answer_features(
         "labels": float(min(labels, 3)),
         "common_span": float(common_word_span(draft, evidence)),
         "bridged": float(best.scored.link is not None),
+        "record_bridge": float(
+            best.scored.link is not None
+            and best.scored.link.position < 0
+            and len(set(cited) | {best.scored.link.doc}) >= 2
+        ),
         "title_span": float(bool(short) and short in {t.lower() for t in evidence.titles}),
         "answer_asked": answer_asked(judge, draft),
         "new_of_type": new_of_type(judge, draft),

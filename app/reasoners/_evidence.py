@@ -18,6 +18,7 @@ from langchain_core.documents import Document
 from prefrag.documents import doc_id, unique_documents
 from prefrag.reasoners._condense import ellipsis_part
 from prefrag.reasoners._params import PARAMS
+from prefrag.reasoners._record_links import Record, record_links, records_of
 from prefrag.reasoners._relations import names_by_relation, relation_of, with_relations
 from prefrag.reasoners._slots import slot_positions, slot_share
 from prefrag.reasoners._text import (
@@ -354,18 +355,61 @@ def rank_sentences(
         if best is not None:
             links[index] = best
 
+    through_records = _record_bridges(evidence, question_terms, keys, weights)
     ranked = []
     for sentence in evidence.sentences:
         score, covered = direct[id(sentence)]
         scored = ScoredSentence(sentence, score, covered)
-        link = links.get(sentence.doc)
-        if link is not None:
+        for link in (links.get(sentence.doc), *through_records.get(id(sentence), ())):
+            if link is None:
+                continue
             rest, rest_covered = match(sentence, link[1])
-            if rest > 0 and link[0] + rest > score:
+            if rest > 0 and link[0] + rest > scored.score:
                 scored = ScoredSentence(sentence, link[0] + rest, link[1] | rest_covered, link[2])
         ranked.append(scored)
     ranked.sort(key=lambda s: (-s.score, s.sentence.doc, s.sentence.position))
     return ranked
+
+
+def _record_bridges(
+    evidence: Evidence,
+    question_terms: frozenset[str],
+    keys: frozenset[str],
+    weights: QuestionWeights,
+) -> dict[int, list[tuple[float, frozenset[str], Sentence]]]:
+    """Sentences reached through a first-hop record naming what their note is about.
+
+    By `id` of the sentence: the record's support, the question terms it covers and the
+    record as a sentence (`_record_links`). A sentence is reached when it, its heading or
+    its note's title writes one of the record's bridge names.
+    """
+    records = [
+        record
+        for index, (document, title) in enumerate(zip(evidence.docs, evidence.titles, strict=True))
+        for record in records_of(index, without_heading(document.page_content, title))
+    ]
+
+    def match(record: Record) -> tuple[float, frozenset[str]]:
+        # As a sentence's: a question term only in the note's title counts part.
+        full = with_relations(record.terms) & keys
+        half = (evidence.title_terms[record.doc] & keys) - full
+        return weights.of(full) + PARAMS.title_share * weights.of(half), full | half
+
+    # A note's chunks are one note: its words count once, and it leads nowhere within.
+    notes: dict[str, frozenset[str]] = {}
+    for title, terms in zip(evidence.titles, evidence.doc_terms, strict=True):
+        notes[title] = notes.get(title, frozenset()) | terms
+    reached: dict[int, list[tuple[float, frozenset[str], Sentence]]] = {}
+    for link in record_links(records, list(notes.values()), question_terms, match, weights.total):
+        record = link.record
+        as_sentence = Sentence(record.doc, -1, record.text, record.terms)
+        for sentence in evidence.sentences:
+            if evidence.titles[sentence.doc] == evidence.titles[record.doc]:
+                continue
+            said = sentence.terms | sentence.section | evidence.title_terms[sentence.doc]
+            if link.names & said:
+                reached.setdefault(id(sentence), []).append((link.score, link.covered, as_sentence))
+    return reached
 
 
 def answer_candidates(

@@ -64,6 +64,17 @@ class ExtractiveParams:
     first_hop_title_share: float = _chosen(
         0.5, "half of a title's terms in the question make it a first hop; by definition"
     )
+    # --- bridges through a record (`_record_links`)
+    record_words: int = _chosen(
+        80, TUNE_SET + " (a bullet item of a log; a longer one is a list of its own)"
+    )
+    record_link_share: float = _chosen(
+        0.3, TUNE_SET + " (a record covering this share of the question is a first hop)"
+    )
+    record_links: int = _chosen(2, TUNE_SET + " (the best records read as first hops)")
+    record_bridge_docs: int = _chosen(
+        3, TUNE_SET + " (a bridge name is rare: held by at most this many notes)"
+    )
     # --- answer spans
     candidate_sentences: int = _chosen(6, HAND_SET)
     any_type_fit: float = _chosen(0.6, HAND_SET + " (dates/numbers for an untyped question)")

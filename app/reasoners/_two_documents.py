@@ -200,3 +200,30 @@ def linked_subjects(
             if confidence >= floor and (best is None or confidence > best[2]):
                 best = (first, second, confidence)
     return best
+
+
+def through_record(
+    judge: Judge, judged: list[Judged], floor: float = PARAMS.answer_confidence
+) -> tuple[Judged, Judged, float] | None:
+    """The best sentence when it only describes a first hop, and the sentence it leads to.
+
+    "The lady in the log who had diarrhoea in cycle 3: for how many days does she take her
+    tablets?": the log's bullet about her matches the question best, yet it only says who
+    she is; the note about the medicine it names (`_record_links`) says the days. When the
+    best sentence is part of the record a confident sentence of another note was reached
+    through, and that sentence says asked words the record does not, it answers: returned as
+    (record sentence, answering sentence, its confidence), else None.
+    """
+    if judge.sides or not judged:
+        return None
+    top = judged[0].scored.sentence
+    for candidate in judged[: PARAMS.pair_sentences]:
+        link = candidate.scored.link
+        if link is None or link.position >= 0 or candidate.confidence < floor:
+            continue  # only a record's link (`_record_links`) is a first hop read whole
+        if link.doc != top.doc or top.text not in link.text:
+            continue
+        beyond = (candidate.scored.sentence.terms & frozenset(judge.asked)) - link.terms
+        if beyond:
+            return judged[0], candidate, candidate.confidence
+    return None

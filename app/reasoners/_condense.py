@@ -29,7 +29,14 @@ leans on an earlier turn; any other question passes through unchanged:
 - a question that leans on the thread without naming anything of it (it speaks of "the"
   pads, asks a dose of nothing, points to "him" or "was it who") keeps the earlier subject
   ("how thick should the heel pads be, Quillan syndrome?"): the new asked thing and the
-  earlier subject both reach retrieval;
+  earlier subject both reach retrieval; sharing a word with the earlier question but not
+  with its subject ("the passenger trains" after "... start carrying passengers?") is no
+  subject of its own;
+- the earlier subject is a whole phrase: a one-word name and the kind it names ("the
+  Saxby outreach clinic", "the CST groups", kept whole against the cited titles), a noun
+  in -ing between nouns ("the home cooking assessment"), without the verb closing a
+  do-question ("when do the CST groups start this year?") or a participle ("held",
+  "built"); "it" before a stranded preposition ("who was it built for") is no expletive;
 - "that" after a yes/no question is the action it asked about ("for that" after "Do you
   freeze warts?" is "for freeze warts"); only the first referring pronoun's number is the
   referent's ("does it work if they miss a day?": "they" are people); the verb after "do
@@ -92,7 +99,7 @@ _CATEGORY_RE = re.compile(
 _EXPLETIVE_RE = re.compile(
     r"\b(?:is|was|would|will|isn't|wasn't)\s+it\s+(?:\w+\s+)?"
     r"(?!(?:known|used|famous|noted|named|called|made)\b)"  # "is it known for": it is a thing
-    r"\w+\s+(?:to|that|if|whether|for)\b"
+    r"\w+\s+(?:to|that|if|whether|for)\b(?!\s*\??\s*$)"  # "who was it built for": it is a thing
     r"|\b(?:is|was)\s+it\s+(?:who|that)\b",  # "which daughter was it who ...": a cleft
     re.IGNORECASE,
 )
@@ -198,7 +205,8 @@ def _rewrite(text: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
         core = text.rstrip("?").strip()
         return f"{core} (about {subject})?", "an ellipsis: the earlier subject carried over"
     asked = _question_first(text.rstrip("?").strip())
-    if _QUESTION_START.match(asked) and not _content_words(asked, aspects=False):
+    pointing = any(w.lower() in _REFERRING | _PERSONAL for w in _words(asked))
+    if _QUESTION_START.match(asked) and not _content_words(asked, aspects=False) and not pointing:
         # "How long for?", "Until what time?": a question word alone asks it of the
         # earlier turn.
         swapped = _wh_swapped(prior.question, text)
@@ -234,11 +242,11 @@ def _with_subject(text: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
 
     "How big should the heel raises be?" after "What is Sever's disease?" asks it of
     Sever's disease; a follow-up naming a thing of its own (a capitalised name) or sharing
-    a word with the earlier question stands as it is.
+    a word with the earlier subject stands as it is.
     """
     question = text.rstrip("?").strip()
     named = any(_capitalised(w) and w != "I" for w in _words(question)[1:])
-    if named or _shares_content(question, prior.question):
+    if named or _shares_content(question, subject):
         return text, "unchanged"
     title_words = {w.lower() for title in prior.titles for w in _words(title)}
     if subject.islower() and " " not in subject and subject not in title_words:
@@ -716,10 +724,17 @@ def _without_closing_verb(question: str, chosen: _Span, text: str) -> str:
     after_do = re.search(
         r"\b(?:do|does|did)\s+(?:(?:the|a|an)\s+)?$", question[: chosen.start], re.I
     )
-    closes = not question[chosen.end :].strip(" ?")
+    closes = all(
+        w.lower() in _TIME_WORDS or w.lower() in _ASPECTS or w.lower() in _ASKED_UNITS
+        for w in _words(question[chosen.end :])
+    )  # "when do the CST groups start this year?"
     if after_do is None or not closes or len(words) < 2 or not words[-1].islower():
         return text
     return text[: text.rfind(words[-1])].rstrip()
+
+
+# Words that may follow a do-question's verb without being its object ("this year").
+_TIME_WORDS = frozenset("this that these those next last each every on in at".split())
 
 
 def _entities(question: str, spans: list[_Span]) -> list[_Span]:
@@ -781,6 +796,8 @@ def _titled(span: _Span, titles: Sequence[str]) -> _Span:
             best = run
     if len(words) < 2 or not best or all(_capitalised(w.group()) for w in words):
         return span  # a name is whole: "the Quelbury Eel Fair" is no "Quelbury"
+    if _capitalised(words[0].group()) and best[0] is not words[0]:
+        return span  # a name's kind is whole: "the CST groups" are no "groups"
     start, end = span.start + best[0].start(), span.start + best[-1].end()
     return _Span(start, end, span.text[best[0].start() : best[-1].end()])
 
@@ -813,9 +830,13 @@ def _content_spans(question: str) -> list[_Span]:
             and not (
                 previous.endswith(("'s", "\u2019s"))  # "St John's wort" stays one name
             )
+            and not _named_kind(words, index, current)
         ):
             spans.append(_span(question, current))  # "Corin Ashgrove" | "born"
             current = []
+        if _within_phrase(words, index, current):
+            current.append(match)  # "the on-road driving assessment": a noun in -ing
+            continue
         if _is_function(match.group()) or match.group().lower() in _ASPECTS:
             if current:
                 spans.append(_span(question, current))
@@ -827,6 +848,32 @@ def _content_spans(question: str) -> list[_Span]:
     if current:
         spans.append(_span(question, current))
     return spans
+
+
+def _named_kind(words: list[re.Match[str]], index: int, current: list[re.Match[str]]) -> bool:
+    """Whether a lower-case word goes on a one-word name after "the" ("the CST groups").
+
+    "the Saxtonbury outreach clinic" is one thing; "Corin Ashgrove born" (a name of two
+    words, or one without "the") is a name and a verb.
+    """
+    if len(current) != 1 or current[0] is not words[index - 1]:
+        return False
+    if not words[index].group().islower():
+        return False
+    before = words[index - 2].group().lower() if index >= 2 else ""
+    following = words[index + 1].group() if index + 1 < len(words) else ""
+    if _capitalised(following):
+        return False  # "the Tour de Roquebrisse": a name with a particle
+    return before in ("the", "our", "your", "this", "that")
+
+
+def _within_phrase(words: list[re.Match[str]], index: int, current: list[re.Match[str]]) -> bool:
+    """Whether a lower-case -ing word names a kind between two nouns ("driving assessment")."""
+    word = words[index].group()
+    if not current or not word.islower() or not word.endswith("ing") or word in _FUNCTION:
+        return False
+    following = words[index + 1].group() if index + 1 < len(words) else ""
+    return bool(following) and following.islower() and not _is_function(following)
 
 
 def _is_verb_after_pronoun(before: list[str], word: str) -> bool:
@@ -867,9 +914,15 @@ def _is_function(word: str) -> bool:
     if re.sub(r"['\u2019](?:ve|m|d|ll|re)$", "", lowered) in _FUNCTION:  # "I've", "we're"
         return True
     # A lower-case -ing/-ed word is mostly the question's verb ("used", "taking").
+    if word.islower() and lowered in _PARTICIPLES:
+        return True
     return word.islower() and lowered.endswith(("ing", "ed")) and lowered not in _KEEP
 
 
+# Past participles not in -ed that close a question after its subject ("Where is X held?").
+_PARTICIPLES = frozenset(
+    "held built known written begun sold paid kept found given taken seen run".split()
+)
 # Words ending in -ing/-ed that name things rather than actions.
 _KEEP = frozenset(
     {

@@ -9,12 +9,18 @@ question asks beyond what the earlier one did: no new value read from the senten
 figure the earlier answer did not give ("until 8.15pm" after "Thursday"), none of the
 words only the new question uses. After a yes/no answer nothing is a repeat: that
 question asked only whether. A repeat is no answer; the follow-up abstains saying so.
+
+A thread is about the documents its earlier answer cited: a follow-up's evidence holds them
+first (`thread_first`), so a sentence of the thread's document that says what is asked now
+is read as the retrieval's first choice, not as a stray note the search ranked lower.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+
+from langchain_core.documents import Document
 
 from prefrag.answers import normalize_answer
 from prefrag.reasoners._answering import abstention, span_sentence
@@ -23,6 +29,38 @@ from prefrag.reasoners.base import AnswerDraft, PriorTurn, ScratchpadStep
 
 _VERDICT_RE = re.compile(r"^\s*(?:yes|no)\b", re.IGNORECASE)
 _FIGURE_RE = re.compile(r"\d+(?:[.:]\d+)?")
+
+
+def thread_first(
+    question: str, evidence: Sequence[Document], earlier: PriorTurn | None
+) -> list[Document]:
+    """`evidence` with the documents the earlier turn cited first, else in its own order.
+
+    Not when the question names another held document by its title ("What about
+    ramipril?" after a lisinopril answer) or a name neither the earlier question nor the
+    thread's titles hold ("And the Lesne?"): the thread has moved to that subject.
+    """
+    cited = {normalize_answer(title) for title in earlier.titles} if earlier else set()
+    if not cited:
+        return list(evidence)
+
+    def of_thread(doc: Document) -> bool:
+        return normalize_answer(_title(doc)) in cited
+
+    thread_terms = term_set(" ".join(_title(doc) for doc in evidence if of_thread(doc)))
+    if not thread_terms:
+        return list(evidence)
+    asked = term_set(question) - thread_terms
+    names = term_set(" ".join(w for w in question.split()[1:] if w[:1].isupper()))
+    if names & asked - term_set(earlier.question if earlier else ""):
+        return list(evidence)
+    if any(term_set(_title(doc)) & asked for doc in evidence if not of_thread(doc)):
+        return list(evidence)
+    return sorted(evidence, key=lambda doc: not of_thread(doc))
+
+
+def _title(doc: Document) -> str:
+    return str(doc.metadata.get("title") or "")
 
 
 def answered_anew(

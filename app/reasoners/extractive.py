@@ -41,7 +41,7 @@ from prefrag.reasoners._answering import ABSTENTION, abstention, answer_question
 from prefrag.reasoners._condense import condense_follow_up
 from prefrag.reasoners._confidence import active_model
 from prefrag.reasoners._evidence import Evidence, QuestionWeights, rank_sentences
-from prefrag.reasoners._follow_ups import answered_anew
+from prefrag.reasoners._follow_ups import answered_anew, thread_first
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._planning import next_source, plan
 from prefrag.reasoners._reflection import reflect_on
@@ -217,6 +217,7 @@ class ExtractiveReasoner:
         (`_follow_ups`).
         """
         read_as = truecase(question, evidence, *(step.observation for step in scratchpad))
+        evidence = thread_first(read_as, evidence, earlier)
         draft = answer_question(
             read_as, scratchpad, evidence, feedback=feedback, embed=self._vectors_of
         )

@@ -58,17 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tuning_set
 
 MODEL = Path(__file__).resolve().parent.parent / "app" / "data" / "confidence_model.json"
-FOLDS = (
-    "tune",
-    "fresh",
-    "fresh2",
-    "fresh3",
-    "fresh4",
-    "fresh5",
-    "fresh6",
-    "fresh7",
-    "fresh8",
-)
+FOLDS = tuple(s for s in tuning_set.SPLITS if s not in ("heldout", tuning_set.UNSEEN))
 
 
 def capture_drafts() -> list[tuple[Any, dict[str, float] | None]]:

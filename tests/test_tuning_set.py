@@ -23,6 +23,12 @@ def test_all_leaves_out_the_unseen_split() -> None:
     assert {item["split"] for item in ITEMS} >= {"tune", "heldout", scorer.UNSEEN}
 
 
+def test_every_split_of_the_questions_can_be_asked_for() -> None:
+    """`--split NAME` (and the confidence fit's folds) know every split the questions use."""
+    assert {item["split"] for item in ITEMS} == set(scorer.SPLITS)
+    assert scorer.UNSEEN == scorer.SPLITS[-1]
+
+
 def test_every_answerable_item_is_answered_by_its_gold_documents() -> None:
     """Gold ids exist, and a gold alias (each group of a list) is in the gold documents' text."""
     for item in ITEMS:

@@ -405,14 +405,13 @@ def policy_answer(
     what is asked (`through_record`), that sentence answers, citing the record's note too.
     """
     led = through_record(judge, judged, floor) if shape.kind != "yesno" else None
-    if led is None:
-        return _policy_answer(shape, evidence, weights, ranked, judged, judge, rejected, floor)
-    record, answering, _ = led
-    judged = [answering, *(j for j in judged if j is not answering)]
+    if led is not None:
+        answering = led[1]
+        judged = [answering, *(j for j in judged if j is not answering)]
     drafted = _policy_answer(shape, evidence, weights, ranked, judged, judge, rejected, floor)
-    if isinstance(drafted, Decline):
+    if led is None or isinstance(drafted, Decline):
         return drafted
-    cited = unique([*drafted.cited_ids, evidence.ids[record.scored.sentence.doc]])
+    cited = unique([*drafted.cited_ids, evidence.ids[led[0].scored.sentence.doc]])
     return drafted.model_copy(update={"cited_ids": cited})
 
 

@@ -9,10 +9,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from langgraph.checkpoint.memory import InMemorySaver
 from typer.testing import CliRunner
 
 from prefrag.cli import app
 from prefrag.config import get_settings
+from prefrag.graphs.graph import PrefRAGGraph, build_graph
+from prefrag.sources.defaults import default_sources
 
 runner = CliRunner()
 
@@ -56,6 +59,15 @@ def index_notes(
         (folder / f"{source}.jsonl").write_text(rows + "\n")
     result = runner.invoke(app, ["index", str(folder), "--source", source])
     assert result.exit_code == 0, result.output
+
+
+def thread_graph() -> PrefRAGGraph:
+    """The graph over the current home's indexed sources, web off, keeping threads in memory.
+
+    What a follow-up is asked through (`prefrag.ask(..., graph=graph, thread_id=...)`); build
+    it after indexing, so its sources are the home's.
+    """
+    return build_graph(sources=default_sources(web=False), checkpointer=InMemorySaver())
 
 
 def ask_json(question: str, source: str) -> dict:

@@ -16,11 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from indexed_notes import ask_json, indexed_home
-from langgraph.checkpoint.memory import InMemorySaver
+from indexed_notes import ask_json, indexed_home, thread_graph
 
 import prefrag
-from prefrag.graphs.graph import build_graph
 from prefrag.reasoners._condense import condense_follow_up
 from prefrag.reasoners.base import PriorTurn
 
@@ -110,9 +108,7 @@ def test_the_clause_about_the_asked_thing_decides_a_yes(question: str) -> None:
 
 
 def test_it_on_a_thread_is_the_named_fair_not_its_town() -> None:
-    from prefrag.sources.defaults import default_sources
-
-    graph = build_graph(sources=default_sources(web=False), checkpointer=InMemorySaver())
+    graph = thread_graph()
     prefrag.ask("When is the Harrow Staithe Goose Fair held?", graph=graph, thread_id="b")
     result = prefrag.ask(
         "when was it first recorded?",

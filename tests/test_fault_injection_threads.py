@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from langgraph.checkpoint.memory import InMemorySaver
+from indexed_notes import thread_graph
 from typer.testing import CliRunner
 
 import prefrag
@@ -92,10 +92,7 @@ def test_a_run_waits_while_another_process_holds_the_thread(notes):
 
 
 def test_threads_of_one_process_asking_on_one_thread_keep_every_turn(notes):
-    from prefrag.graphs.graph import build_graph
-    from prefrag.sources.defaults import default_sources
-
-    graph = build_graph(sources=default_sources(web=False), checkpointer=InMemorySaver())
+    graph = thread_graph()
     settings = {"preferred_source": "notes", "fallback_sources": [], "max_reflections": 0}
     prefrag.ask(FIRST, graph=graph, thread_id="t3", **settings)
     errors: list[BaseException] = []

@@ -16,11 +16,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from indexed_notes import index_notes
-from langgraph.checkpoint.memory import InMemorySaver
+from indexed_notes import index_notes, thread_graph
 
 import prefrag
-from prefrag.graphs.graph import build_graph
 from prefrag.reasoners.base import PriorTurn
 from prefrag.reasoners.extractive import ExtractiveReasoner
 
@@ -59,14 +57,8 @@ def notes(tmp_path: Path) -> None:
     index_notes(tmp_path / "notes", NOTES, "notes")
 
 
-def _graph() -> prefrag.graphs.graph.PrefRAGGraph:
-    from prefrag.sources.defaults import default_sources
-
-    return build_graph(sources=default_sources(web=False), checkpointer=InMemorySaver())
-
-
 def test_her_after_who_was_a_named_person_is_that_person(notes):
-    graph = _graph()
+    graph = thread_graph()
     prefrag.ask("Who was Ada Quennell?", graph=graph, thread_id="q1", **RUN)
     result = prefrag.ask("What did her blanket cloth win?", graph=graph, thread_id="q1", **RUN)
     assert result["standalone_question"] == "What did Ada Quennell's blanket cloth win?"
@@ -74,7 +66,7 @@ def test_her_after_who_was_a_named_person_is_that_person(notes):
 
 
 def test_there_is_the_place_the_earlier_question_was_set_at(notes):
-    graph = _graph()
+    graph = thread_graph()
     prefrag.ask("Who is the practice manager at Holm Lane?", graph=graph, thread_id="h1", **RUN)
     result = prefrag.ask("What's the phone number there?", graph=graph, thread_id="h1", **RUN)
     assert "Holm Lane" in result["standalone_question"], result["standalone_question"]

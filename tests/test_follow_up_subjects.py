@@ -11,12 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from indexed_notes import index_notes
-from langgraph.checkpoint.memory import InMemorySaver
+from indexed_notes import index_notes, thread_graph
 
 import prefrag
-from prefrag.graphs.graph import build_graph
-from prefrag.sources.defaults import default_sources
 
 RUN = {"preferred_source": "notes", "fallback_sources": [], "max_reflections": 0}
 
@@ -36,7 +33,7 @@ NOTES = {
 @pytest.fixture
 def graph(tmp_path: Path):
     index_notes(tmp_path / "notes", NOTES, "notes")
-    return build_graph(sources=default_sources(web=False), checkpointer=InMemorySaver())
+    return thread_graph()
 
 
 def test_a_name_and_its_kind_are_one_subject(graph):

@@ -12,12 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from indexed_notes import index_notes
-from langgraph.checkpoint.memory import InMemorySaver
+from indexed_notes import index_notes, thread_graph
 
 import prefrag
 from prefrag.config import get_settings
-from prefrag.graphs.graph import build_graph
 from prefrag.reasoners._condense import condense_follow_up
 from prefrag.reasoners.base import PriorTurn
 
@@ -54,9 +52,7 @@ def ward(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _thread(*questions: str) -> dict:
-    from prefrag.sources.defaults import default_sources
-
-    graph = build_graph(sources=default_sources(web=False), checkpointer=InMemorySaver())
+    graph = thread_graph()
     result: dict = {}
     for question in questions:
         result = prefrag.ask(

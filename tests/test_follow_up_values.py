@@ -11,12 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from indexed_notes import index_notes
-from langgraph.checkpoint.memory import InMemorySaver
+from indexed_notes import index_notes, thread_graph
 
 import prefrag
-from prefrag.graphs.graph import build_graph
-from prefrag.sources.defaults import default_sources
 
 RUN = {"preferred_source": "clinic", "fallback_sources": [], "max_reflections": 0}
 
@@ -42,7 +39,7 @@ def clinic(tmp_path: Path) -> None:
 
 
 def test_a_kept_ellipsis_is_answered_with_the_value_for_its_own_words(clinic):
-    graph = build_graph(sources=default_sources(web=False), checkpointer=InMemorySaver())
+    graph = thread_graph()
     first = prefrag.ask(
         "What is the usual adult dose of dernalide?", graph=graph, thread_id="f1", **RUN
     )

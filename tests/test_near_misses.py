@@ -14,11 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from indexed_notes import ask_json, indexed_home
-from langgraph.checkpoint.memory import InMemorySaver
+from indexed_notes import ask_json, indexed_home, thread_graph
 
 import prefrag
-from prefrag.graphs.graph import build_graph
 from prefrag.reasoners._checks import relation_words
 from prefrag.reasoners._condense import condense_follow_up
 from prefrag.reasoners.base import PriorTurn
@@ -108,9 +106,7 @@ def test_a_general_note_does_not_say_a_drug_is_safe_in_pregnancy() -> None:
 
 
 def test_how_long_on_a_thread_asks_the_duration_of_the_earlier_medicine() -> None:
-    from prefrag.sources.defaults import default_sources
-
-    graph = build_graph(sources=default_sources(web=False), checkpointer=InMemorySaver())
+    graph = thread_graph()
     first = prefrag.ask("How much Dorvex do we give for poor sleep?", graph=graph, thread_id="t")
     assert "3 mg" in first["answer"], first["answer"]
     result = prefrag.ask(

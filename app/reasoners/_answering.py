@@ -15,6 +15,7 @@ from prefrag.documents import doc_id, unique_documents
 from prefrag.reasoners._bridges import through_described
 from prefrag.reasoners._checks import (
     absent_attribute,
+    asked_clause,
     attribute_head,
     common_word_span,
     figure_missing,
@@ -22,7 +23,6 @@ from prefrag.reasoners._checks import (
     other_dimension,
     span_out_of_sentence,
     uncovered,
-    unnamed_subject,
     unsaid_relation,
 )
 from prefrag.reasoners._comparisons import choice_answer, choose
@@ -64,6 +64,7 @@ from prefrag.reasoners._span_forms import (
     with_short_span,
 )
 from prefrag.reasoners._spans import asked_thing
+from prefrag.reasoners._subject_links import SubjectLink, linked_confidence, linked_subject
 from prefrag.reasoners._subjects import subject_sentences, unaddressed_aspect
 from prefrag.reasoners._support import (
     observed_documents,
@@ -320,17 +321,31 @@ def one_hop(
             reason = f"no retrieved sentence gives the {asked_thing(shape)} it asks for"
             return abstention(scratchpad, reason, judged[0].confidence), None
         draft = typed
-    held_up = evidence_check(judge, judged, draft, held)
+    links: list[SubjectLink] = []
+    held_up = evidence_check(judge, judged, draft, held, links)
     if isinstance(held_up, Decline):
         return abstention(scratchpad, held_up.reason, held_up.closest), None
+    if links:
+        # Reached through a first hop: the answer is as sure as its sentence read through it.
+        held_up = linked_confidence(judge, judged, held_up, held, links)
     features = answer_features(judge, judged, held_up, held)
+    # Whether a first hop linked the question's subject to the answer (not in FEATURES:
+    # offered to the gate's feature selection).
+    features["subject_link"] = float(bool(links))
     return settled.explain(held_up), features
 
 
 def evidence_check(
-    judge: Judge, judged: list[Judged], draft: AnswerDraft, evidence: Evidence
+    judge: Judge,
+    judged: list[Judged],
+    draft: AnswerDraft,
+    evidence: Evidence,
+    links: list[SubjectLink] | None = None,
 ) -> AnswerDraft | Decline:
     """The draft if what it stands on says what is asked; else its sentence, or why not.
+
+    A first hop linking a subject the answer never names to what it is about
+    (`_subject_links`) is appended to `links` when given.
 
     General checks of the evidence, not of the question's wording (`_checks`): a short
     answer that is a common word capitalised at a sentence start ("Start") is no name, so
@@ -351,7 +366,10 @@ def evidence_check(
         draft = draft.model_copy(update={"answer": sentence, "short_answer": ""})
     if figure_missing(judge, draft):
         return Decline("no retrieved sentence gives the figure it asks for", 0.0)
-    missing = unnamed_subject(judge, judged, draft, evidence)
+    # A subject the answer's sentences never name may be linked to them by a first hop.
+    missing, draft, found = linked_subject(judge, judged, draft, evidence)
+    if links is not None:
+        links.extend(found)
     if missing:
         # Like "nothing retrieved is about X": the abstention is sure (confidence 1).
         return Decline(f"the sentences that say what is asked are not about {missing}", 0.0)
@@ -362,13 +380,16 @@ def evidence_check(
             f"the closest sentence, '{_quote(closest_evidence(draft))}', does not say '{unsaid}'",
             0.0,
         )
-    qualifier = uncovered(judge, draft, evidence)
+    # Through a first hop, the situation the question tells (the subject's age, the log's
+    # month) is the link's to match; the answer covers what the question asks.
+    asked = asked_clause(judge.shape.text) if found else None
+    qualifier = uncovered(judge, draft, evidence, asked)
     sentence = span_sentence(draft)
     if qualifier and draft.short_answer.strip() and sentence is not None:
         # The span's clause is another age group's ("10 ml for adults; ..."): when the whole
         # sentence covers the asked age, the sentence answers instead.
         whole = draft.model_copy(update={"answer": sentence, "short_answer": ""})
-        if not uncovered(judge, whole, evidence):
+        if not uncovered(judge, whole, evidence, asked):
             draft, qualifier = whole, ""
     if qualifier:
         # The attribute for a neighbouring case: the adult dose for a child, 2021 for 1880.

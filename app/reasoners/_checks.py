@@ -27,7 +27,7 @@ from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._policy import FROM, Judge, Judged, plain
 from prefrag.reasoners._qualifiers import uncovered_qualifier
 from prefrag.reasoners._relations import joined_phrases, names_by_relation, relation_of
-from prefrag.reasoners._text import NUMBER_WORDS, term_set
+from prefrag.reasoners._text import NUMBER_WORDS, candidate_spans, term_set
 from prefrag.reasoners._verdicts import is_demonym
 from prefrag.reasoners.base import AnswerDraft
 
@@ -142,7 +142,9 @@ def subjects(judge: Judge, evidence: Evidence) -> list[tuple[str, frozenset[str]
     """What the question is about: its names, and the held documents' titles it names.
 
     Each is (how to say it, its terms). Comparisons and yes/no questions give their sides.
-    An acronym ("UTI") is left out: notes often spell it out. A held document whose title
+    An acronym ("UTI") is left out: notes often spell it out; so is a word capitalised only
+    because it opens one of the question's sentences ("According to ..."), and a name is
+    cut at a sentence break ("January. How"). A held document whose title
     the question holds in lower case ("Does rifampicin interact with levothyroxine?") is a
     subject too.
     """
@@ -152,13 +154,21 @@ def subjects(judge: Judge, evidence: Evidence) -> list[tuple[str, frozenset[str]
         found = [(side, term_set(side)) for side in shape.candidates if term_set(side)]
     else:
         common = evidence.lower_case_words
-        opening = shape.text.split()[0] if shape.text.split() else ""
+        # A word opening the question or one of its sentences is capitalised by position.
+        openings = {m.group(1) for m in _SENTENCE_OPENING.finditer(shape.text)}
+        named = [
+            span.text
+            for e in shape.entities
+            for part in _SENTENCE_BREAK.split(e)
+            for span in candidate_spans(part)
+            if span.kind != "number"
+        ]
         found = [
             (e, term_set(e) & judge.name_terms)
-            for e in shape.entities
+            for e in named
             if term_set(e) & judge.name_terms
             and not _incidental(e, common)
-            and e.strip() != opening.strip(",;:")
+            and e.strip() not in openings
         ]
     question = term_set(shape.text)
     for title, terms in zip(evidence.titles, evidence.title_terms, strict=True):
@@ -167,21 +177,32 @@ def subjects(judge: Judge, evidence: Evidence) -> list[tuple[str, frozenset[str]
     return found
 
 
+# A sentence break inside the question ("... in January. How late ...") and the word
+# opening each of its sentences.
+_SENTENCE_BREAK = re.compile(r"(?<=[a-z0-9])[.!?]\s+")
+_SENTENCE_OPENING = re.compile(r"(?:^|[.!?]\s+)\W*([\w'\u2019-]+)")
+
+
 def unnamed_subject(
-    judge: Judge, judged: list[Judged], draft: AnswerDraft, evidence: Evidence
+    judge: Judge,
+    judged: list[Judged],
+    draft: AnswerDraft,
+    evidence: Evidence,
+    linked: frozenset[str] = frozenset(),
 ) -> str:
     """The subject of the question that what the answer stands on never mentions ("" if none).
 
     What the answer stands on: its own words, the sentence a span was read from, the
     section heading all its sentences stand under, the titles and lead sentences of the
     cited documents (a note names its subject in its title, a heading or its first lines,
-    then says "it"), and the sentence that led to a bridged document; an answer citing
-    several documents (two hops) counts their whole text. "How long is the River Pell?" is
+    then says "it"), the sentence that led to a bridged document, and the `linked` terms of
+    a first hop naming the subject (`_subject_links`); an answer citing several documents
+    (two hops) counts their whole text. "How long is the River Pell?" is
     not answered by "The River Tamsin is 38 km long", whatever else the Tamsin's document
     says about the Pell; "Does A interact with B?" is not decided by a sentence about A alone.
     """
     cited = evidence.positions(draft.cited_ids)
-    covered = term_set(f"{draft.answer} {draft.rationale.removeprefix(FROM)}")
+    covered = term_set(f"{draft.answer} {draft.rationale.removeprefix(FROM)}") | linked
     # Only a question about a thing it describes ("the engineer of X", "her birthplace")
     # is answered from a document that never names its subject: the first hop's names it.
     hops = described_thing(judge.shape.text) is not None or names_by_relation(judge.shape.text)
@@ -200,6 +221,11 @@ def unnamed_subject(
         if hops:
             covered = covered | evidence.doc_terms[link.doc]
     return _unmentioned(subjects(judge, evidence), covered, evidence)
+
+
+def mentioned(name: str, terms: frozenset[str], evidence: Evidence) -> bool:
+    """Whether `terms` mention `name` as the subject check reads names (`_unmentioned`)."""
+    return not _unmentioned([(name, term_set(name))], terms, evidence)
 
 
 def _unmentioned(
@@ -640,11 +666,14 @@ def qualifier_context(draft: AnswerDraft, evidence: Evidence, own: list[Sentence
     return " ".join(parts)
 
 
-def uncovered(judge: Judge, draft: AnswerDraft, evidence: Evidence) -> str:
+def uncovered(
+    judge: Judge, draft: AnswerDraft, evidence: Evidence, asked: str | None = None
+) -> str:
     """The question's qualifier (`_qualifiers`) the answer's deciding text does not cover.
 
     An age, a year or season, an extreme or a pair that the sentences deciding the answer
     never cover ("" if none); comparisons read each side's own value and are left alone.
+    `asked` is the part of the question whose qualifiers count (all of it by default).
     """
     if judge.shape.kind == "choice":
         return ""
@@ -659,7 +688,8 @@ def uncovered(judge: Judge, draft: AnswerDraft, evidence: Evidence) -> str:
         clause = " ".join(parts)
     words = judge.shape.text.lower().split()
     verdict = judge.shape.kind == "yesno" or bool(words and words[0] in _YES_NO_OPENERS)
-    return uncovered_qualifier(judge.shape.text, context, clause, verdict=verdict)
+    question = judge.shape.text if asked is None else asked
+    return uncovered_qualifier(question, context, clause, verdict=verdict)
 
 
 def _answer_context(

@@ -7,6 +7,9 @@ them, as a user meets it: `prefrag index` on their own notes, then `prefrag ask 
 - A patient whose entry names other tablets, or who is in no entry, stays unanswered: a
   sentence about a thing no first hop links to them is not theirs.
 - A word capitalised because it opens the question's second sentence is no subject.
+- The month the question tells ("the man in the April log") is said by the log's entry
+  linking him to the drop note, not by the drop note; a month no entry says stays
+  unanswered.
 
 The notes are invented.
 """
@@ -21,11 +24,11 @@ from indexed_notes import ask_json, indexed_home
 
 NOTES = {
     "daycase/daycase-log.md": (
-        "# Day-case unit log, May 2033\n\n"
-        "## 3 May\n"
+        "# Day-case unit log, April 2033\n\n"
+        "## 3 April\n"
         "**Mr Osric Vantongeren**, 66: cataract surgery, left eye. Lumiprednol drops.\n"
         "**Ms Talitha Brome**, 52: knee arthroscopy. Sent home with Ferrocalm tablets.\n\n"
-        "## 4 May\n"
+        "## 4 April\n"
         "**Mrs Ysolde Penhaligon**, 71: bunion repair. Walking boot for six weeks.\n"
     ),
     "daycase/lumiprednol.txt": (
@@ -89,3 +92,24 @@ def test_a_word_opening_the_questions_second_sentence_is_no_subject() -> None:
     )
     assert not record["abstained"], record["answer"]
     assert "Shake the bottle" in record["answer"], record
+
+
+def test_the_log_entry_says_the_month_the_question_tells() -> None:
+    # The drop note never says April; the April log's entry linking him to the drops does.
+    record = ask_json(
+        "The man in the April log who had cataract surgery uses Lumiprednol: over how many"
+        " weeks is the course tapered?",
+        "daycase",
+    )
+    assert not record["abstained"], record["answer"]
+    assert "4 weeks" in record["answer"], record
+    assert {"daycase-log", "lumiprednol"} <= cited(record), record
+
+
+def test_a_month_no_first_hop_says_stays_unanswered() -> None:
+    record = ask_json(
+        "The man in the March log who had cataract surgery uses Lumiprednol: over how many"
+        " weeks is the course tapered?",
+        "daycase",
+    )
+    assert record["abstained"], record["answer"]

@@ -64,7 +64,13 @@ from prefrag.reasoners._span_forms import (
     with_short_span,
 )
 from prefrag.reasoners._spans import asked_thing
-from prefrag.reasoners._subject_links import SubjectLink, linked_confidence, linked_subject
+from prefrag.reasoners._subject_links import (
+    SubjectLink,
+    linked_confidence,
+    linked_subject,
+    situation_link,
+    with_links,
+)
 from prefrag.reasoners._subjects import subject_sentences, unaddressed_aspect
 from prefrag.reasoners._support import (
     observed_documents,
@@ -384,6 +390,15 @@ def evidence_check(
     # month) is the link's to match; the answer covers what the question asks.
     asked = asked_clause(judge.shape.text) if found else None
     qualifier = uncovered(judge, draft, evidence, asked)
+    if qualifier and not found:
+        # A qualifier of the situation told ("the man in the March log"), not of what is
+        # asked, may be said by the first hop linking that situation to the answer.
+        asking = asked_clause(judge.shape.text)
+        link = situation_link(judge, draft, evidence, qualifier)
+        if link is not None and not uncovered(judge, draft, evidence, asking):
+            draft, found, asked, qualifier = with_links(draft, [link], evidence), [link], asking, ""
+            if links is not None:
+                links.append(link)
     sentence = span_sentence(draft)
     if qualifier and draft.short_answer.strip() and sentence is not None:
         # The span's clause is another age group's ("10 ml for adults; ..."): when the whole

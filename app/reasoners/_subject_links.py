@@ -22,6 +22,7 @@ its sentence read through the link (`linked_confidence`).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from prefrag.reasoners._bridges import described_thing
@@ -100,20 +101,68 @@ def subject_link(
 ) -> SubjectLink | None:
     """The best-matching first hop naming `missing` and what the answer is about, if any.
 
+    A heading over one of the answer's own sentences naming `missing` ("2. Ms Ada Pell"
+    over a log's plan read beside another note's sentence) says whose entry it is, when
+    that sentence says some of the question besides the name; else `first_hop` finds a
+    hop naming `missing` as the subject check reads names.
+    """
+    if missing in evidence.titles or not linkable(judge):
+        return None  # a note's title the question names is no person or place to link
+    own = _own_sentences(draft, evidence)
+    if len(own) > 1:
+        asked = frozenset(judge.weights.weights) - term_set(missing)
+        for sentence in own:
+            named = term_set(sentence.heading)
+            if named and mentioned(missing, named, evidence) and sentence.terms & asked:
+                return SubjectLink(sentence.doc, sentence.heading, named)
+    return first_hop(
+        judge, draft, evidence, lambda _, terms: mentioned(missing, terms, evidence), missing
+    )
+
+
+def situation_link(
+    judge: Judge, draft: AnswerDraft, evidence: Evidence, qualifier: str
+) -> SubjectLink | None:
+    """The first hop whose words or note's title say a qualifier of the situation told.
+
+    "The man in the March review log whose INR dropped ...: how often ...?" is answered
+    by a sentence of the medicine's note, which never says March: the log's entry about
+    him (in a note titled "Review log, March 2026") does (`first_hop`).
+    """
+    wanted = term_set(qualifier)
+    if not wanted:
+        return None
+    return first_hop(
+        judge,
+        draft,
+        evidence,
+        lambda doc, terms: wanted <= terms | evidence.title_terms[doc],
+        "",
+    )
+
+
+def first_hop(
+    judge: Judge,
+    draft: AnswerDraft,
+    evidence: Evidence,
+    says: Callable[[int, frozenset[str]], bool],
+    missing: str,
+) -> SubjectLink | None:
+    """The best-matching first hop that `says` what is missing and names what the answer is about.
+
     What the answer is about (`_about`): the names its own words write and the rare words
     of its cited notes' titles and its sentences' headings. A first hop (a sentence with
-    its heading, a line or a bullet record of a note) names `missing` as the subject check
-    reads names, writes one of those words, and says some of the question's description
-    that neither the name nor the answer's own words say ("the antibiotic Mr X got for his
-    water infection": "Mr X: urinary tract infection, started ciprofloxacin"): a note that
-    only names him beside the answer's medicine does not make its every fact his. Of
-    several, the one covering most of the question's weight; its text is its parts that
-    name either (the heading naming him, the sentences naming the answer's thing).
+    its heading, a line or a bullet record of a note) says the missing thing (`says`, of
+    its note and terms), writes one of those words, and says some of the question's
+    description that neither `missing` nor the answer's own words say ("the antibiotic Mr
+    X got for his water infection": "Mr X: urinary tract infection, started
+    ciprofloxacin"): a note that only names him beside the answer's medicine does not make
+    its every fact his. Of several, the one covering most of the question's weight; its
+    text is its parts that say either (the heading naming him, the sentences naming the
+    answer's thing).
     """
-    if judge.sides or judge.shape.kind == "yesno" or missing in evidence.titles:
-        return None  # both sides of a yes/no decide it; a title named is no first hop
-    if described_thing(judge.shape.text) is not None:
-        return None  # "the engineer of X": `_bridges` asks the first hop by name
+    if not linkable(judge):
+        return None
     own = _own_sentences(draft, evidence)
     answer_terms = term_set(f"{draft.answer} {draft.rationale.removeprefix(FROM)}")
     about = _about(draft, evidence, own) - term_set(missing)
@@ -121,29 +170,20 @@ def subject_link(
         return None
     own_texts = {" ".join(s.text.split()) for s in own}
     said_before = answer_terms | term_set(missing)
-    if len(own) > 1:
-        # A heading over one of the answer's own sentences naming him ("2. Ms Ada Pell")
-        # says whose entry it is: a log's plan read beside another note's sentence.
-        # The entry's own sentence must say some of the question besides his name.
-        asked = frozenset(judge.weights.weights) - term_set(missing)
-        for sentence in own:
-            named = term_set(sentence.heading)
-            if named and mentioned(missing, named, evidence) and sentence.terms & asked:
-                return SubjectLink(sentence.doc, sentence.heading, named)
     best: tuple[float, SubjectLink] | None = None
     for doc, heading, text in _first_hops(evidence):
         parts = [
             part
             for part in split_sentences(text)
             if " ".join(part.split()) not in own_texts
-            and (term_set(part) & about or mentioned(missing, term_set(part), evidence))
+            and (term_set(part) & about or says(doc, term_set(part)))
         ]
-        if not mentioned(missing, term_set(" ".join(parts)), evidence):
-            if not heading or not mentioned(missing, term_set(heading), evidence):
+        if not says(doc, term_set(" ".join(parts))):
+            if not heading or not says(doc, term_set(heading)):
                 continue
             parts = [heading, *parts]
         terms = term_set(" ".join(parts))
-        if not terms & about or not mentioned(missing, terms, evidence):
+        if not terms & about or not says(doc, terms):
             continue
         described = frozenset(t for t in terms if t in judge.weights.weights) - said_before
         if not described:
@@ -152,6 +192,17 @@ def subject_link(
         if best is None or score > best[0]:
             best = (score, SubjectLink(doc, plain(" ".join(parts)), terms))
     return best[1] if best else None
+
+
+def linkable(judge: Judge) -> bool:
+    """Whether a first hop may stand between the question and its answer.
+
+    Not for a yes/no or a choice (both subjects, each option decide it), nor for a question
+    about a described thing ("the engineer of X": `_bridges` asks the first hop by name).
+    """
+    if judge.sides or judge.shape.kind == "yesno":
+        return False
+    return described_thing(judge.shape.text) is None
 
 
 def _about(draft: AnswerDraft, evidence: Evidence, own: list[Sentence]) -> frozenset[str]:
@@ -230,4 +281,11 @@ def _first_hops(evidence: Evidence) -> list[tuple[int, str, str]]:
     return hops
 
 
-__all__ = ["SubjectLink", "linked_confidence", "linked_subject", "subject_link", "with_links"]
+__all__ = [
+    "SubjectLink",
+    "linked_confidence",
+    "linked_subject",
+    "situation_link",
+    "subject_link",
+    "with_links",
+]

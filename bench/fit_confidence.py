@@ -1,15 +1,15 @@
 """Fit the extractive reasoner's answer confidence on our tuning splits, one left out at a time.
 
 Each corpus of `bench/tuning/` is indexed as `bench/tuning_set.py` does, and every question
-of the tuning splits (`FOLDS`: `tune`, `fresh`...`fresh8`) and of `heldout` is asked through
+of the tuning splits (`FOLDS`: `tune`, `fresh`...`fresh9`) and of `heldout` is asked through
 the API with the answer policy's best answer kept whatever its confidence
 (`answer_question(..., calibrated=False)`); the features of that answer
 (`prefrag.reasoners._confidence.answer_features`) are recorded with whether the answer is
 right by the tuning set's rule (`tuning_set.is_right`; any answer to an unanswerable
 question is wrong). Questions the policy declines outright (no document about the named
 subject, no sentence of the asked type...) have no features and stay abstentions. Any
-other split (`fresh9`, the reported-only split; `sealed`) is never collected; `fresh8` is
-tuning data, and a fold, from stop 34.
+other split (`fresh10`, the reported-only split; `sealed`) is never collected; `fresh9` is
+tuning data, and a fold, from stop 35.
 
 `--hotpot 1-200` adds rows from HotpotQA's tuning half, run through the loop of
 `bench/dev_extractive_hotpot.py --embeddings`; they are labelled by exact match of what is
@@ -745,7 +745,7 @@ def main() -> None:
         rows = json.loads(args.rows.read_text())
     else:
         # The tuning splits are fitted on (one left out at a time); `heldout` is collected
-        # to be scored only, and any other split (`fresh9`, `sealed`) never reaches a fit.
+        # to be scored only, and any other split (`fresh10`, `sealed`) never reaches a fit.
         items = [
             item for split in (*FOLDS, "heldout") for item in tuning_set.load_questions(split, None)
         ]

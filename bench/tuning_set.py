@@ -29,8 +29,8 @@ confidently wrong (share of all items given a non-abstained answer that is not r
 wrong answers to answerable items plus answers to unanswerable ones).
 
     .venv/bin/python bench/tuning_set.py
-        [--split tune|heldout|fresh|fresh2|...|fresh9|sealed|all] [--corpus clinic]
-        (`all`: every split but the unseen `fresh9`)
+        [--split tune|heldout|fresh|fresh2|...|fresh10|sealed|all] [--corpus clinic]
+        (`all`: every split but the unseen `fresh10`)
         [--json runs/tuning.json] [--limit N] [--show] [--set bench/sealed]
 
 `--set DIR` scores another set laid out the same way (`DIR/questions.jsonl`,
@@ -59,9 +59,9 @@ TUNING = Path(__file__).resolve().parent / "tuning"
 QUESTIONS = TUNING / "questions.jsonl"
 UNANSWERABLE = "unanswerable"
 # The split nobody has seen answers to yet: reported, never tuned on, left out of `all`.
-UNSEEN = "fresh9"
+UNSEEN = "fresh10"
 # The question splits of bench/tuning (the sealed set lives apart), oldest first.
-SPLITS = ("tune", "heldout", "fresh", *(f"fresh{n}" for n in range(2, 10)))
+SPLITS = ("tune", "heldout", "fresh", *(f"fresh{n}" for n in range(2, 11)))
 _ARTICLES = frozenset({"a", "an", "the"})
 _TOKEN = re.compile(r"[a-z0-9]+(?:[./][0-9]+)*")
 # A heading marker, bold, or a table's cell separator / rule line.
@@ -140,7 +140,7 @@ def cited_documents(result: dict[str, Any]) -> list[str]:
 
 
 def load_questions(split: str, corpus: str | None, set_dir: Path = TUNING) -> list[dict[str, Any]]:
-    """The questions of one split (`tune`, `heldout`, `fresh`...`fresh9`, `sealed`, `all`).
+    """The questions of one split (`tune`, `heldout`, `fresh`...`fresh10`, `sealed`, `all`).
 
     `all` is every split but the unseen one (`UNSEEN`), which is scored only by its name: a
     routine `--split all` while tuning must not show it.

@@ -67,12 +67,13 @@ FRESH_SPLITS = {
     "fresh7": {"clinic8", "interactions8", "encyclopedia8"},
     "fresh8": {"clinic9", "interactions9", "encyclopedia9"},
     "fresh9": {"clinic10", "interactions10", "encyclopedia10"},
+    "fresh10": {"clinic11", "interactions11", "encyclopedia11"},
 }
 
 
 @pytest.mark.parametrize("split", sorted(FRESH_SPLITS))
 def test_a_fresh_split_loads_on_corpora_of_its_own(split: str) -> None:
-    """`--split fresh`...`fresh9`: own three corpora, every kind, a fifth unanswerable."""
+    """`--split fresh`...`fresh10`: own three corpora, every kind, a fifth unanswerable."""
     fresh = scorer.load_questions(split, None)
     assert len(fresh) >= 75
     corpora = {item["corpus"] for item in fresh}
@@ -91,11 +92,18 @@ def test_a_fresh_split_loads_on_corpora_of_its_own(split: str) -> None:
 
 @pytest.mark.parametrize(
     ("split", "prefix"),
-    [("fresh5", "6"), ("fresh6", "7"), ("fresh7", "8"), ("fresh8", "9"), (scorer.UNSEEN, "10")],
-    ids=["fresh5", "fresh6", "fresh7", "fresh8", "unseen"],
+    [
+        ("fresh5", "6"),
+        ("fresh6", "7"),
+        ("fresh7", "8"),
+        ("fresh8", "9"),
+        ("fresh9", "10"),
+        (scorer.UNSEEN, "11"),
+    ],
+    ids=["fresh5", "fresh6", "fresh7", "fresh8", "fresh9", "unseen"],
 )
 def test_the_recent_splits_have_their_kinds_mix(split: str, prefix: str) -> None:
-    """fresh5 to fresh8 and the unseen fresh9: own id prefixes, enough bridges, comparisons
+    """fresh5 to fresh9 and the unseen fresh10: own id prefixes, enough bridges, comparisons
     and follow-ups, 15 to 22 documents per corpus."""
     items = scorer.load_questions(split, None)
     prefixes = {f"clinic{prefix}": f"cl{prefix}-", f"interactions{prefix}": f"ix{prefix}-"}
@@ -107,16 +115,16 @@ def test_the_recent_splits_have_their_kinds_mix(split: str, prefix: str) -> None
         assert 15 <= len(scorer.corpus_documents(corpus)) <= 22, corpus
 
 
-def test_the_unseen_split_is_fresh9_and_never_fitted_on() -> None:
-    """fresh9 is held out this stop: `all` (and so the confidence fit) includes fresh5 to
-    fresh8, tuning splits from stops 31 to 34, and leaves fresh9 out."""
-    assert scorer.UNSEEN == "fresh9"
-    tuning = {"fresh5", "fresh6", "fresh7", "fresh8"}
+def test_the_unseen_split_is_fresh10_and_never_fitted_on() -> None:
+    """fresh10 is held out this stop: `all` (and so the confidence fit) includes fresh5 to
+    fresh9, tuning splits from stops 31 to 35, and leaves fresh10 out."""
+    assert scorer.UNSEEN == "fresh10"
+    tuning = {"fresh5", "fresh6", "fresh7", "fresh8", "fresh9"}
     splits = {item["split"] for item in scorer.load_questions("all", None)}
-    assert tuning <= splits and "fresh9" not in splits
+    assert tuning <= splits and "fresh10" not in splits
     fit_confidence = load_file(REPO_ROOT / "bench" / "fit_confidence.py", "fit_confidence")
     assert tuning <= set(fit_confidence.FOLDS)
-    assert "fresh9" not in fit_confidence.FOLDS
+    assert "fresh10" not in fit_confidence.FOLDS
 
 
 def _item(**fields: object) -> dict[str, object]:

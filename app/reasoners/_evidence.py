@@ -20,7 +20,7 @@ from prefrag.reasoners._condense import ellipsis_part
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._record_links import Record, record_links, records_of
 from prefrag.reasoners._relations import names_by_relation, relation_of, with_relations
-from prefrag.reasoners._slots import slot_positions, slot_share
+from prefrag.reasoners._slots import conditioned_values, slot_positions, slot_share
 from prefrag.reasoners._text import (
     QuestionShape,
     Span,
@@ -156,6 +156,8 @@ class Candidate:
     score: float
     support: ScoredSentence
     kind: str
+    # Where the span starts in its sentence (-1: not known, or not in it, a title).
+    start: int = -1
 
 
 _LOWER_WORD_RE = re.compile(r"\b[a-z][a-z'-]+\b")
@@ -461,6 +463,7 @@ def answer_candidates(
         if title and normalize_answer(title) not in normalize_answer(sentence.text):
             # Sentences often name their subject by pronoun; the title stands in for it.
             spans.append(Span(title, "name", -1, -1))
+        conditioned = conditioned_values(shape.text, sentence.text, spans)
         for span in spans:
             fit = fits.get(span.kind, 0.0)
             key = normalize_answer(span.text)
@@ -468,7 +471,9 @@ def answer_candidates(
                 continue
             span_terms = term_set(span.text)
             if span.kind in ("number", "year", "date"):
-                novelty = 0.0 if key in question_norm else 1.0
+                # Given by the question as a figure of its own ("the 4" of "4AT" is not).
+                said = re.search(rf"(?<![\w.,]){re.escape(key)}(?![\w]|[.,]\d)", question_norm)
+                novelty = 0.0 if said else 1.0
             else:
                 novelty = 1.0 - (len(span_terms & question_terms) / len(span_terms or {""}))
             if novelty <= 0.0:
@@ -505,14 +510,22 @@ def answer_candidates(
             subject_factor *= 1.0 + PARAMS.slot_bonus * slot_share(
                 sentence.text, span, spans, positions
             )
+            if span.kind == "number" and span.start in conditioned:
+                # "... if creatinine clearance is 20": the value of the clause holding 20
+                # (not the usual one, when another clause names the case asked).
+                meets = conditioned[span.start]
+                subject_factor *= PARAMS.condition_match if meets else PARAMS.condition_miss
             score = scored.score * fit * novelty * subject_factor * proximity(span, near)
-            pooled.setdefault(key, []).append(Candidate(span.text, score, scored, span.kind))
+            candidate = Candidate(span.text, score, scored, span.kind, span.start)
+            pooled.setdefault(key, []).append(candidate)
     candidates = []
     for group in pooled.values():
         group.sort(key=lambda c: -c.score)
         bonus = PARAMS.repeat_bonus * sum(c.score for c in group[1:])
         best = group[0]
-        candidates.append(Candidate(best.text, best.score + bonus, best.support, best.kind))
+        candidates.append(
+            Candidate(best.text, best.score + bonus, best.support, best.kind, best.start)
+        )
     candidates.sort(key=lambda c: (-c.score, c.support.sentence.doc, c.text))
     return candidates
 

@@ -20,6 +20,7 @@ def _chosen(default: T, how: str) -> Any:
 
 
 HAND_SET = "hand-set; checked on HotpotQA items 1-200 and the demo questions"
+_FIGURES_SET = "hand-set on fresh7 to fresh9 of bench/tuning; checked on fresh5 and fresh6"
 TUNE_SET = "hand-set; checked on the tune half of bench/tuning and the demo questions"
 CALIBRATED = (
     "chosen with bench/calibration_curve.py on the tuning questions (our invented notes, the"
@@ -103,6 +104,15 @@ class ExtractiveParams:
         0.5,
         "hand-set on the tune, fresh, fresh2 and fresh4 splits of bench/tuning (up to +50% for"
         " the value of a sentence whose own slot holds most of the question's words)",
+    )
+    condition_match: float = _chosen(
+        2.0,
+        _FIGURES_SET + " (a value whose clause's bounds hold the figure the question gives:"
+        " the dose 'if it is 10 to 29' for 'creatinine clearance is 20')",
+    )
+    condition_miss: float = _chosen(
+        0.25,
+        _FIGURES_SET + " (a value whose clause's bounds leave out the figure the question gives)",
     )
     # --- bridges and queries
     bridge_sentences: int = _chosen(4, HAND_SET)

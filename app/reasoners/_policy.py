@@ -46,10 +46,13 @@ from prefrag.reasoners._attributes import said_attribute
 from prefrag.reasoners._evidence import Evidence, QuestionWeights, ScoredSentence
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._quantities import (
+    CLOCK_RE,
     FIGURE_QUALIFIER_PATTERN,
+    OPEN_END_RE,
     asked_quantity,
     figure_answers,
     measure_words,
+    number_position,
 )
 from prefrag.reasoners._relations import with_relations
 from prefrag.reasoners._text import (
@@ -74,7 +77,8 @@ _LINE_MARK_RE = re.compile(r"(?m)^\s*(?:#{1,6}\s+|>\s*|[-*+\u2022]\s+)")
 _NUMBER = r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
 _RANGE_RE = re.compile(rf"{_NUMBER}(?:\s*(?:to|-|\u2013|/|and|or)\s*{_NUMBER})*")
 _UNIT_RE = re.compile(
-    r"\s*(%|percent\b|per cent\b|(?:(?:square|sq\.?|cubic|nautical)\s+)?"  # "610 square km"
+    r"(?:\s*|-)(%|percent\b|per cent\b|\u00b0\s?[CF]\b"
+    r"|(?:(?:square|sq\.?|cubic|nautical)\s+)?"  # "610 square km"
     r"(?:[a-zA-Z\u00b5\u03bc]+(?:/[a-zA-Z0-9]+)?)"
     r"(?:\s+(?:once|twice|three times|four times|a|per|each|every)\s+(?:a\s+)?"
     r"(?:day|daily|week|month|year|hour|dose))?)"
@@ -424,9 +428,14 @@ def figure(sentence: str, span: Span) -> str | None:
     None when no unit follows the number in its sentence: a bare number says nothing. A
     currency sign before it is its unit ("\u00a348,000", "$12.50 a month").
     """
-    start = span.start if span.start >= 0 else sentence.find(span.text)
+    start = span.start if span.start >= 0 else number_position(sentence, span.text)
     if start < 0:
         return None
+    clock = CLOCK_RE.match(sentence, start)
+    if clock is not None:
+        return clock.group()  # a time of day: "1 pm to 5 pm", "6:30pm"
+    qualifier = re.search(rf"\b(?:{FIGURE_QUALIFIER_PATTERN})\s+$", sentence[:start], re.I)
+    begin = qualifier.start() if qualifier else start
     figure_match = _RANGE_RE.match(sentence, start)
     end = figure_match.end() if figure_match else start + len(span.text)
     end = max(end, start + len(span.text))
@@ -435,10 +444,20 @@ def figure(sentence: str, span: Span) -> str | None:
         return sentence[start - 1 : period.end() if period else end]
     unit = _UNIT_RE.match(sentence, end)
     if unit is None or unit.group(1).lower() in _NOT_UNITS:
-        return None
-    qualifier = re.search(rf"\b(?:{FIGURE_QUALIFIER_PATTERN})\s+$", sentence[:start], re.I)
-    begin = qualifier.start() if qualifier else start
-    return sentence[begin : unit.end()].strip(" ,;")
+        # "a score of 4 or more": an open end is the figure's, unit or none.
+        open_end = OPEN_END_RE.match(sentence, end)
+        return sentence[start : open_end.end()] if open_end else None
+    end = unit.end()
+    if sentence[unit.start()] == "-":
+        # "a 21-day cycle": the hyphened unit qualifies the noun after it, which says what
+        # the figure measures.
+        noun = _QUALIFIED_NOUN_RE.match(sentence, end)
+        end = noun.end() if noun and noun.group(1).lower() not in _NOT_UNITS else end
+    open_end = OPEN_END_RE.match(sentence, end)
+    return sentence[begin : open_end.end() if open_end else end].strip(" ,;")
+
+
+_QUALIFIED_NOUN_RE = re.compile(r"\s+([a-z][a-z-]+)\b")
 
 
 def counts_asked(shape: QuestionShape) -> bool:

@@ -1,13 +1,19 @@
 """The kind of quantity a question asks for, and whether a figure's unit is of that kind.
 
 "How long should the course last?" asks for a duration: "5 days" answers it, "400 mg" (a
-dose in the same sentence) does not. "What dose ...?" and "how much ...?" ask for a dose or an
-amount, "how many people ...?" a count, "what blood pressure / level / target ...?" a reading
-("135/85 mmHg", "6.0 mmol/L"), "how high / deep / far ...?" a length, "how far apart ...?"
-a separation in time or space. A figure is judged by
-the unit that follows its number (and range): a figure whose unit is of another kind is not
-the answer, whatever sentence holds it. A question whose kind is not recognised accepts any
-figure, as before.
+dose in the same sentence) does not. "What dose ...?" asks for a dose, "how much ...?" an
+amount of anything but time (a later, narrower wording says which: "how much does it cost"
+a price; "how much higher" a length), "how many people ...?" a count, "what blood pressure /
+level / target ...?" a reading ("135/85 mmHg", "6.0 mmol/L"), "how high / deep / far ...?" a
+length, "how far apart ...?" a separation in time or space, "what times ...?" a time of day
+("1 pm to 5 pm"). Of several wordings, the one nearest the question's start decides ("what
+dose ... at altitude" asks a dose); what a figure is counted per ("how much per dose") and a
+condition ("... if the eGFR is 38") are not what is asked. `asks_measure` tells a question
+whose asked phrase names a measured quantity ("what dose of X", "max dose of X?"): a figure
+answers it. A figure is judged by the unit that follows its number (and range), hyphened
+("a 21-day cycle") or after a scale word ("5 million cubic metres"): a figure whose unit is
+of another kind is not the answer, whatever sentence holds it. A question whose kind is not
+recognised accepts any figure, as before.
 """
 
 from __future__ import annotations
@@ -32,6 +38,10 @@ FIGURE_QUALIFIERS: tuple[str, ...] = tuple(
     )
 )
 FIGURE_QUALIFIER_PATTERN = "|".join(q.replace(" ", r"\s+") for q in FIGURE_QUALIFIERS)
+# The open end after a figure, part of it: "4 or more", "37.5 \u00b0C or above", "60 and over".
+OPEN_END_RE = re.compile(
+    r"\s+(?:or|and)\s+(?:more|above|over|higher|greater|less|below|under|lower|fewer)\b", re.I
+)
 
 # Units, by the kind of quantity they measure (lower case; matched on the unit's first word).
 _UNIT_KINDS: dict[str, frozenset[str]] = {
@@ -44,8 +54,11 @@ _UNIT_KINDS: dict[str, frozenset[str]] = {
         "mg milligram milligrams milligramme milligrammes g gram grams gramme grammes mcg"
         " microgram micrograms microgramme microgrammes \u00b5g \u03bcg ug ml millilitre"
         " millilitres milliliter milliliters unit units iu tablet tablets capsule capsules"
-        " puff puffs drop drops sachet sachets dose doses spray sprays patch patches".split()
+        " puff puffs drop drops sachet sachets spray sprays patch patches".split()
     ),
+    # "3 doses" counts doses: it answers "how many doses", not "what dose".
+    "count": frozenset("dose doses".split()),
+    "volume": frozenset("litre litres liter liters l gallon gallons cubic pint pints".split()),
     "length": frozenset(
         "km kilometre kilometres kilometer kilometers m metre metres meter meters mile miles"
         " nautical"
@@ -64,6 +77,8 @@ _UNIT_KINDS: dict[str, frozenset[str]] = {
     ),
     "temperature": frozenset("\u00b0c \u00b0f degree degrees celsius fahrenheit".split()),
     "rate": frozenset("beats beat bpm breaths breath".split()),
+    # How many times as much: "levels rise 8-fold".
+    "factor": frozenset("fold".split()),
 }
 # Words after a number that make it a sum of money ("5 million", "300 guineas"); a currency
 # sign before it ("£48,000") does too.
@@ -77,9 +92,35 @@ _CURRENCY_RE = re.compile(r"[£$€¥]\s*\d")
 _READING_UNITS = frozenset("mmhg mmol micromol \u00b5mol \u03bcmol nmol pmol iu/l".split())
 _DOSE_PER_RE = re.compile(r"^(?:mg|g|mcg|\u00b5g|\u03bcg|ml|units?)/(?:kg|day|d|dose|week)\b")
 
+# "How much": an amount of anything but time (a dose, a weight, a sum of money, ...).
+_ANY_AMOUNT = frozenset(
+    {"dose", "mass", "percentage", "money", "length", "area", "volume", "factor"}
+)
+# A question asking for a time of day (not "what time of year").
+_ASKS_CLOCK_RE = re.compile(
+    r"\bwhat times?\b(?! of (?:the )?year)|\b(?:what|which) hours\b|\bopening (?:hours|times)\b"
+)
+
+
+_CLOCK = r"\d{1,2}(?:[.:]\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.)"
+# A time of day, or a span of the day: "8am", "6:30pm", "1 pm to 5 pm", "9am to 12 noon".
+CLOCK_RE = re.compile(
+    rf"(?:\d{{1,2}}(?:[.:]\d\d)?\s*(?:am|pm|a\.m\.|p\.m\.)?\s*(?:to|-|\u2013|until|till)\s*"
+    rf"(?:{_CLOCK}|(?:12\s+)?(?:noon|midday|midnight))|{_CLOCK})(?![a-z])",
+    re.IGNORECASE,
+)
+
+
+def asks_clock_time(question: str) -> bool:
+    """Whether the question asks for a time of day ("what times is the clinic?")."""
+    return bool(_ASKS_CLOCK_RE.search(question.lower()))
+
+
 # What the question asks for; the first matching wording decides. Each kind lists the unit
 # kinds that answer it ("count" accepts a bare number or a unit of no other kind: "22 locks").
 _ASKED: list[tuple[re.Pattern[str], frozenset[str]]] = [
+    # A time of day: "what times is the clinic?", "opening hours", "until what time?".
+    (_ASKS_CLOCK_RE, frozenset({"clock"})),
     (re.compile(r"\bhow many times\b"), frozenset({"duration", "frequency", "count"})),
     (re.compile(r"\bhow (?:often|frequently)\b"), frozenset({"duration", "frequency"})),
     (re.compile(r"\bhow old\b|\bwhat age\b|\bat what age\b"), frozenset({"age"})),
@@ -91,7 +132,7 @@ _ASKED: list[tuple[re.Pattern[str], frozenset[str]]] = [
         re.compile(
             r"\bhow (?:soon|often|frequently)\b|\bhow long (?:after|before|until|for|should"
             r"|does|do|did|will|can|must|is the course|is a course|is the treatment)\b"
-            r"|\bfor how long\b|\b(?:duration|how many times a)\b"
+            r"|\bfor how long\b|\b(?:duration|how many times a|interval|intervals)\b"
         ),
         frozenset({"duration"}),
     ),
@@ -125,15 +166,28 @@ _ASKED: list[tuple[re.Pattern[str], frozenset[str]]] = [
             r"\b(?:blood pressure|bp|pressure|level|levels|reading|readings|hba1c|inr"
             r"|cholesterol|concentration|peak flow|saturation|egfr|score)\b"
         ),
-        frozenset({"reading", "percentage"}),
+        # A level is read in its units, or as a share or a factor it rises by ("8-fold").
+        frozenset({"reading", "percentage", "factor"}),
     ),
     (
         re.compile(r"\b(?:doses?|dosage)\b|\b(?:most|maximum|minimum|least) \w+ (?:can|may)"),
         frozenset({"dose"}),
     ),
-    # "How much" is an amount of anything but time or length: a dose, a weight, a share,
-    # or a sum of money ("5 million"); not a count of things ("after 3 cycles").
-    (re.compile(r"\bhow much\b"), frozenset({"dose", "mass", "percentage", "money"})),
+    # "How much higher / longer / warmer": the comparative names the dimension.
+    (
+        re.compile(r"\bhow much (?:higher|taller|deeper|further|farther|lower|wider|narrower)\b"),
+        frozenset({"length"}),
+    ),
+    (
+        re.compile(r"\bhow much (?:longer|shorter|later|earlier|sooner)\b"),
+        frozenset({"duration", "length"}),
+    ),
+    (re.compile(r"\bhow much (?:heavier|lighter)\b"), frozenset({"mass"})),
+    (re.compile(r"\bhow much (?:hotter|warmer|colder|cooler)\b"), frozenset({"temperature"})),
+    # "How much" is an amount of anything but time: a dose, a weight, a share, a sum of
+    # money ("5 million"), a length or an area ("how much fencing", "how much land"); not a
+    # count of things ("after 3 cycles").
+    (re.compile(r"\bhow much\b"), _ANY_AMOUNT),
     (
         re.compile(r"\bhow many\b|\bpopulation\b|\bnumber of\b"),
         frozenset({"count"}),
@@ -160,6 +214,30 @@ _MEASURE_RE = re.compile(
 )
 
 
+# Nouns naming a measured quantity: "what dose ...", "the starting dose of X?", "what
+# temperature ...", "what's the price of ...".
+_MEASURED_NOUNS = (
+    r"(?:doses?|dosages?|temperature|price|cost|fee|fare|levels?|reading|pressure|score|age"
+    r"|weight|height|length|depth|size|area|population|distance|interval|half[- ]life|limit"
+    r"|max|maximum|minimum|amount|range|target|threshold|value|percentage|speed|gradient)"
+)
+_ASKS_MEASURE_RE = re.compile(
+    rf"^\W*(?:[\w'-]+\W+){{0,8}}?what(?:'s|s|\s+is|\s+was|\s+are|\s+were)?"
+    rf"\s+(?:(?:the|its|their|a|an|your|my)\s+)?(?:[\w-]+\s+){{0,2}}?{_MEASURED_NOUNS}\b"
+    rf"|^(?!.*\b(?:who|whom|whose|what|whats|which|where|when|why|how)\b).*\b{_MEASURED_NOUNS}\b"
+)
+
+
+def asks_measure(question: str) -> bool:
+    """Whether the question's asked phrase names a measured quantity: a figure answers it.
+
+    "What dose of X ...?", "what's the starting dose of X", "what temperature counts as a
+    fever?", and a question with no wh-word naming one ("max dose of X on Y?", "population
+    of Z 2021").
+    """
+    return bool(_ASKS_MEASURE_RE.search(question.lower()))
+
+
 def measure_words(question: str) -> str:
     """The question's words naming the quantity it asks for ("tall", "half-life"), joined."""
     return " ".join(m.group(m.lastindex or 0) for m in _MEASURE_RE.finditer(question.lower()))
@@ -178,17 +256,47 @@ def asked_quantity(question: str) -> frozenset[QuantityKind] | None:
             if kind not in ("percentage", "frequency") and counted.group(1) in units:
                 return frozenset({kind})
     # A condition ("... dose if the eGFR is 38") names a quantity that is given, not asked:
-    # the main clause's wording decides, the whole question's only when it names none.
-    main = _CONDITION_RE.sub("", lowered)
-    for text in (main, lowered) if main != lowered else (lowered,):
-        for pattern, kinds in _ASKED:
-            if pattern.search(text):
-                return kinds
+    # the main clause's wording decides, the whole question's only when it names none. What
+    # a figure is counted per ("how much per dose", "each night") is not what is asked.
+    main = _PER_RE.sub("", _CONDITION_RE.sub("", lowered))
+    for text in (main, _PER_RE.sub("", lowered)) if main != lowered else (lowered,):
+        # The wording nearest the question's start decides ("what dose ... for altitude
+        # sickness" asks a dose); of wordings starting together, the first listed.
+        found = [
+            (match.start(), order, kinds)
+            for order, (pattern, kinds) in enumerate(_ASKED)
+            if (match := pattern.search(text)) is not None
+        ]
+        if found:
+            found.sort(key=lambda f: (f[0], f[1]))
+            kinds = found[0][2]
+            if kinds == _ANY_AMOUNT:
+                # "How much does X cost?": a later, narrower wording says which amount.
+                narrower = [f[2] & kinds for f in found[1:] if f[2] & kinds]
+                kinds = narrower[0] if narrower else kinds
+            return kinds
     return None
+
+
+# What a figure is counted per: "per dose", "each night", "a week" after "how much".
+_PER_RE = re.compile(r"\b(?:per|each)\s+\w+")
 
 
 # A conditional clause after the question's main clause: "if ...", "unless ...", "when ...".
 _CONDITION_RE = re.compile(r"(?<=\w)[ ,]+(?:if|unless|once|provided|when|whenever)\b.*$")
+
+
+def number_position(sentence: str, number: str) -> int:
+    """Where `number` stands in `sentence` as a number of its own, or -1.
+
+    "2" of "2 days" is not the "2" inside "125 mg", nor "4" the one of "4AT": a digit or a
+    decimal point next to it makes it part of another number, a letter before it or a
+    capital after it part of a name.
+    """
+    if not number[:1].isdigit():
+        return sentence.find(number)
+    match = re.search(rf"(?<![\w.,]){re.escape(number)}(?![\dA-Z]|[.,]\d)", sentence)
+    return match.start() if match else sentence.find(number)
 
 
 def unit_kind(figure_text: str) -> QuantityKind | None:
@@ -201,11 +309,15 @@ def unit_kind(figure_text: str) -> QuantityKind | None:
     match = _FIGURE_RE.search(figure_text)
     if match is None:
         return None
-    rest = match.group(1).strip().lower()
+    rest = match.group(1).strip().lower().removeprefix("-")  # "a 21-day cycle"
+    # A scale word is part of the number: "5 million cubic metres" is a volume.
+    rest = re.sub(r"^(?:million|billion|thousand|hundred)\s+(?=[a-z\u00b0%])", "", rest)
     if not rest:
         return None
     if rest.startswith("%"):
         return "percentage"
+    if re.match(r"(?:[.:]\d\d\s*)?(?:am|pm|a\.m\.|p\.m\.)(?![a-z])|[.:]\d\d\b", rest):
+        return "clock"
     if _DOSE_PER_RE.match(rest):
         return "dose"
     first = re.split(r"[\s,;()]+", rest, maxsplit=1)[0]
@@ -291,14 +403,19 @@ def offset_not_length(question: str, sentence: str, figure_end: int) -> bool:
 
 
 __all__ = [
+    "CLOCK_RE",
     "FIGURE_QUALIFIERS",
     "FIGURE_QUALIFIER_PATTERN",
+    "OPEN_END_RE",
     "QuantityKind",
     "asked_quantity",
+    "asks_clock_time",
+    "asks_measure",
     "counted_figure",
     "figure_answers",
     "is_money",
     "measure_words",
+    "number_position",
     "offset_not_length",
     "unit_kind",
 ]

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from prefrag.reasoners._evidence import Evidence, QuestionWeights, ScoredSentence
 from prefrag.reasoners._params import PARAMS
-from prefrag.reasoners._quantities import FIGURE_QUALIFIER_PATTERN
+from prefrag.reasoners._quantities import FIGURE_QUALIFIER_PATTERN, number_position
 from prefrag.reasoners._support import support_ids
 from prefrag.reasoners._text import QuestionShape, jaccard, term_set, unique
 from prefrag.reasoners.base import AnswerDraft
@@ -181,7 +181,7 @@ def duration_span(sentence: str, text: str) -> str:
     `text` is the number as found in `sentence`; it comes back unchanged when no time
     unit follows it there.
     """
-    start = sentence.find(text)
+    start = number_position(sentence, text)
     if start < 0:
         return text
     end = start + len(text)

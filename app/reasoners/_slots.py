@@ -5,18 +5,26 @@ and shut down in 1931", "of the 60 pupils who sat it, 52 passed", "paid for by t
 Trust, opened by Edith Morrow". The question's words count for a value only inside its
 slot: the words between it and the nearest clause boundary (a comma, semicolon, colon,
 bracket or dash, a coordinating or relative word) or the next value of its kind, on either
-side; a comma right before a value is an apposition ("our new assistant, Ada Corran"), not
-a boundary. Words before the first value of a coordinated pair ("<subject> started trading in A
-and shut down in B") are the subject both values share: only the first value's own word
-("trading") counts for it. A figure's own unit ("60 *pupils*" for "how many pupils") is
-the kind asked, not a qualifier, and counts for no value.
+side; a comma right before a value, or before how usual or exact it is ("is longer, usually
+6 to 8 weeks"), is an apposition ("our new assistant, Ada Corran"), not a boundary; brackets
+right after a value name it ("14 days (the lead-in)") and its open end is its own ("4 or
+more suggests ..."). Words before the first value of a coordinated pair ("<subject> started
+trading in A and shut down in B") are the subject both values share: only the first value's
+own word ("trading") counts for it. A figure's own unit ("60 *pupils*" for "how many
+pupils") is the kind asked, not a qualifier, and counts for no value.
+
+A question giving a figure as its condition ("if the eGFR is 38", "weighs 80kg") is
+answered by the value whose clause's bounds hold it ("50 mg once daily when the eGFR is
+between 30 and 45"), not the usual one beside it (`conditioned_values`).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 
+from prefrag.reasoners._quantities import FIGURE_QUALIFIER_PATTERN, OPEN_END_RE
 from prefrag.reasoners._text import Span
 
 # A clause boundary inside a sentence: punctuation, or a coordinating or relative word.
@@ -28,6 +36,13 @@ _BOUNDARY_RE = re.compile(
 # Text between two values that coordinates them: "... 1788 and shut down in 1931".
 _COORDINATED_RE = re.compile(r"^\s*(?:and|or|but|then)\b", re.IGNORECASE)
 _WORD_RE = re.compile(r"[^\W_]+")
+# What may stand between an apposition's comma and its value: nothing, or how usual or how
+# exact the value is ("..., usually 6 to 8 weeks", "..., about 40").
+_APPOSED_RE = re.compile(
+    r"\s*(?:(?:usually|typically|normally|generally|often|mostly|currently|now)\s+)?"
+    rf"(?:(?:{FIGURE_QUALIFIER_PATTERN})\s+)?",
+    re.IGNORECASE,
+)
 # Text between two values listed together: "A and the B", "A, B", "A or B".
 _LISTED_RE = re.compile(r"\s*(?:[,/;]\s*)?(?:(?:and|or|as well as)\s+)?(?:the\s+)?")
 # Words between a value and the word it belongs to: "shut down *in* 1931", "opened *by*".
@@ -63,14 +78,25 @@ def slot_positions(
     if (
         boundaries
         and boundaries[-1].group() == ","
-        and not text[boundaries[-1].end() : first.start].strip()
+        and _APPOSED_RE.fullmatch(text[boundaries[-1].end() : first.start])
     ):
-        # An apposition: "our new assistant, Ada Corran, ..." - the comma joins the value to
-        # the noun before it, it does not part them.
+        # An apposition: "our new assistant, Ada Corran, ..." or "the wait is longer,
+        # usually 6 to 8 weeks" - the comma joins the value to the words before it.
         boundaries.pop()
     for boundary in boundaries:
         left = max(left, boundary.end())
-    after = _BOUNDARY_RE.search(text, last.end, right)
+    # "a score of 4 or more suggests ...": the open end is the value's, no boundary.
+    open_end = OPEN_END_RE.match(text, last.end)
+    after = _BOUNDARY_RE.search(text, open_end.end() if open_end else last.end, right)
+    if (
+        after is not None
+        and after.group() == "("
+        and not _BOUNDARY_RE.search(text[last.end : after.start()])
+    ):
+        # "for the first 14 days (the lead-in), then ...": the brackets after a value
+        # name it; its slot runs on past them.
+        closing = text.find(")", after.end(), right)
+        after = _BOUNDARY_RE.search(text, closing + 1, right) if closing >= 0 else after
     if after is not None:
         right = after.start()
     if index == 0 and len(groups) > 1:
@@ -116,4 +142,87 @@ def _distinct_words(text: str, positions: Sequence[int]) -> int:
     return len(found)
 
 
-__all__ = ["slot_positions", "slot_share"]
+# A figure the question gives as its condition: "if the eGFR is 38", "who weighs 80kg",
+# "creatinine clearance is 20", "for a 6 year old".
+_NUM = r"(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
+_GIVEN_RE = re.compile(
+    rf"\b(?:is|are|was|of|weighs?|weighing|aged?)\s+(?:about\s+|around\s+)?{_NUM}"
+    r"(?![\d,.]*\s*(?:%|am|pm)\b)"
+    rf"|\b{_NUM}[\s-]*(?:years?|yrs?)[\s-]*old\b|\b{_NUM}\s*kg\b",
+    re.IGNORECASE,
+)
+_LOW = r"(?:above|over|more than|greater than|at least|from)"
+_HIGH = r"(?:below|under|less than|up to|lower than|fewer than)"
+# The bounds a clause sets on such a condition: "30 to 49", "below 30", "60 or more".
+_BOUND_RE = re.compile(
+    rf"\b{_NUM}\s*(?:to|-|\u2013|and)\s*{_NUM}|\b{_LOW}\s+{_NUM}|\b{_HIGH}\s+{_NUM}"
+    rf"|\b{_NUM}(?:\s*[a-z/%]+)?\s+or\s+(?:more|above|over)\b"
+    rf"|\b{_NUM}(?:\s*[a-z/%]+)?\s+or\s+(?:less|below|under)\b",
+    re.IGNORECASE,
+)
+# Where one clause of a sentence's alternatives ends: "1 g twice daily if ..., and 1 g once
+# daily if ...", "400 mg a day, or 300 mg a day if ...", "...; ...".
+_CLAUSE_END_RE = re.compile(r";|,\s+(?:and|but|or)\s+|\.\s|\b(?:while|whereas)\b")
+
+
+def given_value(question: str) -> float | None:
+    """The figure a question gives as its condition ("if the eGFR is 38" -> 38), or None."""
+    match = _GIVEN_RE.search(question)
+    if match is None:
+        return None
+    return _number(next(g for g in match.groups() if g))
+
+
+def condition_fit(question: str, text: str, start: int) -> bool | None:
+    """Whether the clause holding the value at `start` sets bounds the question's figure meets.
+
+    "Creatinine clearance is 20 - what dose?" read from "1 g twice daily if creatinine
+    clearance is 30 to 49 ml/min, and 1 g once daily if it is 10 to 29 ml/min": the second
+    dose's clause holds 20, the first's does not. None when the question gives no figure
+    or the value's clause sets no bounds (its own figure aside).
+    """
+    value = given_value(question)
+    if value is None:
+        return None
+    ends = list(_CLAUSE_END_RE.finditer(text))
+    left = max([m.end() for m in ends if m.end() <= start], default=0)
+    right = min([m.start() for m in ends if m.start() > start], default=len(text))
+    bounds = []
+    for match in _BOUND_RE.finditer(text, left, right):
+        if match.start() <= start < match.end():
+            continue  # the value's own range
+        numbers = [_number(g) if g else None for g in match.groups()]
+        low, high, above, below, at_least, at_most = numbers
+        if low is not None and high is not None:
+            bounds.append((low, high))
+        elif above is not None or at_least is not None:
+            bounds.append((above if above is not None else at_least or 0.0, math.inf))
+        elif below is not None or at_most is not None:
+            bounds.append((-math.inf, below if below is not None else at_most or 0.0))
+    if not bounds:
+        return None
+    return any(low <= value <= high for low, high in bounds)
+
+
+def conditioned_values(question: str, text: str, spans: Sequence[Span]) -> dict[int, bool]:
+    """Start -> whether each number value of `text` is the one for the question's figure.
+
+    Only when some value's clause holds the figure the question gives (`condition_fit`):
+    then it is, and every other value is not - the usual dose beside the reduced one, a
+    clause whose bounds leave the figure out. Empty otherwise: nothing to choose by.
+    """
+    fits = {
+        s.start: condition_fit(question, text, s.start)
+        for s in spans
+        if s.kind == "number" and s.start >= 0
+    }
+    if not any(fits.values()):
+        return {}
+    return {start: bool(fit) for start, fit in fits.items()}
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+__all__ = ["condition_fit", "conditioned_values", "given_value", "slot_positions", "slot_share"]

@@ -36,6 +36,7 @@ from prefrag.reasoners._quantities import (
     FIGURE_QUALIFIER_PATTERN,
     asked_quantity,
     figure_answers,
+    number_position,
     offset_not_length,
 )
 from prefrag.reasoners._shapes import duration_span
@@ -663,7 +664,10 @@ def span_text(shape: QuestionShape, evidence: Evidence, candidate: Candidate) ->
             if text != candidate.text and figure_answers(asked, text):
                 end = sentence.text.find(text) + len(text)
                 return None if offset_not_length(shape.text, sentence.text, end) else text
-        span = Span(candidate.text, "number", sentence.text.find(candidate.text), -1)
+        start = candidate.start
+        if start < 0 or sentence.text[start : start + len(candidate.text)] != candidate.text:
+            start = number_position(sentence.text, candidate.text)
+        span = Span(candidate.text, "number", start, -1)
         with_unit = figure(sentence.text, span)
         if with_unit is not None:
             end = sentence.text.find(with_unit) + len(with_unit)

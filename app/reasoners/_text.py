@@ -14,6 +14,7 @@ from functools import lru_cache, partial
 from typing import Literal
 
 from prefrag.answers import normalize_answer as normalize_answer  # the one rule
+from prefrag.reasoners._quantities import asks_clock_time, asks_measure
 from prefrag.reasoners._relations import joined_phrases
 from prefrag.reasoners._topics import asked_subject
 from prefrag.shared import shared
@@ -123,9 +124,10 @@ _DATE_RE = re.compile(
     rf"\b(?:(?:\d{{1,2}}\s+(?:{_MONTHS})|(?:{_MONTHS})(?:\s+\d{{1,2}}(?:st|nd|rd|th)?)?),?\s+)?"
     r"(?:1[0-9]{3}|20[0-9]{2})\b(?:s\b)?"
 )
+# A number, alone or with its unit written on ("9am", "7.30pm", "5mg", "250ml").
 _NUMBER_RE = re.compile(
     r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s+(?:million|billion|thousand|hundred))?"
-    r"(?![\w])"
+    r"(?:(?![\w])|(?=(?:am|pm|mg|mcg|g|kg|ml|km|m|cm|mm|h|hrs?|mins?)\b))"
 )
 NUMBER_WORDS = {
     "one": 1,
@@ -636,11 +638,16 @@ def _answer_type(lowered: str) -> AnswerType:
     asked = lowered[match.start() :] if match else lowered
     if re.match(r"how (many|much|long|old|tall|far|large|big)\b|what (percentage|number)\b", asked):
         return "number"
+    if asks_clock_time(lowered):
+        return "number"  # a time of day: "1 pm to 5 pm"
     if re.match(
         r"when\b|(what|which) (year|date|decade|century|day|month|years)\b|what time\b", asked
     ):
         return "date"
     if re.search(r"\bpopulation\b", asked) and re.match(r"what (is|was)\b", asked):
+        return "number"
+    if asks_measure(lowered):
+        # "What dose of X ...?", "max dose of X on Y?": a figure of the named quantity.
         return "number"
     if re.match(rf"(what|which) (is|was|are|were) (the )?([\w-]+ ){{0,3}}{_MEASURES}\b", asked):
         # "What is the usual target INR range ...", "What is the maximum daily dose ...".

@@ -94,8 +94,12 @@ def file_name_title(draft: AnswerDraft, evidence: Evidence) -> str | None:
     short = draft.short_answer.strip()
     if not _FILE_STEM.fullmatch(short) or short not in evidence.titles:
         return None
-    document = evidence.docs[evidence.titles.index(short)].page_content
-    words = re.split(r"[-_.]", short)
+    return written_name(short, evidence.docs[evidence.titles.index(short)].page_content)
+
+
+def written_name(stem: str, document: str) -> str:
+    """The name a file-name title stands for as `document` writes it capitalised, or ""."""
+    words = re.split(r"[-_.]", stem)
     written = re.compile(
         r"(?<![\w-])" + r"[\s-]+".join(re.escape(w) for w in words) + r"(?![\w-])", re.I
     )
@@ -190,16 +194,66 @@ def unnamed_subject(
         # A heading the answer's sentences all stand under ("## Ferndale clinic" over its
         # opening hours) names their subject.
         covered = covered | frozenset.intersection(*(s.section for s in own))
+    link = judged[0].scored.link if judged else None
+    if own and draft.rationale.startswith(FROM) and not hops and link is None:
+        # A span read from one sentence is about that sentence's note: another cited note
+        # naming the subject ("Vielmas") does not make the valley's figure the village's.
+        cited = list(dict.fromkeys(s.doc for s in own))
+    for sentence in own:
+        covered = covered | _referred_terms(evidence, sentence)
+    asked = term_set(judge.shape.text) - judge.name_terms
+    named = subjects(judge, evidence)
     for doc in cited:
-        covered = covered | evidence.title_terms[doc] | _lead_terms(evidence, doc)
+        covered = covered | evidence.title_terms[doc]
+        if not _names_another(evidence, doc, asked, named):
+            covered = covered | _lead_terms(evidence, doc)
         if len(cited) > 1 and hops:
             covered = covered | evidence.doc_terms[doc]
-    link = judged[0].scored.link if judged else None
     if link is not None:
         covered = covered | link.terms | evidence.title_terms[link.doc]
         if hops:
             covered = covered | evidence.doc_terms[link.doc]
-    return _unmentioned(subjects(judge, evidence), covered, evidence)
+    return _unmentioned(named, covered, evidence)
+
+
+def _names_another(
+    evidence: Evidence,
+    doc: int,
+    asked: frozenset[str],
+    named: list[tuple[str, frozenset[str]]],
+) -> bool:
+    """Whether a document is titled by the name of another thing than the question's.
+
+    A note titled "Nether Gorrell" (or "Letitia Thurlow") says "it" or "she" of its own
+    subject; a place or person its lead sentences mention on the way ("5 km downstream of
+    Lanwith Wells", "her brother Warren") is not what its later sentences are about, so the
+    lead does not stand for the question's names (`named`). A title naming one of them
+    ("St Ronan's Church" for "St Ronan's") or sharing a word the question asks with
+    besides its names ("Abbey of Saint-Gildric" for "the abbey church at Sainte-Aulde")
+    names the asked thing itself.
+    """
+    title = evidence.titles[doc].strip()
+    terms = evidence.title_terms[doc]
+    if not terms or terms & asked:
+        return False
+    if any(not _unmentioned([subject], terms, evidence) for subject in named):
+        return False
+    if _FILE_STEM.fullmatch(title):
+        # "nether-gorrell" names a place its note writes "Nether Gorrell";
+        # "kilbrannock-parish-church" describes a thing its note writes in lower case.
+        return bool(written_name(title, evidence.docs[doc].page_content))
+    return name_like(title)
+
+
+# A sentence opening with a pronoun ("Its owner from 1689 was ...") is about what the
+# sentence before it names.
+_ANAPHORA = re.compile(r"^\W*(?:it|its|he|his|she|her|they|their|this|these)\b", re.I)
+
+
+def _referred_terms(evidence: Evidence, sentence: Sentence) -> frozenset[str]:
+    """The terms of the sentence before `sentence` when it opens with a pronoun, else none."""
+    before = evidence.sentence_before(sentence) if _ANAPHORA.match(sentence.text) else None
+    return before.terms if before is not None else frozenset()
 
 
 def _unmentioned(
@@ -876,6 +930,7 @@ _DIMENSIONS = {
     # "How big?" asks an area or a size, which a length with its dimension is not.
     "big": ("big", "large", "size", "area", "square", "acre", "hectare", "km2", "cover"),
     "large": ("big", "large", "size", "area", "square", "acre", "hectare", "km2", "cover"),
+    "long": ("long", "length"),
 }
 _LENGTH_UNIT = (
     r"(?:kilometres?|kilometers?|km|metres?|meters?|m|miles?|feet|foot|ft|yards?|cm|inches)"
@@ -888,19 +943,37 @@ _TAGGED_LENGTH = re.compile(
 )
 
 
+_LENGTH_FIGURE = re.compile(rf"\d[\d,.]*\s*{_LENGTH_UNIT}\b", re.I)
+
+
 def other_dimension(question: str, answer: str) -> str:
     """The dimension the answer's lengths give when it is not the asked one ("" if none).
 
-    "How deep is the drain?" is not answered by "12 metres wide" or "30 km long": every
+    "How deep is the drain?" is not answered by "12 metres wide" or "30 km long", "How long
+    is the viaduct?" not by "28 m high": every
     length the answer gives with a dimension word names another dimension, and the answer
     never says the asked one ("deep", "depth").
     """
-    match = re.match(r"^\s*how\s+(deep|wide|broad|tall|high|thick|big|large)\b", question, re.I)
+    match = re.match(
+        r"^\s*how\s+(deep|wide|broad|tall|high|thick|big|large|long)\b", question, re.I
+    )
     if match is None:
         return ""
-    words = _DIMENSIONS[match.group(1).lower()]
+    asked = match.group(1).lower()
+    words = _DIMENSIONS[asked]
     lowered = answer.lower()
     if any(re.search(rf"\b{w}", lowered) for w in words):  # "highest", "covering"
         return ""
-    tagged = [m.group(1).lower() for m in _TAGGED_LENGTH.finditer(answer)]
+    found = list(_TAGGED_LENGTH.finditer(answer))
+    tagged = [m.group(1).lower() for m in found]
+    figures = {" ".join(f.split()) for f in _LENGTH_FIGURE.findall(answer)}
+    measured = {
+        " ".join(figure.group().split())
+        for m in found
+        if (figure := _LENGTH_FIGURE.match(m.group())) is not None
+    }
+    if asked == "long" and figures - measured:
+        # "How long?" is often answered by a bare extent ("flows for 46 km"); only an
+        # answer whose every length is another dimension ("28 m high") is not one.
+        return ""
     return tagged[0] if tagged else ""

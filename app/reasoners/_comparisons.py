@@ -2,13 +2,17 @@
 
 Each option's value comes from its own note; when the options have no note each (or share
 one), from the clause or table row that names each (`_option_clauses`). Lifespans are read
-from life dates ("older when they died").
+from life dates ("older when they died"). Both sides' figures must measure one kind of
+quantity (an area against an area, durations in days): when the first readings differ
+("one tablet a day" against "12 weeks"), each side is read again for a figure of one kind,
+and without one the comparison is not decided.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from prefrag.reasoners._evidence import (
     Evidence,
@@ -17,7 +21,12 @@ from prefrag.reasoners._evidence import (
     Sentence,
     rank_sentences,
 )
-from prefrag.reasoners._option_clauses import clause_values, decided_direction, key_words
+from prefrag.reasoners._option_clauses import (
+    clause_values,
+    decided_direction,
+    duration_days,
+    key_words,
+)
 from prefrag.reasoners._params import PARAMS
 from prefrag.reasoners._policy import (
     Decline,
@@ -66,6 +75,20 @@ _LIFESPAN_RE = re.compile(
     r"|\bdied (?:older|younger)\b"
 )
 _SHORTER_LIFE_RE = re.compile(r"\b(?:younger|shorter|less)\b", re.IGNORECASE)
+
+
+class ReadValue(NamedTuple):
+    """An option's compared value, the document and sentence it was read from, its unit's kind.
+
+    `kind` is the quantity a figure's unit measures (`_quantities.unit_kind`: "length",
+    "area", "duration"...), None for a date, a lifespan or a figure without a known unit
+    (a count). A duration's value is in days, so "1 week" and "5 days" compare.
+    """
+
+    value: float
+    doc: int
+    sentence: Sentence
+    kind: str | None = None
 
 
 def asks_lifespan(question: str) -> bool:
@@ -119,6 +142,8 @@ def choice_answer(
 ) -> AnswerDraft | Decline:
     """The chosen option with the sentence each side's attribute is read from."""
     draft, sides = choose(shape, evidence, weights, judge, judged)
+    if draft.abstained:
+        return Decline(draft.rationale, 0.0)
     if any(side is None for side in sides.values()):
         missing = next(o for o, side in sides.items() if side is None)
         return Decline(f"nothing retrieved says anything about {missing} for this comparison", 0.0)
@@ -182,17 +207,28 @@ def choose(
     if shape.compare_by is not None and shape.direction is not None:
         values = {
             o: compared_value(shape, evidence, weights, docs[o], option_terms, option=o)
-            or judged_value(shape, docs[o], judged)
+            or judged_value(shape, evidence, o, docs[o], judged)
             for o in options
         }
         known = {o: v for o, v in values.items() if v is not None}
-        if len(known) < 2 or _one_source(docs, known):
+        measures = {v.kind for v in known.values()}
+        if len(known) < 2 or _one_source(docs, known) or len(measures) > 1:
             # No note of each option's own: each option's figure is read from the clause
             # or the table row that names it.
             read = _by_clauses(shape, evidence, weights, judged, option_terms)
             if read is not None:
                 draft, clause_sides = read
                 return draft, {**sides, **clause_sides}
+        if len(known) == 2 and len(measures) > 1:
+            # The figures measure different things ("one tablet a day" of one, "12 weeks"
+            # of the other): each side is read again for a figure of one kind, the kind the
+            # comparative compares first ("longer": a length or a duration).
+            known = _same_measure(shape, evidence, weights, docs, option_terms, measures) or known
+        if len(known) == 2 and len({v.kind for v in known.values()}) > 1:
+            # Still no figure of one kind from each side: picking by them would be a coin
+            # flip.
+            said = " vs ".join(f"{o}: {v.kind or 'a count'}" for o, v in known.items())
+            return _undecided(f"the options' figures measure different things ({said})"), sides
         for option, value in known.items():
             sides[option] = judge.judge(_scored(weights, value[2]))
         if len(known) == 2 and len({v[0] for v in known.values()}) == 2:
@@ -250,7 +286,36 @@ def choose(
     return draft, sides
 
 
-def _one_source(docs: dict[str, list[int]], known: dict[str, tuple[float, int, Sentence]]) -> bool:
+def _same_measure(
+    shape: QuestionShape,
+    evidence: Evidence,
+    weights: QuestionWeights,
+    docs: dict[str, list[int]],
+    option_terms: frozenset[str],
+    measures: set[str | None],
+) -> dict[str, ReadValue]:
+    """Each option's value read as a figure of one kind of quantity, or {} if none serves.
+
+    The kinds tried are those the options' first readings gave, the comparative's own kinds
+    first (`compared_kinds`).
+    """
+    preferred = compared_kinds(shape.text)
+    for measure in sorted((m for m in measures if m), key=lambda m: m not in preferred):
+        read = {
+            o: compared_value(shape, evidence, weights, d, option_terms, option=o, measure=measure)
+            for o, d in docs.items()
+        }
+        if all(v is not None for v in read.values()):
+            return {o: v for o, v in read.items() if v is not None}
+    return {}
+
+
+def _undecided(reason: str) -> AnswerDraft:
+    """A comparison the evidence cannot decide: an abstaining draft saying why."""
+    return AnswerDraft(answer=f"Undecided: {reason}", abstained=True, rationale=reason)
+
+
+def _one_source(docs: dict[str, list[int]], known: dict[str, ReadValue]) -> bool:
     """Whether both options' figures come from one sentence, or their best note is one."""
     sentences = {v[2] for v in known.values()}
     firsts = [tuple(d[:1]) for d in docs.values()]
@@ -319,23 +384,47 @@ def _scored(weights: QuestionWeights, sentence: Sentence) -> ScoredSentence:
 
 
 def judged_value(
-    shape: QuestionShape, doc_indexes: list[int], judged: list[Judged]
-) -> tuple[float, int, Sentence] | None:
-    """The compared value from the most confident sentence of an option's documents."""
+    shape: QuestionShape,
+    evidence: Evidence,
+    option: str,
+    doc_indexes: list[int],
+    judged: list[Judged],
+) -> ReadValue | None:
+    """The compared value from the most confident sentence of an option's documents.
+
+    The sentence must name the option, or stand in a document titled by it: a figure of a
+    note that only mentions the option ("The district covers 212 km\u00b2" in the district's
+    note, for one of its parishes) is another thing's.
+    """
+    own_terms = term_set(option)
     for item in judged:
         sentence = item.scored.sentence
         if sentence.doc not in doc_indexes:
+            continue
+        titled = not own_terms or bool(evidence.title_terms[sentence.doc] & own_terms)
+        if not titled and not own_terms <= sentence.terms:
             continue
         for span in candidate_spans(sentence.text):
             if shape.compare_by == "date" and span.kind in ("date", "year"):
                 year = year_of(span.text)
                 if year is not None:
-                    return float(year), sentence.doc, sentence
+                    return ReadValue(float(year), sentence.doc, sentence)
             if shape.compare_by == "number" and span.kind == "number":
-                value = number_of(span.text)
-                if value is not None:
-                    return value, sentence.doc, sentence
+                read = _figure_value(sentence.text, span)
+                if read is not None:
+                    return ReadValue(read[0], sentence.doc, sentence, read[1])
     return None
+
+
+def _figure_value(text: str, span: Span) -> tuple[float, str | None] | None:
+    """A number span's value (a duration in days) and the kind its unit measures."""
+    value = number_of(span.text)
+    if value is None:
+        return None
+    kind = unit_kind(text[span.start :])
+    if kind == "duration":
+        value = duration_days(value, text[span.end :])
+    return value, kind
 
 
 def compared_value(
@@ -346,19 +435,25 @@ def compared_value(
     option_terms: frozenset[str],
     *,
     option: str = "",
-) -> tuple[float, int, Sentence] | None:
+    measure: str | None = None,
+) -> ReadValue | None:
     """The date (as a year) or number an option's documents give for the compared attribute.
 
     A document not titled by the `option` (one that mentions it) gives a value only in a
     sentence naming the option: "The Quenna is 74 km long" in the Quenna's page is not the
-    length of the Dask, which that page also mentions.
+    length of the Dask, which that page also mentions; of that sentence's values the one
+    written nearest the option's name comes first ("a charter of 1292, and a market held in
+    the Pannier Hall, a hall of 1776": 1776). With a `measure`, only figures of that kind
+    of quantity count (`_quantities.unit_kind`: "duration" reads "8 or 12 weeks", not "one
+    tablet a day").
     """
     own_terms = term_set(option)
     lifespan = asks_lifespan(shape.text)
     attribute = frozenset(weights.weights) - option_terms - _COMPARATIVE_TERMS
     kinds = compared_kinds(shape.text) if not attribute else frozenset()
     head = attribute_head(shape.text)
-    best: tuple[tuple[bool, bool, bool, float], float, int, Sentence] | None = None
+    best: tuple[tuple[bool, bool, bool, float], tuple[float, str | None], int, Sentence] | None
+    best = None
     for index in doc_indexes[:2]:
         for sentence in evidence.sentences:
             if sentence.doc != index:
@@ -368,14 +463,17 @@ def compared_value(
             if not titled and not names:
                 continue
             spans = candidate_spans(sentence.text)
+            if not titled and not lifespan:
+                spans = _nearest_first(sentence.text, option, spans)
+            values: list[tuple[float, str | None]]
             if lifespan:
                 years = [year_of(s.text) for s in spans if s.kind in ("date", "year")]
                 known = [y for y in years if y is not None]
-                values = [float(known[1] - known[0])] if len(known) >= 2 else []
+                values = [(float(known[1] - known[0]), None)] if len(known) >= 2 else []
             elif shape.compare_by == "date":
                 dated = [s for s in spans if s.kind in ("date", "year") and year_of(s.text)]
                 values = [
-                    v
+                    (v, None)
                     for s in by_attribute(
                         sentence.text, dated, attribute, weights, head=head, after=False
                     )
@@ -385,7 +483,7 @@ def compared_value(
                 # Only numbers in a sentence about the compared attribute (or, for a bare
                 # comparative, of the quantity it compares), and not part of a name.
                 about = bool(with_relations(sentence.terms) & attribute)
-                if not about and not kinds:
+                if not about and not kinds and measure is None:
                     continue
                 numbers = _extents_first(
                     sentence.text,
@@ -393,13 +491,17 @@ def compared_value(
                         s
                         for s in spans
                         if s.kind == "number" and not term_set(s.text) <= option_terms
-                        if about or unit_kind(sentence.text[s.start :]) in kinds
+                        if (
+                            unit_kind(sentence.text[s.start :]) == measure
+                            if measure is not None
+                            else about or unit_kind(sentence.text[s.start :]) in kinds
+                        )
                     ],
                 )
                 values = [
-                    v
+                    read
                     for s in by_attribute(sentence.text, numbers, attribute, weights, head=head)
-                    if (v := number_of(s.text)) is not None
+                    if (read := _figure_value(sentence.text, s)) is not None
                 ]
             if not values:
                 continue
@@ -418,7 +520,22 @@ def compared_value(
                 best = (score, values[0], index, sentence)
             if lifespan:
                 break
-    return (best[1], best[2], best[3]) if best is not None else None
+    if best is None:
+        return None
+    return ReadValue(best[1][0], best[2], best[3], best[1][1])
+
+
+def _nearest_first(text: str, option: str, spans: Sequence[Span]) -> list[Span]:
+    """`spans` ordered by how near each is written to the option's name in `text`."""
+    core = re.sub(r"^(?:the|a|an)\s+", "", option.strip(), flags=re.IGNORECASE)
+    named = [m.span() for m in re.finditer(rf"(?<!\w){re.escape(core)}(?!\w)", text, re.I)]
+    if not named:
+        return list(spans)
+
+    def distance(span: Span) -> int:
+        return min(max(start - span.end, span.start - end, 0) for start, end in named)
+
+    return sorted(spans, key=distance)
 
 
 def _inside_longer_name(text: str, option: str) -> bool:

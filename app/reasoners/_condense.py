@@ -27,16 +27,24 @@ leans on an earlier turn; any other question passes through unchanged:
 - a bare question word with a preposition ("Until what time?") asks the earlier "which day
   is ...?" question again with it ("Until what time is ...?");
 - a question that leans on the thread without naming anything of it (it speaks of "the"
-  pads, asks a dose of nothing, points to "him" or "was it who") keeps the earlier subject
-  ("how thick should the heel pads be, Quillan syndrome?"): the new asked thing and the
-  earlier subject both reach retrieval; sharing a word with the earlier question but not
-  with its subject ("the passenger trains" after "... start carrying passengers?") is no
-  subject of its own;
-- the earlier subject is a whole phrase: a one-word name and the kind it names ("the
-  Saxby outreach clinic", "the CST groups", kept whole against the cited titles), a noun
-  in -ing between nouns ("the home cooking assessment"), without the verb closing a
-  do-question ("when do the CST groups start this year?") or a participle ("held",
-  "built"); "it" before a stranded preposition ("who was it built for") is no expletive;
+  pads, asks a dose of nothing, points to "him", "was it who", "one" of them ("if I miss
+  one"), "then" or "afterwards", or to the kind the earlier subject is of: "each group"
+  after "the Pendry walking group") keeps the earlier subject ("how thick should the heel
+  pads be, Quillan syndrome?"): the new asked thing and the earlier subject both reach
+  retrieval; sharing a word with the earlier question but not the first word of its
+  subject ("the passenger trains" after "... start carrying passengers?") is no subject
+  of its own; a bare question word and what it measures ("how far apart?") asks it of
+  all the earlier question was about ("antacids with Epclusa");
+- the earlier subject is a whole phrase: a name and the kind it names ("the Saxby
+  outreach clinic", "the Velm sheep fair", kept whole against the cited titles), a noun
+  in -ing between nouns or after an article ("the home cooking assessment", "the bottling
+  works"), an acronym inside it ("the long-acting HIV injections"), without the verb
+  closing a do-question ("when do the CST groups start this year?"), a participle
+  ("held", "built") or the verb after "who" ("Who runs the baby clinic?"); "it" before a
+  stranded preposition ("who was it built for") is no expletive, "it" in "did it cost to
+  rebook his flight" is;
+- "it" after "Where is X?" is X (the place answered is "there"), and after "What is X
+  used for?" X, not a name the answer gave it;
 - "that" after a yes/no question is the action it asked about ("for that" after "Do you
   freeze warts?" is "for freeze warts"); only the first referring pronoun's number is the
   referent's ("does it work if they miss a day?": "they" are people); the verb after "do
@@ -68,7 +76,7 @@ _FUNCTION = frozenset(
     please tell know get got give gave take taken took use used using need needed happen
     happens mean means called name named does make made go goes safe okay ok fine right
     best usual usually normally typically instead long deep soon often old far tall high
-    big large wide people person someone somebody anyone anybody everyone""".split()
+    big large wide people person someone somebody anyone anybody everyone now currently""".split()
 )
 # Nouns naming an aspect of a subject rather than the subject itself.
 _ASPECTS = frozenset(
@@ -100,7 +108,9 @@ _EXPLETIVE_RE = re.compile(
     r"\b(?:is|was|would|will|isn't|wasn't)\s+it\s+(?:\w+\s+)?"
     r"(?!(?:known|used|famous|noted|named|called|made)\b)"  # "is it known for": it is a thing
     r"\w+\s+(?:to|that|if|whether|for)\b(?!\s*\??\s*$)"  # "who was it built for": it is a thing
-    r"|\b(?:is|was)\s+it\s+(?:who|that)\b",  # "which daughter was it who ...": a cleft
+    r"|\b(?:is|was)\s+it\s+(?:who|that)\b"  # "which daughter was it who ...": a cleft
+    # "how much did it cost to rebook his flight" (not "to build?": then it is a thing)
+    r"|\b(?:does|did|do|will|would)\s+it\s+(?:cost|take)\s+(?:\w+\s+)?to\s+\w+\s+\w",
     re.IGNORECASE,
 )
 _WHAT_ABOUT_RE = re.compile(
@@ -122,8 +132,9 @@ _NO_OBJECT_RE = re.compile(
 # "What are its side effects?" -> "What are the side effects of metformin?"
 _OF_POSSESSIVE_RE = re.compile(r"\b(its|their)\s+((?:[\w-]+\s+){0,2}[\w-]+)(\s*\??\s*)$", re.I)
 _INSTEAD_RE = re.compile(r"\binstead\b(?!\s+of\b)", re.IGNORECASE)
-# Questions whose short answer is a thing or place ("it"), or a person ("she").
-_ASKS_THING = re.compile(r"^\s*(what|which|where)\b", re.IGNORECASE)
+# Questions whose short answer is a thing ("it"), or a person ("she"). A place answered
+# to "Where is X?" is "there"; "it" is still X.
+_ASKS_THING = re.compile(r"^\s*(what|which)\b", re.IGNORECASE)
 _ASKS_NAME = re.compile(r"^\s*(who|whom|whose|what|which)\b", re.IGNORECASE)
 # "Who was Ada Corran?": a question about a named person (two or more capitalised words).
 _WHO_IS_RE = re.compile(r"^\s*(?i:who\s+(?:is|was))\s+([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)+)\s*\??\s*$")
@@ -231,8 +242,8 @@ def _rewrite(text: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
     if place is not None:
         # "What's the phone number there?" after "Who is the manager at Holm Lane?"
         out = _THERE_RE.sub(f"at {place.group(1)}", out, count=1)
-    leans = _leans_on_thread(text) and not _only_aspect(text)
-    if out == text and _QUESTION_START.match(asked) and leans:
+    leans = _leans_on_thread(text) or _names_kind_of(text, subject)
+    if out == text and _QUESTION_START.match(asked) and leans and not _only_aspect(text):
         return _with_subject(text, prior, subject)
     return out, "pronouns and ellipses resolved from the previous turn"
 
@@ -245,7 +256,7 @@ def _with_subject(text: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
     a word with the earlier subject stands as it is.
     """
     question = text.rstrip("?").strip()
-    named = any(_capitalised(w) and w != "I" for w in _words(question)[1:])
+    named = any(_capitalised(w) and not _is_i(w) for w in _words(question)[1:])
     if named or _shares_content(question, subject):
         return text, "unchanged"
     title_words = {w.lower() for title in prior.titles for w in _words(title)}
@@ -257,12 +268,18 @@ def _with_subject(text: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
     )
 
 
+def _is_i(word: str) -> bool:
+    """Whether a capitalised word is only "I" ("I", "I'm", "I've")."""
+    return re.fullmatch(r"I(?:['\u2019](?:m|ve|d|ll))?", word) is not None
+
+
 def _leans_on_thread(question: str) -> bool:
     """Whether a question shows it needs an earlier turn to be understood.
 
     It points to someone it does not name ("stay with him"; "which daughter was it who
-    ..."), asks an aspect of nothing ("what dose do you start on ...?"), or speaks of
-    "the" thing without saying whose ("how big should the heel raises be"). "How long does
+    ..."), asks an aspect of nothing ("what dose do you start on ...?"), speaks of "the"
+    thing without saying whose ("how big should the heel raises be"), of "one" of what
+    was said ("if I miss one"), or of what happens "then" or "afterwards". "How long does
     a gout flare last?" shows none of these and stands alone.
     """
     lowered = question.lower()
@@ -270,6 +287,8 @@ def _leans_on_thread(question: str) -> bool:
     if any(w in ("he", "she", "him", "his", "her") for w in words):
         return True
     if re.search(r"\b(?:is|was)\s+it\s+(?:who|that)\b", lowered):
+        return True
+    if _BACK_RE.search(lowered):
         return True
     for index, word in enumerate(words):
         after = words[index + 1 : index + 5]
@@ -281,17 +300,39 @@ def _leans_on_thread(question: str) -> bool:
     return False
 
 
-def _shares_content(question: str, earlier: str) -> bool:
-    """Whether two questions share a content word (plural or singular alike).
+# "miss one", "another one", "then?", "afterwards": words that point back to what was said.
+_BACK_RE = re.compile(
+    r"\b(?:another|an?\s+other|the\s+next|one)\s+(?:one\b|(?=\s*(?:by|of|if|when|$|\?)))"
+    r"|\b(?:miss|missed|skip|skipped|forget|forgot|take|took)\s+one\b"
+    r"|\bthen\s*\??\s*$|\bafterwards?\b",
+    re.IGNORECASE,
+)
+
+
+def _names_kind_of(question: str, subject: str) -> bool:
+    """Whether a question speaks of the kind the earlier subject is of, not naming it.
+
+    "how many people are in each group?" after "the Pendry walking group": the group is
+    the earlier one.
+    """
+    named = _content_words(subject)
+    if len(named) < 2:
+        return False
+    own = {w.lower().rstrip("s") for w in _content_words(question)}
+    return named[-1].lower().rstrip("s") in own and named[0].lower().rstrip("s") not in own
+
+
+def _shares_content(question: str, subject: str) -> bool:
+    """Whether a question names `subject`: it shares its first content word (plural or not).
 
     An aspect shared ("the dose" after "the starting dose of X") is not what either is
-    about: "How often can the dose go up?" still needs the earlier subject.
+    about: "How often can the dose go up?" still needs the earlier subject; nor is the
+    kind a name is of ("each group" of "the Pendry walking group").
     """
-
-    def stems(text: str) -> set[str]:
-        return {w.lower().rstrip("s") for w in _content_words(text)}
-
-    return bool(stems(question) & stems(earlier))
+    named = _content_words(subject)
+    if not named:
+        return False
+    return named[0].lower().rstrip("s") in {w.lower().rstrip("s") for w in _content_words(question)}
 
 
 def _named_then_asked(rest: str) -> str | None:
@@ -380,7 +421,7 @@ def _content_words(text: str, *, aspects: bool = True) -> list[str]:
 
 
 # Words a bare question asks for, naming nothing: "until what time?", "which days?"
-_ASKED_UNITS = frozenset("time times day days hour hours week weeks month months".split())
+_ASKED_UNITS = frozenset("time times day days hour hours week weeks month months apart".split())
 
 
 def _continuation(asked: str, prior: PriorTurn, subject: str) -> tuple[str, str]:
@@ -611,7 +652,10 @@ def _defines(question: str, subject: str) -> bool:
     if match is None:
         return False
     thing = re.sub(r"^(?:the|a|an)\s+", "", subject, flags=re.IGNORECASE)
-    return match.group("thing").lower() == thing.lower()
+    asked = re.sub(
+        r"\s+(?:used|given|taken|prescribed|known|good)\s+for$", "", match.group("thing")
+    )
+    return asked.lower() == thing.lower()
 
 
 _DEFINITION_RE = re.compile(
@@ -700,7 +744,10 @@ def _subject_phrase(question: str, titles: Sequence[str] = ()) -> str:
     if not spans:
         return ""
     entities = _entities(question, spans)
-    chosen = _titled(entities[0], titles)
+    chosen = entities[0]
+    named_kind = chosen.text[:1].isupper() and not chosen.text.split()[-1][:1].isupper()
+    if not (named_kind and re.search(r"\bthe\s+$", question[: chosen.start], re.I)):
+        chosen = _titled(chosen, titles)  # "the Velm sheep fair" is whole, titled or not
     text = chosen.text
     # "the tallest tower in Velmark": keep a place the span is "in" or "of", capitalised or
     # named in the cited titles ("the reservoir at hobcarr" citing "Hobcarr Reservoir").
@@ -708,9 +755,11 @@ def _subject_phrase(question: str, titles: Sequence[str] = ()) -> str:
     if place and not chosen.text[:1].isupper():
         text = f"{text} {place}"
     text = _without_closing_verb(question, chosen, text)
-    before = question[: chosen.start].rstrip().lower()
-    if before.endswith(" the") and not text[:1].isupper():
+    before = question[: chosen.start].rstrip()
+    if before.lower().endswith(" the") and not text[:1].isupper():
         text = f"the {text}"
+    elif before.endswith(" The"):  # "Who wrote The Season?": the name's own article
+        text = f"The {text}"
     return text
 
 
@@ -796,6 +845,8 @@ def _titled(span: _Span, titles: Sequence[str]) -> _Span:
             best = run
     if len(words) < 2 or not best or all(_capitalised(w.group()) for w in words):
         return span  # a name is whole: "the Quelbury Eel Fair" is no "Quelbury"
+    if {words[0].group().lower(), words[-1].group().lower()} <= title_words:
+        return span  # the title holds both ends: "long-acting HIV injections" is whole
     if _capitalised(words[0].group()) and best[0] is not words[0]:
         return span  # a name's kind is whole: "the CST groups" are no "groups"
     start, end = span.start + best[0].start(), span.start + best[-1].end()
@@ -818,7 +869,10 @@ def _content_spans(question: str) -> list[_Span]:
     words = list(_WORD_RE.finditer(question))
     for index, match in enumerate(words):
         previous = current[-1].group() if current else ""
-        if _is_verb_after_pronoun([w.group() for w in words[:index]], match.group()):
+        after_who = index == 1 and words[0].group().lower() == "who"  # "Who runs ...?"
+        if (after_who and match.group().islower()) or _is_verb_after_pronoun(
+            [w.group() for w in words[:index]], match.group()
+        ):
             # "How often do you put a new patch on?": "put" is the question's verb.
             if current:
                 spans.append(_span(question, current))
@@ -831,6 +885,7 @@ def _content_spans(question: str) -> list[_Span]:
                 previous.endswith(("'s", "\u2019s"))  # "St John's wort" stays one name
             )
             and not _named_kind(words, index, current)
+            and not _acronym_in_run(words, index, current)
         ):
             spans.append(_span(question, current))  # "Corin Ashgrove" | "born"
             current = []
@@ -867,10 +922,42 @@ def _named_kind(words: list[re.Match[str]], index: int, current: list[re.Match[s
     return before in ("the", "our", "your", "this", "that")
 
 
-def _within_phrase(words: list[re.Match[str]], index: int, current: list[re.Match[str]]) -> bool:
-    """Whether a lower-case -ing word names a kind between two nouns ("driving assessment")."""
+def _acronym_in_run(words: list[re.Match[str]], index: int, current: list[re.Match[str]]) -> bool:
+    """Whether an acronym, or the word after it, goes on a lower-case run ("oral HPV vaccine")."""
     word = words[index].group()
-    if not current or not word.islower() or not word.endswith("ing") or word in _FUNCTION:
+    following = words[index + 1].group() if index + 1 < len(words) else ""
+    if _is_acronym(word):
+        return bool(current) and current[-1].group().islower() and following.islower()
+    return (
+        len(current) >= 2
+        and _is_acronym(current[-1].group())
+        and current[-2].group().islower()
+        and word.islower()
+    )
+
+
+def _following_aspect(words: list[re.Match[str]], index: int) -> bool:
+    following = words[index + 1].group().lower() if index + 1 < len(words) else ""
+    return following in _ASPECTS
+
+
+def _is_acronym(word: str) -> bool:
+    return len(word) >= 2 and word.isupper() and word.isalpha()
+
+
+def _within_phrase(words: list[re.Match[str]], index: int, current: list[re.Match[str]]) -> bool:
+    """Whether a lower-case -ing word names a kind before a noun ("the bottling works").
+
+    It does between two nouns ("home cooking assessment"); after an article an -ed word
+    does too ("the extended hours").
+    """
+    word = words[index].group()
+    if not word.islower() or not word.endswith(("ing", "ed")) or word in _FUNCTION:
+        return False
+    before = words[index - 1].group().lower() if index else ""
+    if not current and (before not in ("the", "a", "an") or _following_aspect(words, index)):
+        return False  # "the starting dose": "starting" says which dose, an aspect
+    if current and word.endswith("ed"):
         return False
     following = words[index + 1].group() if index + 1 < len(words) else ""
     return bool(following) and following.islower() and not _is_function(following)
@@ -911,6 +998,8 @@ def _is_function(word: str) -> bool:
         return True
     if re.search(r"n['\u2019]t$", lowered):  # "shouldn't", "isn't"
         return True
+    if "-" in lowered:  # "long-acting", "once-daily": a compound names a kind
+        return False
     if re.sub(r"['\u2019](?:ve|m|d|ll|re)$", "", lowered) in _FUNCTION:  # "I've", "we're"
         return True
     # A lower-case -ing/-ed word is mostly the question's verb ("used", "taking").

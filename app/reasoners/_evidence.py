@@ -230,6 +230,17 @@ class Evidence:
         """The indices of the held documents among `ids`, in their order (others skipped)."""
         return [self.ids.index(i) for i in ids if i in self.ids]
 
+    def sentence_before(self, sentence: Sentence) -> Sentence | None:
+        """The sentence before `sentence` in its document, or None for a first sentence."""
+        return next(
+            (
+                s
+                for s in self.sentences
+                if s.doc == sentence.doc and s.position == sentence.position - 1
+            ),
+            None,
+        )
+
     def weight(self, term: str) -> float:
         """The idf of `term`; terms absent from the evidence count as the rarest."""
         return self.idf.get(term, self._unseen)

@@ -43,14 +43,7 @@ def referred_to(evidence: Evidence, sentence: Sentence) -> Sentence | None:
     """The sentence before `sentence` in its document when `sentence` refers back to it."""
     if sentence.position == 0 or not _REFERS_BACK.search(sentence.text):
         return None
-    return next(
-        (
-            s
-            for s in evidence.sentences
-            if s.doc == sentence.doc and s.position == sentence.position - 1
-        ),
-        None,
-    )
+    return evidence.sentence_before(sentence)
 
 
 def listing_answer(

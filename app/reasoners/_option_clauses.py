@@ -155,14 +155,21 @@ def _figure(
         if not (about or fits):
             continue
         interval = bool(_INTERVAL_RE.search(text[:at]))
-        unit = _DURATION_UNIT_RE.match(text[start + span.end :])
-        if unit:
-            value *= _DAYS[unit.group(1).lower()]
+        value = duration_days(value, text[start + span.end :])
         found.append(((often and interval, fits), value, interval))
     if not found:
         return None
     best = max(found, key=lambda f: f[0])
     return best[1], best[2]
+
+
+def duration_days(value: float, after: str) -> float:
+    """A figure in days when the text `after` it opens with a duration's unit ("weeks").
+
+    Any other figure is returned as it is: "every 2 years" and "every 6 months" compare.
+    """
+    unit = _DURATION_UNIT_RE.match(after)
+    return value * _DAYS[unit.group(1).lower()] if unit else value
 
 
 def decided_direction(question: str, direction: str, values: Sequence[OptionValue]) -> str:
@@ -172,4 +179,4 @@ def decided_direction(question: str, direction: str, values: Sequence[OptionValu
     return direction
 
 
-__all__ = ["OptionValue", "clause_values", "decided_direction", "key_words"]
+__all__ = ["OptionValue", "clause_values", "decided_direction", "duration_days", "key_words"]

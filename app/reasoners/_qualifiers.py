@@ -19,7 +19,9 @@ cover ("" when all are covered):
   (`_EXTREMES`): a starting dose is not the highest;
 - each side of "between A and B" must be written;
 - "now" is not covered by a text saying only what ended ("its chair until 1995"), nor
-  a total ("in your whole life") by a figure per period ("2 in a year").
+  a total ("in your whole life") by a figure per period ("2 in a year");
+- a form of taking a medicine ("the oral vaccine", "the depo injection") is not covered by
+  a text saying only another form ("the injection", "the pill").
 """
 
 from __future__ import annotations
@@ -394,6 +396,37 @@ def _asked_but_only_other(
     return match.group().strip()
 
 
+# How a medicine or vaccine is taken, by family of words: "the oral vaccine" is not answered
+# by a sentence about "the injection", nor "the depo injection" by one about "the pill".
+_FORMS: dict[str, re.Pattern[str]] = {
+    "by mouth": re.compile(
+        r"\b(?:oral(?:ly)?|by mouth|tablets?|capsules?|pills?|syrups?|swallow\w*)\b", re.I
+    ),
+    "injected": re.compile(
+        r"\b(?:injections?|injected|injectable|jabs?|intramuscular\w*|intravenous\w*"
+        r"|subcutaneous\w*)\b",
+        re.I,
+    ),
+    "on the skin": re.compile(r"\b(?:creams?|ointments?|gels?|topical\w*|lotions?)\b", re.I),
+    "inhaled": re.compile(r"\b(?:inhalers?|inhaled|nebuli[sz]\w*)\b", re.I),
+}
+
+
+def other_form(question: str, context: str) -> str:
+    """The form the question asks about ("oral") when `context` says only other forms.
+
+    A text saying no form at all ("500 mg twice a day") is left to the other checks; one
+    saying the asked form beside another ("tablets or an injection") covers it.
+    """
+    asked = {form: found for form, pattern in _FORMS.items() if (found := pattern.search(question))}
+    if not asked:
+        return ""
+    said = {form for form, pattern in _FORMS.items() if pattern.search(context)}
+    if not said or said & asked.keys():
+        return ""
+    return next(iter(asked.values())).group()
+
+
 _PAIR = re.compile(
     r"\bbetween\s+(?:(?:my|the|a|an|his|her|their)\s+)?([\w-]+)(?:\s+[\w-]+)?\s+and\s+"
     r"(?:(?:my|the|a|an|his|her|their)\s+)?([\w-]+)",
@@ -423,7 +456,14 @@ def uncovered_qualifier(
     missing = uncovered_age(question, clause or context)
     if missing:
         return missing
-    checks = [uncovered_year, uncovered_extreme, unsaid_pair, uncovered_present, uncovered_total]
+    checks = [
+        uncovered_year,
+        uncovered_extreme,
+        unsaid_pair,
+        uncovered_present,
+        uncovered_total,
+        other_form,
+    ]
     if not verdict:
         checks.append(uncovered_period)
     for check in checks:
@@ -436,6 +476,7 @@ def uncovered_qualifier(
 __all__ = [
     "PRESENT_WORDS",
     "asked_ages",
+    "other_form",
     "stated_ages",
     "uncovered_age",
     "uncovered_extreme",

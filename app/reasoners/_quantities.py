@@ -136,11 +136,12 @@ _ASKED: list[tuple[re.Pattern[str], frozenset[str]]] = [
         ),
         frozenset({"duration"}),
     ),
-    # "How far apart" asks for a separation, in time ("4 hours apart") or in space.
+    # "How far apart" asks for a separation, in time ("4 hours apart") or in space; "how
+    # far back" asks since when, no length.
     (re.compile(r"\bhow (?:far|long) apart\b"), frozenset({"duration", "length"})),
     (
         re.compile(
-            r"\bhow (?:high|tall|deep|far|wide)\b|\b(?:height|depth|distance|elevation"
+            r"\bhow (?:high|tall|deep|far(?! back)|wide)\b|\b(?:height|depth|distance|elevation"
             r"|altitude|width)\b"
         ),
         frozenset({"length"}),
@@ -207,7 +208,7 @@ _FIGURE_RE = re.compile(
 # Words of a question that name the measured quantity itself ("how tall", "the half-life",
 # "the population"): a sentence giving a figure of the asked kind says them with its figure.
 _MEASURE_RE = re.compile(
-    r"\bhow (tall|high|long|big|large|deep|wide|far|heavy|old|often|soon)\b"
+    r"\bhow (tall|high|long|big|large|deep|wide|far(?! back)|heavy|old|often|soon)\b"
     r"|\b(size|area|height|length|depth|width|distance|weight|population|dose|dosage"
     r"|half[- ]life|temperature|age)\b"
 )

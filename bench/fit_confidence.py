@@ -350,10 +350,12 @@ def label(row: dict[str, Any], args: argparse.Namespace) -> int:
 
 
 def matrix(rows: list[dict[str, Any]], names: tuple[str, ...]) -> Any:
-    """The rows' features as an array, in the order of `names`."""
+    """The rows' features as an array, in the order of `names` (products for "a*b")."""
     import numpy as np
 
-    return np.array([[r["features"].get(f, 0.0) for f in names] for r in rows])
+    from prefrag.reasoners._confidence import feature_value
+
+    return np.array([[feature_value(r["features"], f) for f in names] for r in rows])
 
 
 def fit_one(rows: list[dict[str, Any]], names: tuple[str, ...], args: argparse.Namespace) -> Any:
